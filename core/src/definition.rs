@@ -1,0 +1,445 @@
+//! Flow definitions: which Attributes and AttributeMaps a flow type holds, which RPCs it
+//! serves, and what each RPC locks and loads.
+//!
+//! Definitions are checked once, when they are built, so a bad lock target or a duplicate
+//! name fails at registration rather than at the first call.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::context::RpcContext;
+use crate::error::{Error, Result};
+use crate::names::{instance_physical_name, validate_definition_name};
+
+/// The code an RPC runs: it reads the snapshot and stages writes through the
+/// [`RpcContext`], takes the decoded JSON input and returns JSON output.
+pub type RpcHandler = Arc<dyn Fn(&mut RpcContext<'_>, Value) -> Result<Value> + Send + Sync>;
+
+/// A lock an RPC takes: a singleton Attribute or one instance of an AttributeMap.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum LockTarget {
+    /// The singleton Attribute of this name.
+    Attribute(String),
+    /// One instance of an AttributeMap.
+    MapInstance(MapInstance),
+}
+
+/// One instance of an AttributeMap, by map name and instance key.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct MapInstance {
+    /// The AttributeMap's name.
+    pub map: String,
+    /// The instance key within the map.
+    pub instance: String,
+}
+
+impl MapInstance {
+    /// Names one instance of a map.
+    pub fn new(map: impl Into<String>, instance: impl Into<String>) -> Self {
+        MapInstance {
+            map: map.into(),
+            instance: instance.into(),
+        }
+    }
+
+    /// `<map>/<instance>`, after checking the instance key.
+    pub fn physical_name(&self) -> Result<String> {
+        instance_physical_name(&self.map, &self.instance)
+    }
+}
+
+/// One RPC of a flow type: its name, fixed locks and loads, and handler.
+#[derive(Clone)]
+pub struct RpcDefinition {
+    name: String,
+    locks: Vec<LockTarget>,
+    loads: Vec<MapInstance>,
+    transactional: bool,
+    handler: RpcHandler,
+}
+
+impl fmt::Debug for RpcDefinition {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RpcDefinition")
+            .field("name", &self.name)
+            .field("locks", &self.locks)
+            .field("loads", &self.loads)
+            .field("transactional", &self.transactional)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RpcDefinition {
+    /// An RPC with no locks or loads; add them with the builder methods.
+    pub fn new(
+        name: impl Into<String>,
+        handler: impl Fn(&mut RpcContext<'_>, Value) -> Result<Value> + Send + Sync + 'static,
+    ) -> Self {
+        RpcDefinition {
+            name: name.into(),
+            locks: Vec::new(),
+            loads: Vec::new(),
+            transactional: false,
+            handler: Arc::new(handler),
+        }
+    }
+
+    /// Locks a singleton Attribute for every call.
+    pub fn lock_attribute(mut self, attribute: impl Into<String>) -> Self {
+        self.locks.push(LockTarget::Attribute(attribute.into()));
+        self
+    }
+
+    /// Locks one map instance for every call.
+    pub fn lock_map_instance(
+        mut self,
+        map: impl Into<String>,
+        instance: impl Into<String>,
+    ) -> Self {
+        self.locks
+            .push(LockTarget::MapInstance(MapInstance::new(map, instance)));
+        self
+    }
+
+    /// Loads one map instance into the snapshot of every call.
+    pub fn load_map_instance(
+        mut self,
+        map: impl Into<String>,
+        instance: impl Into<String>,
+    ) -> Self {
+        self.loads.push(MapInstance::new(map, instance));
+        self
+    }
+
+    /// Runs every call isolated from other writers even when it takes no locks.
+    pub fn transactional(mut self) -> Self {
+        self.transactional = true;
+        self
+    }
+
+    /// The RPC's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The locks every call takes.
+    pub fn locks(&self) -> &[LockTarget] {
+        &self.locks
+    }
+
+    /// The map instances every call loads.
+    pub fn loads(&self) -> &[MapInstance] {
+        &self.loads
+    }
+
+    /// Whether calls are isolated from other writers even without locks.
+    pub fn is_transactional(&self) -> bool {
+        self.transactional
+    }
+
+    pub(crate) fn handler(&self) -> &RpcHandler {
+        &self.handler
+    }
+}
+
+/// A flow type: its Attributes, AttributeMaps, default initial values and RPCs.
+#[derive(Debug, Clone)]
+pub struct FlowDefinition {
+    flow_type: String,
+    attributes: BTreeSet<String>,
+    maps: BTreeSet<String>,
+    defaults: BTreeMap<String, Value>,
+    rpcs: BTreeMap<String, RpcDefinition>,
+}
+
+impl FlowDefinition {
+    /// Starts a definition of the flow type `flow_type`.
+    pub fn builder(flow_type: impl Into<String>) -> FlowDefinitionBuilder {
+        FlowDefinitionBuilder {
+            flow_type: flow_type.into(),
+            attributes: Vec::new(),
+            maps: Vec::new(),
+            defaults: Vec::new(),
+            rpcs: Vec::new(),
+        }
+    }
+
+    /// The flow type's name.
+    pub fn flow_type(&self) -> &str {
+        &self.flow_type
+    }
+
+    /// Names of the singleton Attributes, sorted.
+    pub fn attributes(&self) -> impl Iterator<Item = &str> {
+        self.attributes.iter().map(String::as_str)
+    }
+
+    /// Whether `name` is a singleton Attribute of this flow type.
+    pub fn has_attribute(&self, name: &str) -> bool {
+        self.attributes.contains(name)
+    }
+
+    /// Whether `name` is an AttributeMap of this flow type.
+    pub fn has_map(&self, name: &str) -> bool {
+        self.maps.contains(name)
+    }
+
+    /// Values written when a flow starts, unless its start options give others, by physical
+    /// name.
+    pub fn defaults(&self) -> &BTreeMap<String, Value> {
+        &self.defaults
+    }
+
+    /// The RPC called `name`.
+    pub fn rpc(&self, name: &str) -> Result<&RpcDefinition> {
+        self.rpcs.get(name).ok_or_else(|| {
+            Error::invalid_input(format!(
+                "flow type {:?} has no RPC {name:?}",
+                self.flow_type
+            ))
+        })
+    }
+
+    /// The RPCs, by name.
+    pub fn rpcs(&self) -> impl Iterator<Item = &RpcDefinition> {
+        self.rpcs.values()
+    }
+
+    /// The physical name of `target`, after checking that it names something declared.
+    pub fn lock_physical_name(&self, target: &LockTarget) -> Result<String> {
+        match target {
+            LockTarget::Attribute(name) => {
+                if self.has_attribute(name) {
+                    Ok(name.clone())
+                } else if self.has_map(name) {
+                    Err(Error::invalid_input(format!(
+                        "lock on AttributeMap {name:?} needs an instance"
+                    )))
+                } else {
+                    Err(self.unknown(name))
+                }
+            }
+            LockTarget::MapInstance(instance) => self.instance_physical_name(instance),
+        }
+    }
+
+    /// The physical name of a map instance, after checking that the map is declared.
+    pub fn instance_physical_name(&self, instance: &MapInstance) -> Result<String> {
+        if self.has_map(&instance.map) {
+            instance.physical_name()
+        } else if self.has_attribute(&instance.map) {
+            Err(Error::invalid_input(format!(
+                "{:?} is a singleton Attribute, not an AttributeMap; it takes no instance",
+                instance.map
+            )))
+        } else {
+            Err(self.unknown(&instance.map))
+        }
+    }
+
+    /// Resolves a physical name written by start options or a handler to what it names.
+    pub(crate) fn check_physical_name(&self, physical: &str) -> Result<()> {
+        match physical.split_once('/') {
+            None => self.lock_physical_name(&LockTarget::Attribute(physical.to_owned()))?,
+            Some((map, instance)) => {
+                self.instance_physical_name(&MapInstance::new(map, instance))?
+            }
+        };
+        Ok(())
+    }
+
+    fn unknown(&self, name: &str) -> Error {
+        Error::invalid_input(format!(
+            "flow type {:?} declares no Attribute or AttributeMap {name:?}",
+            self.flow_type
+        ))
+    }
+}
+
+/// Builds a [`FlowDefinition`]; [`FlowDefinitionBuilder::build`] checks it.
+#[derive(Debug)]
+pub struct FlowDefinitionBuilder {
+    flow_type: String,
+    attributes: Vec<String>,
+    maps: Vec<String>,
+    defaults: Vec<(String, Value)>,
+    rpcs: Vec<RpcDefinition>,
+}
+
+impl FlowDefinitionBuilder {
+    /// Declares a singleton Attribute.
+    pub fn attribute(mut self, name: impl Into<String>) -> Self {
+        self.attributes.push(name.into());
+        self
+    }
+
+    /// Declares an AttributeMap.
+    pub fn map(mut self, name: impl Into<String>) -> Self {
+        self.maps.push(name.into());
+        self
+    }
+
+    /// A value written under `physical_name` when a flow starts without one of its own.
+    pub fn default_value(mut self, physical_name: impl Into<String>, value: Value) -> Self {
+        self.defaults.push((physical_name.into(), value));
+        self
+    }
+
+    /// Adds an RPC.
+    pub fn rpc(mut self, rpc: RpcDefinition) -> Self {
+        self.rpcs.push(rpc);
+        self
+    }
+
+    /// Checks every name, lock and load and returns the definition.
+    pub fn build(self) -> Result<FlowDefinition> {
+        validate_definition_name("flow type", &self.flow_type)?;
+        let mut declared = BTreeSet::new();
+        for name in self.attributes.iter().chain(&self.maps) {
+            validate_definition_name("Attribute", name)?;
+            if !declared.insert(name.clone()) {
+                return Err(Error::invalid_input(format!(
+                    "flow type {:?} declares {name:?} twice",
+                    self.flow_type
+                )));
+            }
+        }
+        let mut definition = FlowDefinition {
+            flow_type: self.flow_type,
+            attributes: self.attributes.into_iter().collect(),
+            maps: self.maps.into_iter().collect(),
+            defaults: BTreeMap::new(),
+            rpcs: BTreeMap::new(),
+        };
+        for (name, value) in self.defaults {
+            definition.check_physical_name(&name)?;
+            definition.defaults.insert(name, value);
+        }
+        for rpc in self.rpcs {
+            validate_definition_name("RPC", &rpc.name)?;
+            check_unique(
+                &definition,
+                &rpc,
+                "lock",
+                rpc.locks.iter().map(|l| definition.lock_physical_name(l)),
+            )?;
+            check_unique(
+                &definition,
+                &rpc,
+                "load",
+                rpc.loads
+                    .iter()
+                    .map(|l| definition.instance_physical_name(l)),
+            )?;
+            if definition.rpcs.contains_key(&rpc.name) {
+                return Err(Error::invalid_input(format!(
+                    "flow type {:?} declares RPC {:?} twice",
+                    definition.flow_type, rpc.name
+                )));
+            }
+            definition.rpcs.insert(rpc.name.clone(), rpc);
+        }
+        Ok(definition)
+    }
+}
+
+fn check_unique(
+    definition: &FlowDefinition,
+    rpc: &RpcDefinition,
+    what: &str,
+    names: impl Iterator<Item = Result<String>>,
+) -> Result<()> {
+    let mut seen = BTreeSet::new();
+    for name in names {
+        let name = name?;
+        if !seen.insert(name.clone()) {
+            return Err(Error::invalid_input(format!(
+                "RPC {:?} of flow type {:?} declares the {what} {name:?} twice",
+                rpc.name, definition.flow_type
+            )));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn noop() -> impl Fn(&mut RpcContext<'_>, Value) -> Result<Value> + Send + Sync {
+        |_, _| Ok(Value::Null)
+    }
+
+    #[test]
+    fn a_valid_definition_builds() {
+        let def = FlowDefinition::builder("F")
+            .attribute("state")
+            .map("chunks")
+            .default_value("chunks/current", json!({}))
+            .rpc(
+                RpcDefinition::new("Append", noop())
+                    .lock_attribute("state")
+                    .lock_map_instance("chunks", "current")
+                    .load_map_instance("chunks", "current"),
+            )
+            .build()
+            .unwrap();
+        assert!(def.has_attribute("state"));
+        assert!(def.has_map("chunks"));
+        assert_eq!(def.rpc("Append").unwrap().locks().len(), 2);
+        assert!(def.rpc("Missing").is_err());
+    }
+
+    #[test]
+    fn bad_definitions_fail_with_a_clear_message() {
+        let cases: Vec<(FlowDefinitionBuilder, &str)> = vec![
+            (
+                FlowDefinition::builder("F").attribute("a").map("a"),
+                r#"flow type "F" declares "a" twice"#,
+            ),
+            (
+                FlowDefinition::builder("F").attribute("a/b"),
+                r#"Attribute name "a/b" must not contain '/'"#,
+            ),
+            (
+                FlowDefinition::builder("F")
+                    .rpc(RpcDefinition::new("R", noop()).lock_attribute("x")),
+                r#"flow type "F" declares no Attribute or AttributeMap "x""#,
+            ),
+            (
+                FlowDefinition::builder("F")
+                    .map("m")
+                    .rpc(RpcDefinition::new("R", noop()).lock_attribute("m")),
+                r#"lock on AttributeMap "m" needs an instance"#,
+            ),
+            (
+                FlowDefinition::builder("F")
+                    .attribute("a")
+                    .rpc(RpcDefinition::new("R", noop()).lock_map_instance("a", "i")),
+                r#""a" is a singleton Attribute, not an AttributeMap; it takes no instance"#,
+            ),
+            (
+                FlowDefinition::builder("F").map("m").rpc(
+                    RpcDefinition::new("R", noop())
+                        .load_map_instance("m", "i")
+                        .load_map_instance("m", "i"),
+                ),
+                r#"RPC "R" of flow type "F" declares the load "m/i" twice"#,
+            ),
+            (
+                FlowDefinition::builder("F")
+                    .rpc(RpcDefinition::new("R", noop()))
+                    .rpc(RpcDefinition::new("R", noop())),
+                r#"flow type "F" declares RPC "R" twice"#,
+            ),
+        ];
+        for (builder, message) in cases {
+            let err = builder.build().unwrap_err();
+            assert_eq!(err, Error::InvalidInput(message.into()));
+        }
+    }
+}

@@ -1,0 +1,163 @@
+//! The one error type of attrflow.
+//!
+//! Every front end (Python, Kotlin, Swift, HTTP) maps these variants one-to-one onto its own
+//! error types, so the variant says *what kind* of failure happened and the message says
+//! exactly what was wrong.
+
+/// Everything that can go wrong in attrflow.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Error {
+    /// One or more of the physical names an RPC locks is held by another call. Nothing was
+    /// read or written; the caller should retry, ideally with backoff.
+    #[error("{0}")]
+    LockConflict(String),
+
+    /// No flow with this ID has been started in the store.
+    #[error("flow {flow_id:?} not found")]
+    FlowNotFound {
+        /// The flow ID that was looked up.
+        flow_id: String,
+    },
+
+    /// A flow with this ID is already running.
+    #[error("flow {flow_id:?} is already started (run ID {run_id})")]
+    FlowAlreadyStarted {
+        /// The flow ID that was started twice.
+        flow_id: String,
+        /// The run ID of the flow that is already running.
+        run_id: String,
+    },
+
+    /// Input given by the caller broke a rule: a bad name, a missing field, malformed JSON.
+    #[error("{0}")]
+    InvalidInput(String),
+
+    /// A page token is neither `""`, `current`, nor a 20-digit chunk boundary.
+    #[error("invalid page token {token:?}")]
+    InvalidPageToken {
+        /// The token as the caller gave it.
+        token: String,
+    },
+
+    /// A well-formed page token names a chunk that is not stored.
+    #[error("{0}")]
+    PageNotFound(String),
+
+    /// A handler read a map instance that the RPC neither loaded by definition nor by
+    /// per-call options.
+    #[error("AttributeMap instance was not loaded for RPC: {physical_name}")]
+    AttributeMapNotLoaded {
+        /// The physical name (`<map>/<instance>`) that was read.
+        physical_name: String,
+    },
+
+    /// A handler failed (returned an error of its own, or panicked). Nothing it wrote was
+    /// stored.
+    #[error("{message}")]
+    HandlerFailure {
+        /// The type of the original error, when the handler's language has one (for
+        /// example `ValueError`); empty when unknown.
+        error_type: String,
+        /// The handler's own message.
+        message: String,
+    },
+
+    /// The store could not be opened, read or written, or holds data attrflow cannot decode.
+    #[error("storage error: {0}")]
+    Storage(String),
+}
+
+impl Error {
+    /// Builds an [`Error::InvalidInput`] from anything printable.
+    pub fn invalid_input(message: impl Into<String>) -> Self {
+        Error::InvalidInput(message.into())
+    }
+
+    /// Builds an [`Error::Storage`] from anything printable.
+    pub fn storage(message: impl Into<String>) -> Self {
+        Error::Storage(message.into())
+    }
+
+    /// Builds an [`Error::HandlerFailure`] with no error type.
+    pub fn handler(message: impl Into<String>) -> Self {
+        Error::HandlerFailure {
+            error_type: String::new(),
+            message: message.into(),
+        }
+    }
+
+    /// A short, stable name for the variant, used by bindings and the HTTP layer.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::LockConflict(_) => ErrorKind::LockConflict,
+            Error::FlowNotFound { .. } => ErrorKind::FlowNotFound,
+            Error::FlowAlreadyStarted { .. } => ErrorKind::FlowAlreadyStarted,
+            Error::InvalidInput(_) => ErrorKind::InvalidInput,
+            Error::InvalidPageToken { .. } => ErrorKind::InvalidPageToken,
+            Error::PageNotFound(_) => ErrorKind::PageNotFound,
+            Error::AttributeMapNotLoaded { .. } => ErrorKind::AttributeMapNotLoaded,
+            Error::HandlerFailure { .. } => ErrorKind::HandlerFailure,
+            Error::Storage(_) => ErrorKind::Storage,
+        }
+    }
+
+    /// Whether retrying the same call later can succeed without changing it.
+    pub fn is_retryable(&self) -> bool {
+        matches!(self, Error::LockConflict(_))
+    }
+}
+
+/// The kind of an [`Error`], without its details.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorKind {
+    /// See [`Error::LockConflict`].
+    LockConflict,
+    /// See [`Error::FlowNotFound`].
+    FlowNotFound,
+    /// See [`Error::FlowAlreadyStarted`].
+    FlowAlreadyStarted,
+    /// See [`Error::InvalidInput`].
+    InvalidInput,
+    /// See [`Error::InvalidPageToken`].
+    InvalidPageToken,
+    /// See [`Error::PageNotFound`].
+    PageNotFound,
+    /// See [`Error::AttributeMapNotLoaded`].
+    AttributeMapNotLoaded,
+    /// See [`Error::HandlerFailure`].
+    HandlerFailure,
+    /// See [`Error::Storage`].
+    Storage,
+}
+
+/// The result type of every fallible attrflow call.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_name_what_was_wrong() {
+        let token = Error::InvalidPageToken { token: "1".into() };
+        assert_eq!(token.to_string(), r#"invalid page token "1""#);
+        let missing = Error::FlowNotFound {
+            flow_id: "f".into(),
+        };
+        assert_eq!(missing.to_string(), r#"flow "f" not found"#);
+        let not_loaded = Error::AttributeMapNotLoaded {
+            physical_name: "m/i".into(),
+        };
+        assert_eq!(
+            not_loaded.to_string(),
+            "AttributeMap instance was not loaded for RPC: m/i"
+        );
+    }
+
+    #[test]
+    fn only_lock_conflicts_are_retryable() {
+        assert!(Error::LockConflict("held".into()).is_retryable());
+        assert!(!Error::invalid_input("bad").is_retryable());
+        assert!(!Error::storage("disk").is_retryable());
+    }
+}

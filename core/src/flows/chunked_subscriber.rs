@@ -1,0 +1,203 @@
+//! `ChunkedSubscriberFlow`: the subscriber archive of the *sequentially chunked
+//! AttributeMap* pattern, built on [`ChunkedLog`].
+//!
+//! An RPC-only flow, started once under [`FLOW_ID`]. `RegisterSubscriber` appends a
+//! subscriber (locking the state and `current`); `GetSubscriberPage` reads one chunk,
+//! newest first, and has no fixed loads: the caller loads the token's instance per call.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::chunked_log::{ChunkedLog, CURRENT_CHUNK};
+use crate::context::RpcContext;
+use crate::definition::{FlowDefinition, RpcDefinition};
+use crate::error::{Error, Result};
+use crate::options::{RpcInvokeOptions, StartFlowOptions};
+use crate::runtime::Runtime;
+use crate::typed::{decode_input, encode};
+
+/// The flow type.
+pub const FLOW_TYPE: &str = "ChunkedSubscriberFlow";
+/// The flow ID the pattern starts its one archive under.
+pub const FLOW_ID: &str = "chunked-subscriber-archive";
+/// The instance key of the open chunk.
+pub const CURRENT_CHUNK_INSTANCE: &str = CURRENT_CHUNK;
+/// Subscribers per chunk. Part of the stored layout: archive tokens are its multiples + 1.
+pub const SUBSCRIBER_CHUNK_SIZE: u64 = 100;
+/// The state Attribute.
+pub const ARCHIVE_STATE_ATTRIBUTE: &str = "subscriber_archive_state";
+/// The chunk AttributeMap.
+pub const SUBSCRIBER_CHUNKS_MAP: &str = "subscriber_chunks";
+/// The appending RPC.
+pub const REGISTER_SUBSCRIBER: &str = "RegisterSubscriber";
+/// The paging RPC.
+pub const GET_SUBSCRIBER_PAGE: &str = "GetSubscriberPage";
+
+/// The archive's layout.
+pub const LOG: ChunkedLog = ChunkedLog::new(
+    ARCHIVE_STATE_ATTRIBUTE,
+    SUBSCRIBER_CHUNKS_MAP,
+    "subscribers",
+    SUBSCRIBER_CHUNK_SIZE,
+    "subscriber",
+);
+
+/// One archived subscriber.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Subscriber {
+    /// Its place in the archive, from 1, dense.
+    pub sequence: u64,
+    /// The caller's ID for the subscriber.
+    pub subscriber_id: String,
+    /// Where to deliver to it.
+    pub delivery_address: String,
+}
+
+/// Input of `RegisterSubscriber`. Missing fields read as empty and are rejected by the
+/// handler with `<field> is required`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct RegisterSubscriberInput {
+    /// The subscriber's ID; required.
+    pub subscriber_id: String,
+    /// The subscriber's delivery address; required.
+    pub delivery_address: String,
+}
+
+/// Input of `GetSubscriberPage`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct GetSubscriberPageInput {
+    /// `""` or `current` for the open chunk, else a 20-digit archive token.
+    pub page_token: String,
+}
+
+/// One page of subscribers, newest first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SubscriberPage {
+    /// The token read (`current` for `""`).
+    pub page_token: String,
+    /// The chunk's subscribers, newest first.
+    pub subscribers: Vec<Subscriber>,
+    /// The next older page's token, `""` when none.
+    pub next_page_token: String,
+}
+
+/// Checks a page token by the archive's rules; the error is `invalid page token "<t>"`.
+pub fn validate_subscriber_page_token(token: &str) -> Result<()> {
+    LOG.parse_token(token).map(|_| ())
+}
+
+/// The archive token of the chunk starting at `first_sequence`.
+pub fn archive_chunk_token(first_sequence: u64) -> String {
+    crate::chunked_log::archive_token(first_sequence)
+}
+
+/// The flow type's definition.
+pub fn definition() -> FlowDefinition {
+    LOG.declare(FlowDefinition::builder(FLOW_TYPE))
+        .rpc(LOG.appending(RpcDefinition::new(REGISTER_SUBSCRIBER, register_subscriber)))
+        .rpc(RpcDefinition::new(GET_SUBSCRIBER_PAGE, get_subscriber_page))
+        .build()
+        .unwrap_or_else(|e| unreachable!("the built-in definition is valid: {e}"))
+}
+
+fn register_subscriber(ctx: &mut RpcContext<'_>, input: Value) -> Result<Value> {
+    let input: RegisterSubscriberInput = decode_input(REGISTER_SUBSCRIBER, input)?;
+    if input.subscriber_id.is_empty() {
+        return Err(Error::invalid_input("subscriberId is required"));
+    }
+    if input.delivery_address.is_empty() {
+        return Err(Error::invalid_input("deliveryAddress is required"));
+    }
+    let subscriber = LOG.append(ctx, |sequence| {
+        Ok(Subscriber {
+            sequence,
+            subscriber_id: input.subscriber_id,
+            delivery_address: input.delivery_address,
+        })
+    })?;
+    encode("subscriber", &subscriber)
+}
+
+fn get_subscriber_page(ctx: &mut RpcContext<'_>, input: Value) -> Result<Value> {
+    let input: GetSubscriberPageInput = decode_input(GET_SUBSCRIBER_PAGE, input)?;
+    let page = LOG.page::<Subscriber>(ctx, &input.page_token)?;
+    encode(
+        "subscriber page",
+        &SubscriberPage {
+            page_token: page.page_token,
+            subscribers: page.records,
+            next_page_token: page.next_page_token,
+        },
+    )
+}
+
+/// Typed access to one subscriber archive for Rust callers.
+#[derive(Debug, Clone, Copy)]
+pub struct SubscriberArchive<'r> {
+    runtime: &'r Runtime,
+    flow_id: &'r str,
+}
+
+impl<'r> SubscriberArchive<'r> {
+    /// The archive under `flow_id` (normally [`FLOW_ID`]).
+    pub fn new(runtime: &'r Runtime, flow_id: &'r str) -> Self {
+        SubscriberArchive { runtime, flow_id }
+    }
+
+    /// Starts the archive, or returns the running one's run ID (idempotent).
+    pub fn start(&self) -> Result<String> {
+        self.runtime.start_flow(
+            FLOW_TYPE,
+            self.flow_id,
+            &StartFlowOptions::new().ignore_already_started(true),
+        )
+    }
+
+    /// Appends a subscriber once. A concurrent append gives a retryable
+    /// [`Error::LockConflict`]; see [`SubscriberArchive::register_with_retry`].
+    pub fn register(&self, subscriber_id: &str, delivery_address: &str) -> Result<Subscriber> {
+        let input = RegisterSubscriberInput {
+            subscriber_id: subscriber_id.to_owned(),
+            delivery_address: delivery_address.to_owned(),
+        };
+        let output = self.runtime.invoke_rpc(
+            FLOW_TYPE,
+            self.flow_id,
+            REGISTER_SUBSCRIBER,
+            encode("input", &input)?,
+            &RpcInvokeOptions::new(),
+        )?;
+        crate::typed::decode_stored("RegisterSubscriber output", &output)
+    }
+
+    /// Appends a subscriber, retrying lock conflicts up to `attempts` times with a short,
+    /// growing, jittered pause.
+    pub fn register_with_retry(
+        &self,
+        subscriber_id: &str,
+        delivery_address: &str,
+        attempts: u32,
+    ) -> Result<Subscriber> {
+        crate::retry::retry_on_conflict(attempts, || self.register(subscriber_id, delivery_address))
+    }
+
+    /// Reads one page, loading the token's chunk.
+    pub fn page(&self, page_token: &str) -> Result<SubscriberPage> {
+        let key = LOG.parse_token(page_token)?.instance_key();
+        let input = GetSubscriberPageInput {
+            page_token: page_token.to_owned(),
+        };
+        let output = self.runtime.invoke_rpc(
+            FLOW_TYPE,
+            self.flow_id,
+            GET_SUBSCRIBER_PAGE,
+            encode("input", &input)?,
+            &RpcInvokeOptions::new().load_attribute_map_instance(SUBSCRIBER_CHUNKS_MAP, key),
+        )?;
+        crate::typed::decode_stored("GetSubscriberPage output", &output)
+    }
+}

@@ -1,0 +1,51 @@
+//! # attrflow
+//!
+//! An embedded, durable runtime for **Flows**: long-lived objects named by a flow ID that
+//! hold typed **Attributes** and **AttributeMaps** and serve **RPCs**. Each RPC declares
+//! what it locks and loads; the runtime takes the locks (fail-fast), builds a snapshot,
+//! runs the handler and commits all of its writes atomically, or none. The store is an
+//! SQLite file.
+//!
+//! Its first flow is the *sequentially chunked AttributeMap*
+//! ([`flows::chunked_subscriber`]): an append-only, insertion-ordered history where an
+//! append rewrites one bounded chunk and pages are read newest first with stable tokens.
+//!
+//! ```
+//! use attrflow::flows::chunked_subscriber::{SubscriberArchive, FLOW_ID};
+//! use attrflow::{Error, Runtime};
+//! # let dir = tempfile::tempdir().unwrap();
+//! # let store = dir.path().join("attrflow.db");
+//! let runtime = Runtime::open(store.to_str().unwrap())?;
+//! let archive = SubscriberArchive::new(&runtime, FLOW_ID);
+//! archive.start()?;
+//! for n in 1..=101 {
+//!     let id = format!("subscriber-{n:03}");
+//!     archive.register_with_retry(&id, &format!("{id}@example.com"), 10)?;
+//! }
+//! let newest = archive.page("current")?;
+//! assert_eq!(newest.subscribers[0].sequence, 101);
+//! assert_eq!(newest.next_page_token, "00000000000000000001");
+//! let older = archive.page(&newest.next_page_token)?;
+//! assert_eq!(older.subscribers.len(), 100);
+//! assert!(matches!(archive.page("7"), Err(Error::InvalidPageToken { .. })));
+//! # Ok::<(), attrflow::Error>(())
+//! ```
+
+pub mod chunked_log;
+pub mod context;
+pub mod definition;
+pub mod error;
+pub mod flows;
+pub mod names;
+pub mod options;
+pub mod retry;
+pub mod runtime;
+pub mod store;
+pub mod typed;
+
+pub use context::RpcContext;
+pub use definition::{FlowDefinition, LockTarget, MapInstance, RpcDefinition};
+pub use error::{Error, ErrorKind, Result};
+pub use options::{RpcInvokeOptions, StartFlowOptions};
+pub use runtime::Runtime;
+pub use typed::{Attribute, AttributeMap};

@@ -1,0 +1,302 @@
+//! The runtime: a registry of flow types over one store, and the RPC invocation path
+//! (lock → load → handler → commit).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+
+use parking_lot::RwLock;
+use serde_json::Value;
+
+use crate::context::RpcContext;
+use crate::definition::{FlowDefinition, MapInstance, RpcDefinition};
+use crate::error::{Error, Result};
+use crate::names::validate_flow_id;
+use crate::options::{InitialTarget, RpcInvokeOptions, StartFlowOptions};
+use crate::store::{open_store, FlowRecord, Isolation, SnapshotReader, StartOutcome, Store, Write};
+
+/// Flow types bound to a store. Cheap to share between threads: every method takes `&self`.
+///
+/// ```
+/// use attrflow::flows::chunked_subscriber::{self, SubscriberArchive};
+/// use attrflow::Runtime;
+/// # let dir = tempfile::tempdir().unwrap();
+/// # let path = dir.path().join("attrflow.db");
+/// let runtime = Runtime::open(path.to_str().unwrap())?;
+/// let archive = SubscriberArchive::new(&runtime, chunked_subscriber::FLOW_ID);
+/// archive.start()?;
+/// let subscriber = archive.register("subscriber-001", "subscriber-001@example.com")?;
+/// assert_eq!(subscriber.sequence, 1);
+/// let page = archive.page("current")?;
+/// assert_eq!(page.subscribers, vec![subscriber]);
+/// # Ok::<(), attrflow::Error>(())
+/// ```
+pub struct Runtime {
+    store: Arc<dyn Store>,
+    flows: RwLock<HashMap<String, Arc<FlowDefinition>>>,
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime")
+            .field("store", &self.store.location())
+            .field("flow_types", &self.flows.read().keys().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+impl Runtime {
+    /// A runtime over `store` with the built-in flow types registered.
+    pub fn new(store: Arc<dyn Store>) -> Self {
+        let runtime = Runtime {
+            store,
+            flows: RwLock::new(HashMap::new()),
+        };
+        for definition in crate::flows::built_in() {
+            let flow_type = definition.flow_type().to_owned();
+            runtime
+                .flows
+                .write()
+                .insert(flow_type, Arc::new(definition));
+        }
+        runtime
+    }
+
+    /// Opens the store named by `url` (see [`crate::store::StoreUrl`]) with the built-in
+    /// flow types registered.
+    pub fn open(url: &str) -> Result<Self> {
+        Ok(Self::new(open_store(url)?))
+    }
+
+    /// The store this runtime runs on.
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.store
+    }
+
+    /// Registers a flow type. A second definition of the same type is rejected.
+    pub fn register(&self, definition: FlowDefinition) -> Result<()> {
+        let mut flows = self.flows.write();
+        if flows.contains_key(definition.flow_type()) {
+            return Err(Error::invalid_input(format!(
+                "flow type {:?} is already registered",
+                definition.flow_type()
+            )));
+        }
+        flows.insert(definition.flow_type().to_owned(), Arc::new(definition));
+        Ok(())
+    }
+
+    /// The definition of a registered flow type.
+    pub fn definition(&self, flow_type: &str) -> Result<Arc<FlowDefinition>> {
+        self.flows.read().get(flow_type).cloned().ok_or_else(|| {
+            Error::invalid_input(format!("flow type {flow_type:?} is not registered"))
+        })
+    }
+
+    /// Starts a flow of `flow_type` under `flow_id` and returns its run ID.
+    ///
+    /// The flow's initial values (its type's defaults, overridden by `options`) are written
+    /// in the same transaction that creates it. If the flow already exists, nothing is
+    /// written: with `ignore_already_started` the running flow's run ID is returned,
+    /// otherwise [`Error::FlowAlreadyStarted`].
+    pub fn start_flow(
+        &self,
+        flow_type: &str,
+        flow_id: &str,
+        options: &StartFlowOptions,
+    ) -> Result<String> {
+        validate_flow_id(flow_id)?;
+        let definition = self.definition(flow_type)?;
+        let initial = initial_values(&definition, options)?;
+        let record = FlowRecord {
+            flow_id: flow_id.to_owned(),
+            flow_type: flow_type.to_owned(),
+            run_id: uuid::Uuid::new_v4().to_string(),
+        };
+        match self.store.start_flow(&record, &initial)? {
+            StartOutcome::Started => Ok(record.run_id),
+            StartOutcome::AlreadyExists(existing)
+                if options.ignores_already_started() && existing.flow_type == flow_type =>
+            {
+                Ok(existing.run_id)
+            }
+            StartOutcome::AlreadyExists(existing) => Err(Error::FlowAlreadyStarted {
+                flow_id: existing.flow_id,
+                run_id: existing.run_id,
+            }),
+        }
+    }
+
+    /// Invokes the RPC `rpc_name` of `flow_type` on the flow `flow_id`.
+    ///
+    /// Takes the definition's locks plus `options`' (fail-fast), loads the definition's map
+    /// instances plus `options`', runs the handler on that snapshot and commits all of its
+    /// writes atomically, or none when it fails. Returns the handler's output.
+    pub fn invoke_rpc(
+        &self,
+        flow_type: &str,
+        flow_id: &str,
+        rpc_name: &str,
+        input: Value,
+        options: &RpcInvokeOptions,
+    ) -> Result<Value> {
+        validate_flow_id(flow_id)?;
+        let definition = self.definition(flow_type)?;
+        let rpc = definition.rpc(rpc_name)?;
+        let plan = CallPlan::new(&definition, rpc, options)?;
+        let mut input = Some(input);
+        let mut output = None;
+        self.store.run_rpc(
+            flow_id,
+            &plan.isolation,
+            &mut |reader: &mut dyn SnapshotReader| {
+                let input = input.take().unwrap_or(Value::Null);
+                let (value, writes) = plan.run(&definition, rpc, reader, input)?;
+                output = Some(value);
+                Ok(writes)
+            },
+        )?;
+        output.ok_or_else(|| Error::storage("the store did not run the RPC body"))
+    }
+}
+
+/// What one call locks and loads, resolved to physical names.
+struct CallPlan {
+    isolation: Isolation,
+    loads: Vec<String>,
+}
+
+impl CallPlan {
+    fn new(
+        definition: &FlowDefinition,
+        rpc: &RpcDefinition,
+        options: &RpcInvokeOptions,
+    ) -> Result<Self> {
+        let mut locks = BTreeSet::new();
+        for lock in rpc.locks() {
+            locks.insert(definition.lock_physical_name(lock)?);
+        }
+        locks.extend(per_call_names(
+            definition,
+            "lock",
+            &options.lock_attribute_map_instances,
+        )?);
+        let mut loads: BTreeSet<String> = definition.attributes().map(str::to_owned).collect();
+        for load in rpc.loads() {
+            loads.insert(definition.instance_physical_name(load)?);
+        }
+        loads.extend(per_call_names(
+            definition,
+            "load",
+            &options.load_attribute_map_instances,
+        )?);
+        let isolation = if locks.is_empty() && !rpc.is_transactional() {
+            Isolation::Shared
+        } else {
+            Isolation::Exclusive {
+                locks: locks.into_iter().collect(),
+            }
+        };
+        Ok(CallPlan {
+            isolation,
+            loads: loads.into_iter().collect(),
+        })
+    }
+
+    fn run(
+        &self,
+        definition: &FlowDefinition,
+        rpc: &RpcDefinition,
+        reader: &mut dyn SnapshotReader,
+        input: Value,
+    ) -> Result<(Value, Vec<Write>)> {
+        let flow = reader.flow().clone();
+        if flow.flow_type != definition.flow_type() {
+            return Err(Error::invalid_input(format!(
+                "flow {:?} is a {}, not a {}",
+                flow.flow_id,
+                flow.flow_type,
+                definition.flow_type()
+            )));
+        }
+        let mut snapshot = HashMap::with_capacity(self.loads.len());
+        for (name, json) in reader.read(&self.loads)? {
+            let value: Value = serde_json::from_str(&json).map_err(|e| {
+                Error::storage(format!(
+                    "stored value of {name:?} in flow {:?} is not JSON: {e}",
+                    flow.flow_id
+                ))
+            })?;
+            snapshot.insert(name, value);
+        }
+        let loaded: HashSet<String> = self.loads.iter().cloned().collect();
+        let mut ctx = RpcContext::new(&flow.flow_id, definition, loaded, snapshot);
+        let handler = rpc.handler();
+        let output = catch_unwind(AssertUnwindSafe(|| handler(&mut ctx, input)))
+            .map_err(|panic| panicked(rpc.name(), panic.as_ref()))??;
+        let writes = encode_writes(ctx.into_writes());
+        Ok((output, writes))
+    }
+}
+
+fn per_call_names(
+    definition: &FlowDefinition,
+    what: &str,
+    instances: &[MapInstance],
+) -> Result<Vec<String>> {
+    let mut seen = BTreeSet::new();
+    for instance in instances {
+        let name = definition.instance_physical_name(instance)?;
+        if !seen.insert(name.clone()) {
+            return Err(Error::invalid_input(format!(
+                "RPC invoke options {what} {name:?} twice"
+            )));
+        }
+    }
+    Ok(seen.into_iter().collect())
+}
+
+fn initial_values(
+    definition: &FlowDefinition,
+    options: &StartFlowOptions,
+) -> Result<Vec<(String, String)>> {
+    let mut values: BTreeMap<String, Value> = definition.defaults().clone();
+    let mut given = BTreeSet::new();
+    for (target, value) in options.initial_values() {
+        let name = match target {
+            InitialTarget::Attribute(name) => definition
+                .lock_physical_name(&crate::definition::LockTarget::Attribute(name.clone()))?,
+            InitialTarget::MapInstance(instance) => definition.instance_physical_name(instance)?,
+        };
+        if !given.insert(name.clone()) {
+            return Err(Error::invalid_input(format!(
+                "start options give an initial value for {name:?} twice"
+            )));
+        }
+        values.insert(name, value.clone());
+    }
+    Ok(values
+        .into_iter()
+        .filter(|(_, value)| !value.is_null())
+        .map(|(name, value)| (name, value.to_string()))
+        .collect())
+}
+
+fn encode_writes(staged: BTreeMap<String, Option<Value>>) -> Vec<Write> {
+    staged
+        .into_iter()
+        .map(|(name, value)| (name, value.map(|v| v.to_string())))
+        .collect()
+}
+
+fn panicked(rpc: &str, panic: &(dyn std::any::Any + Send)) -> Error {
+    let message = panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic payload".to_owned());
+    Error::HandlerFailure {
+        error_type: "panic".to_owned(),
+        message: format!("RPC {rpc} panicked: {message}"),
+    }
+}

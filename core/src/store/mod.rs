@@ -1,0 +1,80 @@
+//! The storage contract. A backend keeps flows and their values (JSON text, one row per
+//! flow ID and physical name), takes fail-fast locks, and commits one RPC's writes
+//! atomically. The rest of core never sees SQL.
+
+mod lock_table;
+pub mod sqlite;
+mod url;
+
+pub use lock_table::{LockGuard, LockTable};
+pub use sqlite::{SqliteOptions, SqliteStore, Synchronous};
+pub use url::{open_store, StoreUrl};
+
+use crate::error::Result;
+
+/// A flow as the store keeps it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FlowRecord {
+    /// The flow's ID.
+    pub flow_id: String,
+    /// The registered flow type it runs.
+    pub flow_type: String,
+    /// The ID of its run.
+    pub run_id: String,
+}
+
+/// The outcome of [`Store::start_flow`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StartOutcome {
+    /// The flow was created with its initial values.
+    Started,
+    /// A flow with this ID already exists; nothing was written.
+    AlreadyExists(FlowRecord),
+}
+
+/// How an RPC call is isolated from other writers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Isolation {
+    /// Take these physical names as fail-fast locks (sorted, deduplicated; possibly empty),
+    /// read the snapshot and commit the writes in one exclusive transaction.
+    Exclusive {
+        /// Physical names to lock.
+        locks: Vec<String>,
+    },
+    /// Read a snapshot without locks; commit any writes afterwards in a transaction of
+    /// their own (last writer wins, as Dex's lock-free RPC path).
+    Shared,
+}
+
+/// One staged write: a JSON text, or `None` to delete.
+pub type Write = (String, Option<String>);
+
+/// Reads values inside one RPC's transaction.
+pub trait SnapshotReader {
+    /// The flow the RPC runs on.
+    fn flow(&self) -> &FlowRecord;
+    /// The stored JSON text of each name that holds a value; absent names are left out.
+    fn read(&mut self, physical_names: &[String]) -> Result<Vec<(String, String)>>;
+}
+
+/// The body of one RPC call: reads the snapshot, runs the handler, returns the writes.
+pub type RpcBody<'a> = dyn FnMut(&mut dyn SnapshotReader) -> Result<Vec<Write>> + 'a;
+
+/// A place flows live: an SQLite file, a PostgreSQL database.
+pub trait Store: Send + Sync + 'static {
+    /// Creates the flow and writes its initial values in one transaction, unless a flow
+    /// with this ID exists, in which case nothing is written.
+    fn start_flow(&self, flow: &FlowRecord, initial: &[(String, String)]) -> Result<StartOutcome>;
+
+    /// Runs one RPC: takes the locks, hands the body a reader on the flow, and commits the
+    /// writes it returns. Fails with [`crate::Error::FlowNotFound`] for an unknown flow ID,
+    /// [`crate::Error::LockConflict`] when a lock is held; writes nothing when the body
+    /// fails. Locks are released on every path.
+    fn run_rpc(&self, flow_id: &str, isolation: &Isolation, body: &mut RpcBody<'_>) -> Result<()>;
+
+    /// The flow with this ID, if it exists.
+    fn flow(&self, flow_id: &str) -> Result<Option<FlowRecord>>;
+
+    /// Where the store lives, for messages (a path or a URL without credentials).
+    fn location(&self) -> String;
+}

@@ -1,0 +1,463 @@
+//! The embedded store: one SQLite file (bundled SQLite, WAL journal).
+//!
+//! Locks are fail-fast within a process (a [`LockTable`] shared by every store opened on the
+//! same file) and the RPC's snapshot read, handler and writes run inside one `BEGIN
+//! IMMEDIATE` transaction, so a second *process* appending to the same flow waits on
+//! SQLite's write lock (a bounded busy wait) instead of reading a stale chunk. Either way
+//! no update is lost or duplicated. Writers inside one process queue on a gate first so
+//! they wake at once instead of sleeping in SQLite's busy handler.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock, Weak};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use parking_lot::Mutex;
+use rusqlite::{
+    params, Connection, ErrorCode, OptionalExtension, Transaction, TransactionBehavior,
+};
+
+use super::{
+    FlowRecord, Isolation, LockTable, RpcBody, SnapshotReader, StartOutcome, Store, Write,
+};
+use crate::error::{Error, Result};
+
+/// The schema version this build writes and reads.
+pub const SCHEMA_VERSION: i64 = 1;
+
+const SCHEMA_V1: &str = "
+CREATE TABLE flows (
+    flow_id       TEXT PRIMARY KEY NOT NULL,
+    flow_type     TEXT NOT NULL,
+    run_id        TEXT NOT NULL,
+    started_at_ms INTEGER NOT NULL
+);
+CREATE TABLE attribute_values (
+    flow_id TEXT NOT NULL,
+    name    TEXT NOT NULL,
+    value   TEXT NOT NULL,
+    PRIMARY KEY (flow_id, name)
+);
+";
+
+/// How hard SQLite works to make a commit survive a power loss.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Synchronous {
+    /// `synchronous=FULL`: every commit is fsynced before it is acknowledged. An
+    /// acknowledged append survives a process crash *and* a power loss. The default.
+    #[default]
+    Full,
+    /// `synchronous=NORMAL`: in WAL mode commits survive a process crash, but the last
+    /// commits before a power loss or OS crash may roll back. Faster: fsync happens at
+    /// checkpoints, not at every commit.
+    Normal,
+}
+
+impl Synchronous {
+    /// Parses `full` or `normal` (any case).
+    pub fn parse(text: &str) -> Result<Self> {
+        match text.to_ascii_lowercase().as_str() {
+            "full" => Ok(Synchronous::Full),
+            "normal" => Ok(Synchronous::Normal),
+            _ => Err(Error::invalid_input(format!(
+                "synchronous must be \"full\" or \"normal\", not {text:?}"
+            ))),
+        }
+    }
+
+    fn pragma(self) -> &'static str {
+        match self {
+            Synchronous::Full => "FULL",
+            Synchronous::Normal => "NORMAL",
+        }
+    }
+}
+
+/// Settings of an SQLite store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SqliteOptions {
+    /// Durability of each commit.
+    pub synchronous: Synchronous,
+    /// How long a writer waits for another *process* to release the file's write lock
+    /// before the call fails with a retryable [`Error::LockConflict`].
+    pub busy_timeout: Duration,
+    /// Connections kept open for reuse.
+    pub max_idle_connections: usize,
+}
+
+impl Default for SqliteOptions {
+    fn default() -> Self {
+        SqliteOptions {
+            synchronous: Synchronous::Full,
+            busy_timeout: Duration::from_secs(5),
+            max_idle_connections: 8,
+        }
+    }
+}
+
+/// What every store opened on one file in this process shares.
+#[derive(Debug, Default)]
+struct FileShared {
+    locks: Arc<LockTable>,
+    write_gate: Mutex<()>,
+}
+
+fn shared_for(path: &Path) -> Arc<FileShared> {
+    static FILES: OnceLock<Mutex<HashMap<PathBuf, Weak<FileShared>>>> = OnceLock::new();
+    let mut files = FILES.get_or_init(Default::default).lock();
+    files.retain(|_, shared| shared.strong_count() > 0);
+    if let Some(shared) = files.get(path).and_then(Weak::upgrade) {
+        return shared;
+    }
+    let shared = Arc::new(FileShared::default());
+    files.insert(path.to_owned(), Arc::downgrade(&shared));
+    shared
+}
+
+/// A store in one SQLite file.
+#[derive(Debug)]
+pub struct SqliteStore {
+    path: PathBuf,
+    options: SqliteOptions,
+    shared: Arc<FileShared>,
+    idle: Mutex<Vec<Connection>>,
+}
+
+impl SqliteStore {
+    /// Opens (creating if needed) the store at `path` with default options.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        Self::open_with(path, SqliteOptions::default())
+    }
+
+    /// Opens (creating if needed) the store at `path`, creating missing parent folders and
+    /// bringing the schema up to date.
+    pub fn open_with(path: impl AsRef<Path>, options: SqliteOptions) -> Result<Self> {
+        let path = path.as_ref();
+        if path.as_os_str().is_empty() {
+            return Err(Error::invalid_input("store path must not be empty"));
+        }
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|e| {
+                Error::storage(format!("cannot create folder {}: {e}", parent.display()))
+            })?;
+        }
+        let mut store = SqliteStore {
+            path: path.to_owned(),
+            options,
+            shared: Arc::new(FileShared::default()),
+            idle: Mutex::new(Vec::new()),
+        };
+        let conn = store.connect()?;
+        store.migrate(conn)?;
+        let canonical = std::fs::canonicalize(path).map_err(|e| {
+            Error::storage(format!("cannot resolve store path {}: {e}", path.display()))
+        })?;
+        store.shared = shared_for(&canonical);
+        Ok(store)
+    }
+
+    /// The file this store lives in.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The options it was opened with.
+    pub fn options(&self) -> &SqliteOptions {
+        &self.options
+    }
+
+    /// Locks held in this process on this file now (for tests and diagnostics).
+    pub fn held_lock_count(&self) -> usize {
+        self.shared.locks.held_count()
+    }
+
+    fn connect(&self) -> Result<Connection> {
+        let conn = Connection::open(&self.path).map_err(|e| self.sql_error("opening", e))?;
+        conn.busy_timeout(self.options.busy_timeout)
+            .map_err(|e| self.sql_error("setting busy timeout", e))?;
+        let mode: String = conn
+            .query_row("PRAGMA journal_mode=WAL", [], |row| row.get(0))
+            .map_err(|e| self.sql_error("enabling WAL", e))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(Error::storage(format!(
+                "store {}: SQLite refused WAL journal mode (got {mode:?})",
+                self.path.display()
+            )));
+        }
+        conn.execute_batch(&format!(
+            "PRAGMA synchronous={};",
+            self.options.synchronous.pragma()
+        ))
+        .map_err(|e| self.sql_error("setting synchronous", e))?;
+        Ok(conn)
+    }
+
+    fn migrate(&self, mut conn: Connection) -> Result<()> {
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| self.sql_error("starting migration", e))?;
+        tx.execute_batch(
+            "CREATE TABLE IF NOT EXISTS attrflow_schema (
+                 id INTEGER PRIMARY KEY CHECK (id = 1),
+                 version INTEGER NOT NULL
+             );",
+        )
+        .map_err(|e| self.sql_error("creating schema table", e))?;
+        let version: Option<i64> = tx
+            .query_row(
+                "SELECT version FROM attrflow_schema WHERE id = 1",
+                [],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| self.sql_error("reading schema version", e))?;
+        match version {
+            None => {
+                tx.execute_batch(SCHEMA_V1)
+                    .map_err(|e| self.sql_error("creating schema", e))?;
+                tx.execute(
+                    "INSERT INTO attrflow_schema (id, version) VALUES (1, ?1)",
+                    [SCHEMA_VERSION],
+                )
+                .map_err(|e| self.sql_error("recording schema version", e))?;
+            }
+            Some(SCHEMA_VERSION) => {}
+            Some(other) => return Err(Error::storage(format!(
+                "store {} has schema version {other}; this attrflow reads version {SCHEMA_VERSION}",
+                self.path.display()
+            ))),
+        }
+        tx.commit()
+            .map_err(|e| self.sql_error("committing migration", e))?;
+        self.checkin(conn);
+        Ok(())
+    }
+
+    fn checkout(&self) -> Result<PooledConnection<'_>> {
+        let conn = match self.idle.lock().pop() {
+            Some(conn) => conn,
+            None => self.connect()?,
+        };
+        Ok(PooledConnection {
+            store: self,
+            conn: Some(conn),
+        })
+    }
+
+    fn checkin(&self, conn: Connection) {
+        let mut idle = self.idle.lock();
+        if idle.len() < self.options.max_idle_connections {
+            idle.push(conn);
+        }
+    }
+
+    fn sql_error(&self, doing: &str, error: rusqlite::Error) -> Error {
+        let path = self.path.display();
+        match error.sqlite_error_code() {
+            Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => Error::LockConflict(format!(
+                "store {path} is busy: another process held its write lock for over {:?} while {doing}; retry",
+                self.options.busy_timeout
+            )),
+            Some(ErrorCode::DiskFull) => {
+                Error::storage(format!("store {path}: disk full while {doing}; nothing was written"))
+            }
+            Some(ErrorCode::NotADatabase) => Error::storage(format!(
+                "store {path} is not an SQLite database (while {doing})"
+            )),
+            _ => Error::storage(format!("store {path}: {doing}: {error}")),
+        }
+    }
+
+    fn begin<'c>(
+        &self,
+        conn: &'c mut Connection,
+        behavior: TransactionBehavior,
+    ) -> Result<Transaction<'c>> {
+        conn.transaction_with_behavior(behavior)
+            .map_err(|e| self.sql_error("beginning a transaction", e))
+    }
+
+    fn load_flow(&self, tx: &Transaction<'_>, flow_id: &str) -> Result<Option<FlowRecord>> {
+        let mut stmt = tx
+            .prepare_cached("SELECT flow_type, run_id FROM flows WHERE flow_id = ?1")
+            .map_err(|e| self.sql_error("reading a flow", e))?;
+        stmt.query_row([flow_id], |row| {
+            Ok(FlowRecord {
+                flow_id: flow_id.to_owned(),
+                flow_type: row.get(0)?,
+                run_id: row.get(1)?,
+            })
+        })
+        .optional()
+        .map_err(|e| self.sql_error("reading a flow", e))
+    }
+
+    fn require_flow(&self, tx: &Transaction<'_>, flow_id: &str) -> Result<FlowRecord> {
+        self.load_flow(tx, flow_id)?
+            .ok_or_else(|| Error::FlowNotFound {
+                flow_id: flow_id.to_owned(),
+            })
+    }
+
+    fn apply_writes(&self, tx: &Transaction<'_>, flow_id: &str, writes: &[Write]) -> Result<()> {
+        let mut upsert = tx
+            .prepare_cached(
+                "INSERT INTO attribute_values (flow_id, name, value) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (flow_id, name) DO UPDATE SET value = excluded.value",
+            )
+            .map_err(|e| self.sql_error("writing a value", e))?;
+        let mut delete = tx
+            .prepare_cached("DELETE FROM attribute_values WHERE flow_id = ?1 AND name = ?2")
+            .map_err(|e| self.sql_error("deleting a value", e))?;
+        for (name, value) in writes {
+            match value {
+                Some(json) => upsert.execute(params![flow_id, name, json]),
+                None => delete.execute(params![flow_id, name]),
+            }
+            .map_err(|e| self.sql_error("writing a value", e))?;
+        }
+        Ok(())
+    }
+
+    fn commit(&self, tx: Transaction<'_>) -> Result<()> {
+        tx.commit().map_err(|e| self.sql_error("committing", e))
+    }
+
+    fn run_exclusive(&self, flow_id: &str, locks: &[String], body: &mut RpcBody<'_>) -> Result<()> {
+        let _locks = self.shared.locks.try_lock_all(flow_id, locks)?;
+        let _gate = self.shared.write_gate.lock();
+        let mut conn = self.checkout()?;
+        let tx = self.begin(&mut conn, TransactionBehavior::Immediate)?;
+        let flow = self.require_flow(&tx, flow_id)?;
+        let writes = body(&mut TxReader {
+            store: self,
+            tx: &tx,
+            flow,
+        })?;
+        self.apply_writes(&tx, flow_id, &writes)?;
+        self.commit(tx)
+    }
+
+    fn run_shared(&self, flow_id: &str, body: &mut RpcBody<'_>) -> Result<()> {
+        let mut conn = self.checkout()?;
+        let writes = {
+            let tx = self.begin(&mut conn, TransactionBehavior::Deferred)?;
+            let flow = self.require_flow(&tx, flow_id)?;
+            body(&mut TxReader {
+                store: self,
+                tx: &tx,
+                flow,
+            })?
+        };
+        if writes.is_empty() {
+            return Ok(());
+        }
+        let _gate = self.shared.write_gate.lock();
+        let tx = self.begin(&mut conn, TransactionBehavior::Immediate)?;
+        self.require_flow(&tx, flow_id)?;
+        self.apply_writes(&tx, flow_id, &writes)?;
+        self.commit(tx)
+    }
+}
+
+impl Store for SqliteStore {
+    fn start_flow(&self, flow: &FlowRecord, initial: &[(String, String)]) -> Result<StartOutcome> {
+        let _gate = self.shared.write_gate.lock();
+        let mut conn = self.checkout()?;
+        let tx = self.begin(&mut conn, TransactionBehavior::Immediate)?;
+        if let Some(existing) = self.load_flow(&tx, &flow.flow_id)? {
+            return Ok(StartOutcome::AlreadyExists(existing));
+        }
+        let started_at_ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+        tx.execute(
+            "INSERT INTO flows (flow_id, flow_type, run_id, started_at_ms) VALUES (?1, ?2, ?3, ?4)",
+            params![flow.flow_id, flow.flow_type, flow.run_id, started_at_ms],
+        )
+        .map_err(|e| self.sql_error("creating a flow", e))?;
+        let writes: Vec<Write> = initial
+            .iter()
+            .map(|(name, json)| (name.clone(), Some(json.clone())))
+            .collect();
+        self.apply_writes(&tx, &flow.flow_id, &writes)?;
+        self.commit(tx)?;
+        Ok(StartOutcome::Started)
+    }
+
+    fn run_rpc(&self, flow_id: &str, isolation: &Isolation, body: &mut RpcBody<'_>) -> Result<()> {
+        match isolation {
+            Isolation::Exclusive { locks } => self.run_exclusive(flow_id, locks, body),
+            Isolation::Shared => self.run_shared(flow_id, body),
+        }
+    }
+
+    fn flow(&self, flow_id: &str) -> Result<Option<FlowRecord>> {
+        let mut conn = self.checkout()?;
+        let tx = self.begin(&mut conn, TransactionBehavior::Deferred)?;
+        self.load_flow(&tx, flow_id)
+    }
+
+    fn location(&self) -> String {
+        self.path.display().to_string()
+    }
+}
+
+/// A connection that goes back to the pool when dropped.
+struct PooledConnection<'s> {
+    store: &'s SqliteStore,
+    conn: Option<Connection>,
+}
+
+impl std::ops::Deref for PooledConnection<'_> {
+    type Target = Connection;
+    fn deref(&self) -> &Connection {
+        self.conn.as_ref().expect("connection present until drop")
+    }
+}
+
+impl std::ops::DerefMut for PooledConnection<'_> {
+    fn deref_mut(&mut self) -> &mut Connection {
+        self.conn.as_mut().expect("connection present until drop")
+    }
+}
+
+impl Drop for PooledConnection<'_> {
+    fn drop(&mut self) {
+        if let Some(conn) = self.conn.take() {
+            if conn.is_autocommit() {
+                self.store.checkin(conn);
+            }
+        }
+    }
+}
+
+struct TxReader<'t> {
+    store: &'t SqliteStore,
+    tx: &'t Transaction<'t>,
+    flow: FlowRecord,
+}
+
+impl SnapshotReader for TxReader<'_> {
+    fn flow(&self) -> &FlowRecord {
+        &self.flow
+    }
+
+    fn read(&mut self, physical_names: &[String]) -> Result<Vec<(String, String)>> {
+        let mut stmt = self
+            .tx
+            .prepare_cached("SELECT value FROM attribute_values WHERE flow_id = ?1 AND name = ?2")
+            .map_err(|e| self.store.sql_error("reading values", e))?;
+        let mut found = Vec::with_capacity(physical_names.len());
+        for name in physical_names {
+            let value: Option<String> = stmt
+                .query_row(params![self.flow.flow_id, name], |row| row.get(0))
+                .optional()
+                .map_err(|e| self.store.sql_error("reading values", e))?;
+            if let Some(value) = value {
+                found.push((name.clone(), value));
+            }
+        }
+        Ok(found)
+    }
+}

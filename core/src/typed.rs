@@ -1,0 +1,140 @@
+//! Typed handles over the JSON snapshot: `Attribute<T>` and `AttributeMap<T>` read and stage
+//! serde values so flow code never handles raw JSON.
+//!
+//! ```
+//! use attrflow::{Attribute, AttributeMap};
+//! let state: Attribute<u64> = Attribute::new("counter");
+//! let chunks: AttributeMap<Vec<String>> = AttributeMap::new("chunks");
+//! assert_eq!(state.name(), "counter");
+//! assert_eq!(chunks.name(), "chunks");
+//! ```
+
+use std::marker::PhantomData;
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::context::RpcContext;
+use crate::error::{Error, Result};
+
+/// A singleton Attribute holding a `T`.
+#[derive(Debug)]
+pub struct Attribute<T> {
+    name: &'static str,
+    _value: PhantomData<fn() -> T>,
+}
+
+impl<T> Clone for Attribute<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for Attribute<T> {}
+
+impl<T: Serialize + DeserializeOwned> Attribute<T> {
+    /// A handle on the Attribute `name`.
+    pub const fn new(name: &'static str) -> Self {
+        Attribute {
+            name,
+            _value: PhantomData,
+        }
+    }
+
+    /// The Attribute's name.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The current value, `None` when unset.
+    pub fn get(&self, ctx: &RpcContext<'_>) -> Result<Option<T>> {
+        ctx.attribute(self.name)?
+            .map(|value| decode_stored(self.name, value))
+            .transpose()
+    }
+
+    /// The current value, or an error naming the Attribute when it is unset.
+    pub fn get_required(&self, ctx: &RpcContext<'_>) -> Result<T> {
+        self.get(ctx)?.ok_or_else(|| {
+            Error::storage(format!(
+                "Attribute {:?} of flow {:?} holds no value",
+                self.name,
+                ctx.flow_id()
+            ))
+        })
+    }
+
+    /// Stages a new value.
+    pub fn set(&self, ctx: &mut RpcContext<'_>, value: &T) -> Result<()> {
+        ctx.set_attribute(self.name, encode(self.name, value)?)
+    }
+}
+
+/// An AttributeMap whose instances each hold a `T`.
+#[derive(Debug)]
+pub struct AttributeMap<T> {
+    name: &'static str,
+    _value: PhantomData<fn() -> T>,
+}
+
+impl<T> Clone for AttributeMap<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for AttributeMap<T> {}
+
+impl<T: Serialize + DeserializeOwned> AttributeMap<T> {
+    /// A handle on the AttributeMap `name`.
+    pub const fn new(name: &'static str) -> Self {
+        AttributeMap {
+            name,
+            _value: PhantomData,
+        }
+    }
+
+    /// The map's name.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The instance's value; `None` when loaded but absent, an
+    /// [`Error::AttributeMapNotLoaded`] when not loaded.
+    pub fn get(&self, ctx: &RpcContext<'_>, instance: &str) -> Result<Option<T>> {
+        ctx.map_instance(self.name, instance)?
+            .map(|value| decode_stored(&format!("{}/{instance}", self.name), value))
+            .transpose()
+    }
+
+    /// Stages a new value for the instance.
+    pub fn set(&self, ctx: &mut RpcContext<'_>, instance: &str, value: &T) -> Result<()> {
+        ctx.set_map_instance(self.name, instance, encode(self.name, value)?)
+    }
+
+    /// Stages the deletion of the instance.
+    pub fn delete(&self, ctx: &mut RpcContext<'_>, instance: &str) -> Result<()> {
+        ctx.delete_map_instance(self.name, instance)
+    }
+}
+
+/// Decodes a stored value; a mismatch means the store holds data this code cannot read.
+pub(crate) fn decode_stored<T: DeserializeOwned>(physical: &str, value: &Value) -> Result<T> {
+    T::deserialize(value).map_err(|e| {
+        Error::storage(format!(
+            "stored value of {physical:?} does not decode as {}: {e}",
+            std::any::type_name::<T>()
+        ))
+    })
+}
+
+/// Decodes the input of an RPC; a mismatch is the caller's mistake.
+pub fn decode_input<T: DeserializeOwned>(rpc: &str, input: Value) -> Result<T> {
+    T::deserialize(input)
+        .map_err(|e| Error::invalid_input(format!("invalid input for RPC {rpc}: {e}")))
+}
+
+/// Encodes a value to JSON.
+pub fn encode<T: Serialize>(what: &str, value: &T) -> Result<Value> {
+    serde_json::to_value(value)
+        .map_err(|e| Error::invalid_input(format!("cannot encode {what} as JSON: {e}")))
+}
