@@ -249,7 +249,7 @@ fn per_call_names(
         let name = definition.instance_physical_name(instance)?;
         if !seen.insert(name.clone()) {
             return Err(Error::invalid_input(format!(
-                "RPC invoke options {what} {name:?} twice"
+                "RPC invoke options name the {what} {name:?} twice"
             )));
         }
     }
@@ -264,6 +264,12 @@ fn initial_values(
     let mut given = BTreeSet::new();
     for (target, value) in options.initial_values() {
         let name = match target {
+            // Checked here, not by the lock resolver, so the message names a start option.
+            InitialTarget::Attribute(name) if definition.has_map(name) => {
+                return Err(Error::invalid_input(format!(
+                    "initial value for AttributeMap {name:?} needs an instance"
+                )))
+            }
             InitialTarget::Attribute(name) => definition
                 .lock_physical_name(&crate::definition::LockTarget::Attribute(name.clone()))?,
             InitialTarget::MapInstance(instance) => definition.instance_physical_name(instance)?,

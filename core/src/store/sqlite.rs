@@ -5,14 +5,17 @@
 //! IMMEDIATE` transaction, so a second *process* appending to the same flow waits on
 //! SQLite's write lock (a bounded busy wait) instead of reading a stale chunk. Either way
 //! no update is lost or duplicated. Writers inside one process queue on a gate first so
-//! they wake at once instead of sleeping in SQLite's busy handler.
+//! they wake at once instead of sleeping in SQLite's busy handler. Because a handler runs
+//! inside that one write transaction, it cannot itself write through the same file (start a
+//! flow, call a writing RPC): such a call fails at once instead of waiting on itself.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use parking_lot::Mutex;
+use parking_lot::{Mutex, MutexGuard};
 use rusqlite::{
     params, Connection, ErrorCode, OptionalExtension, Transaction, TransactionBehavior,
 };
@@ -100,6 +103,42 @@ impl Default for SqliteOptions {
 struct FileShared {
     locks: Arc<LockTable>,
     write_gate: Mutex<()>,
+}
+
+thread_local! {
+    /// The files (by their [`FileShared`]) whose write gate this thread holds.
+    static WRITING: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
+}
+
+impl FileShared {
+    /// Waits for this file's one write turn in this process. A thread that already holds
+    /// it (a handler writing through the store it runs in) would wait on itself forever, so
+    /// it gets an error instead.
+    fn write_turn(&self, path: &Path) -> Result<WriteTurn<'_>> {
+        let key = self as *const FileShared as usize;
+        if WRITING.with(|writing| writing.borrow().contains(&key)) {
+            return Err(Error::invalid_input(format!(
+                "store {}: an RPC handler cannot write to the store it is running in \
+                 (start a flow or call a writing RPC) before its own RPC returns",
+                path.display()
+            )));
+        }
+        let gate = self.write_gate.lock();
+        WRITING.with(|writing| writing.borrow_mut().push(key));
+        Ok(WriteTurn { _gate: gate, key })
+    }
+}
+
+/// This thread's write turn on one file; dropping it ends the turn.
+struct WriteTurn<'a> {
+    _gate: MutexGuard<'a, ()>,
+    key: usize,
+}
+
+impl Drop for WriteTurn<'_> {
+    fn drop(&mut self) {
+        WRITING.with(|writing| writing.borrow_mut().retain(|&key| key != self.key));
+    }
 }
 
 fn shared_for(path: &Path) -> Arc<FileShared> {
@@ -222,10 +261,12 @@ impl SqliteStore {
                 .map_err(|e| self.sql_error("recording schema version", e))?;
             }
             Some(SCHEMA_VERSION) => {}
-            Some(other) => return Err(Error::storage(format!(
+            Some(other) => {
+                return Err(Error::storage(format!(
                 "store {} has schema version {other}; this attrflow reads version {SCHEMA_VERSION}",
                 self.path.display()
-            ))),
+            )))
+            }
         }
         tx.commit()
             .map_err(|e| self.sql_error("committing migration", e))?;
@@ -325,7 +366,7 @@ impl SqliteStore {
 
     fn run_exclusive(&self, flow_id: &str, locks: &[String], body: &mut RpcBody<'_>) -> Result<()> {
         let _locks = self.shared.locks.try_lock_all(flow_id, locks)?;
-        let _gate = self.shared.write_gate.lock();
+        let _turn = self.shared.write_turn(&self.path)?;
         let mut conn = self.checkout()?;
         let tx = self.begin(&mut conn, TransactionBehavior::Immediate)?;
         let flow = self.require_flow(&tx, flow_id)?;
@@ -352,7 +393,7 @@ impl SqliteStore {
         if writes.is_empty() {
             return Ok(());
         }
-        let _gate = self.shared.write_gate.lock();
+        let _turn = self.shared.write_turn(&self.path)?;
         let tx = self.begin(&mut conn, TransactionBehavior::Immediate)?;
         self.require_flow(&tx, flow_id)?;
         self.apply_writes(&tx, flow_id, &writes)?;
@@ -362,7 +403,7 @@ impl SqliteStore {
 
 impl Store for SqliteStore {
     fn start_flow(&self, flow: &FlowRecord, initial: &[(String, String)]) -> Result<StartOutcome> {
-        let _gate = self.shared.write_gate.lock();
+        let _turn = self.shared.write_turn(&self.path)?;
         let mut conn = self.checkout()?;
         let tx = self.begin(&mut conn, TransactionBehavior::Immediate)?;
         if let Some(existing) = self.load_flow(&tx, &flow.flow_id)? {
