@@ -87,6 +87,9 @@ pub struct RpcInvokeOptions {
     pub lock_attribute_map_instances: Vec<MapInstance>,
     /// Map instances to load into this call's snapshot.
     pub load_attribute_map_instances: Vec<MapInstance>,
+    /// The run the caller means; `None` means whatever run the flow has. A flow whose run
+    /// differs fails with [`crate::Error::InvalidInput`] and nothing runs.
+    pub run_id: Option<String>,
 }
 
 impl RpcInvokeOptions {
@@ -103,6 +106,12 @@ impl RpcInvokeOptions {
     ) -> Self {
         self.lock_attribute_map_instances
             .push(MapInstance::new(map, instance));
+        self
+    }
+
+    /// Pins the call to one run of the flow.
+    pub fn run_id(mut self, run_id: impl Into<String>) -> Self {
+        self.run_id = Some(run_id.into());
         self
     }
 

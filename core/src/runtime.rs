@@ -164,6 +164,7 @@ impl Runtime {
 struct CallPlan {
     isolation: Isolation,
     loads: Vec<String>,
+    run_id: Option<String>,
 }
 
 impl CallPlan {
@@ -200,6 +201,7 @@ impl CallPlan {
         Ok(CallPlan {
             isolation,
             loads: loads.into_iter().collect(),
+            run_id: options.run_id.clone(),
         })
     }
 
@@ -217,6 +219,12 @@ impl CallPlan {
                 flow.flow_id,
                 flow.flow_type,
                 definition.flow_type()
+            )));
+        }
+        if let Some(run_id) = self.run_id.as_deref().filter(|id| *id != flow.run_id) {
+            return Err(Error::invalid_input(format!(
+                "flow {:?} has no run {run_id:?}; its run is {:?}",
+                flow.flow_id, flow.run_id
             )));
         }
         let mut snapshot = HashMap::with_capacity(self.loads.len());

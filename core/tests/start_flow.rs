@@ -369,3 +369,27 @@ fn racing_starts_with_ignore_all_return_the_one_run_that_was_created() {
     let recorded = t.flow(FLOW_ID).unwrap().run_id;
     assert!(run_ids.iter().all(|id| *id == recorded), "{run_ids:?}");
 }
+
+#[test]
+fn a_call_pinned_to_another_run_is_rejected_and_runs_nothing() {
+    let t = TestStore::fast();
+    let archive = t.archive();
+    let run_id = archive.start().unwrap();
+    let register = |run: &str| {
+        t.runtime.invoke_rpc(
+            SUBSCRIBER_FLOW,
+            FLOW_ID,
+            REGISTER_SUBSCRIBER,
+            json!({"subscriberId": "s", "deliveryAddress": "s@example.com"}),
+            &RpcInvokeOptions::new().run_id(run),
+        )
+    };
+    assert_invalid_input(
+        register("another-run"),
+        &format!(r#"flow "{FLOW_ID}" has no run "another-run"; its run is "{run_id}""#),
+    );
+    let before = stored_values(&t.path, FLOW_ID);
+    assert_eq!(before[ARCHIVE_STATE_ATTRIBUTE]["nextSequence"], json!(1));
+    let registered = register(&run_id).unwrap();
+    assert_eq!(registered["sequence"], json!(1));
+}

@@ -1,0 +1,44 @@
+//! Module-level functions: the core's validators and token helpers, unchanged.
+
+use attrflow::flows::chunked_subscriber;
+use pyo3::prelude::*;
+
+use crate::errors::IntoPyResult;
+
+/// Checks a flow ID; raises `InvalidInputError` naming what is wrong.
+#[pyfunction]
+pub(crate) fn validate_flow_id(py: Python<'_>, flow_id: &str) -> PyResult<()> {
+    attrflow::names::validate_flow_id(flow_id).into_py_result(py)
+}
+
+/// Checks the name of an Attribute, AttributeMap, RPC or flow type (`what` says which, for
+/// the message); raises `InvalidInputError` for a blank name or one containing `/`.
+#[pyfunction]
+pub(crate) fn validate_definition_name(py: Python<'_>, what: &str, name: &str) -> PyResult<()> {
+    attrflow::names::validate_definition_name(what, name).into_py_result(py)
+}
+
+/// The physical name `<map>/<instance>` of a map instance, after checking the instance key;
+/// raises `InvalidInputError` for an empty key or one containing `/`.
+#[pyfunction]
+pub(crate) fn instance_physical_name(
+    py: Python<'_>,
+    map: &str,
+    instance: &str,
+) -> PyResult<String> {
+    attrflow::names::instance_physical_name(map, instance).into_py_result(py)
+}
+
+/// Checks a subscriber page token; raises `InvalidPageTokenError` with
+/// `invalid page token "<token>"`.
+#[pyfunction]
+pub(crate) fn validate_subscriber_page_token(py: Python<'_>, token: &str) -> PyResult<()> {
+    chunked_subscriber::validate_subscriber_page_token(token).into_py_result(py)
+}
+
+/// The archive token of the subscriber chunk whose first sequence is `first_sequence`:
+/// the sequence zero-padded to 20 digits.
+#[pyfunction]
+pub(crate) fn archive_chunk_token(first_sequence: u64) -> String {
+    chunked_subscriber::archive_chunk_token(first_sequence)
+}

@@ -1,0 +1,1 @@
+"""HTTP services built on attrflow: one Quart app serving the pattern examples."""

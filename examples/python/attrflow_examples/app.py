@@ -1,0 +1,74 @@
+"""The app factory: one Quart app serving the pattern examples on one attrflow store."""
+
+from __future__ import annotations
+
+from quart import Quart, Response, jsonify
+from quart.json.provider import DefaultJSONProvider
+
+from attrflow_examples.app_state import AppState
+from attrflow_examples.http_errors import install_error_handlers
+from attrflow_examples.lock_retry import Backoff
+from attrflow_examples.patterns.sequentially_chunked_attribute_map.controller import (
+    URL_PREFIX,
+    create_sequentially_chunked_attribute_map_blueprint,
+    start_archive,
+)
+
+MAX_CONTENT_LENGTH = 64 * 1024
+"""The largest request body accepted, in bytes; a larger one is answered with 413."""
+
+_APP_STATE_KEY = "attrflow_examples"
+
+
+class _InsertionOrderJSONProvider(DefaultJSONProvider):
+    """Writes JSON keys in the order the routes build them (Quart sorts them by default)."""
+
+    sort_keys = False
+
+
+def create_app(
+    store: str,
+    *,
+    start_flow: bool = True,
+    lock_retry: Backoff | None = None,
+) -> Quart:
+    """The app, serving every route on the attrflow store ``store``.
+
+    Args:
+        store: A SQLite file path or a ``sqlite:`` URL; opened when the app starts serving
+            and closed when it stops.
+        start_flow: Start the subscriber archive (idempotently) at start-up, so that a fresh
+            service answers at once. Without it, calls before ``POST .../start`` are 404s.
+        lock_retry: How long to retry a call that meets a held lock before answering 409;
+            by default about two seconds.
+    """
+    app = Quart(__name__)
+    app.config["MAX_CONTENT_LENGTH"] = MAX_CONTENT_LENGTH
+    app.json = _InsertionOrderJSONProvider(app)
+    app_state = AppState(store, lock_retry=lock_retry or Backoff())
+    app.extensions[_APP_STATE_KEY] = app_state
+
+    @app.before_serving
+    async def open_store() -> None:
+        app_state.open()
+        if start_flow:
+            await start_archive(app_state)
+
+    @app.after_serving
+    async def close_store() -> None:
+        app_state.close()
+
+    @app.get("/healthz")
+    async def healthz() -> Response:
+        return jsonify({"status": "ok"})
+
+    app.register_blueprint(create_sequentially_chunked_attribute_map_blueprint(app_state))
+    install_error_handlers(app, flow_not_found_hint=f"start it with POST {URL_PREFIX}/start")
+    return app
+
+
+def app_state_of(app: Quart) -> AppState:
+    """The shared state of an app made by :func:`create_app`."""
+    app_state = app.extensions[_APP_STATE_KEY]
+    assert isinstance(app_state, AppState)
+    return app_state

@@ -1,0 +1,1 @@
+"""The design-pattern examples, one subpackage per pattern."""

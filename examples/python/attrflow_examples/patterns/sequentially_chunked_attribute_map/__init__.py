@@ -1,0 +1,1 @@
+"""The sequentially chunked AttributeMap: an append-only subscriber archive, paged newest first."""

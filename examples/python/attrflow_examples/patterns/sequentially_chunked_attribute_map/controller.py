@@ -1,0 +1,101 @@
+"""HTTP routes of the sequentially chunked AttributeMap: a subscriber archive.
+
+``POST /start`` starts the archive flow (idempotently), ``POST /register`` appends a
+subscriber, and ``GET /subscribers?pageToken=`` reads one chunk, newest first, loading only
+that chunk's AttributeMap instance. Errors are answered by
+:mod:`attrflow_examples.http_errors`.
+"""
+
+from __future__ import annotations
+
+from attrflow import RPCInvokeOptions, RpcLockConflictError, StartFlowOptions
+from attrflow.flows.chunked_subscriber import (
+    CURRENT_CHUNK_INSTANCE,
+    FLOW_ID,
+    GetSubscriberPageInput,
+    RegisterSubscriberInput,
+    Subscriber,
+    validate_subscriber_page_token,
+)
+from quart import Blueprint, Response, jsonify, request
+
+from attrflow_examples.app_state import AppState
+from attrflow_examples.json_body import read_json_object, required_text
+from attrflow_examples.lock_retry import retry_on
+
+URL_PREFIX = "/patterns/sequentially-chunked-attribute-map"
+
+
+async def start_archive(app_state: AppState) -> str:
+    """Starts the archive flow, or returns the running one's run ID."""
+    return await app_state.client.start_flow(
+        app_state.flow, FLOW_ID, None, StartFlowOptions(ignore_already_started=True)
+    )
+
+
+def create_sequentially_chunked_attribute_map_blueprint(
+    app_state: AppState,
+) -> Blueprint:
+    """The pattern's routes, under :data:`URL_PREFIX`."""
+    blueprint = Blueprint(
+        "pattern_sequentially_chunked_attribute_map",
+        __name__,
+        url_prefix=URL_PREFIX,
+    )
+
+    @blueprint.post("/start")
+    async def start() -> Response:
+        run_id = await start_archive(app_state)
+        return jsonify({"flowID": FLOW_ID, "runID": run_id})
+
+    @blueprint.post("/register")
+    async def register_subscriber() -> Response:
+        body = await read_json_object()
+        subscriber_id = required_text(body, "subscriberId")
+        delivery_address = required_text(body, "deliveryAddress")
+        flow = app_state.flow
+        subscriber = await retry_on(
+            RpcLockConflictError,
+            lambda: app_state.client.invoke_rpc(
+                flow.register_subscriber,
+                FLOW_ID,
+                RegisterSubscriberInput(subscriber_id, delivery_address),
+            ),
+            app_state.lock_retry,
+        )
+        return jsonify(subscriber_json(subscriber))
+
+    @blueprint.get("/subscribers")
+    async def get_subscriber_page() -> Response:
+        # An instance key may not be empty, so "no token" is spelled out before loading.
+        page_token = request.args.get("pageToken", "") or CURRENT_CHUNK_INSTANCE
+        # Checked before the load is built, so that any malformed token (one with a "/",
+        # say, which is no instance key at all) gets the core's page-token message.
+        validate_subscriber_page_token(page_token)
+        flow = app_state.flow
+        page = await app_state.client.invoke_rpc(
+            flow.get_subscriber_page,
+            FLOW_ID,
+            GetSubscriberPageInput(page_token),
+            options=RPCInvokeOptions(
+                load_attribute_map_instances=(flow.subscriber_chunks.load(page_token),)
+            ),
+        )
+        return jsonify(
+            {
+                "pageToken": page.page_token,
+                "subscribers": [subscriber_json(s) for s in page.subscribers],
+                "nextPageToken": page.next_page_token,
+            }
+        )
+
+    return blueprint
+
+
+def subscriber_json(subscriber: Subscriber) -> dict[str, object]:
+    """A subscriber in the HTTP API's camelCase."""
+    return {
+        "sequence": subscriber.sequence,
+        "subscriberId": subscriber.subscriber_id,
+        "deliveryAddress": subscriber.delivery_address,
+    }

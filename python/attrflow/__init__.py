@@ -1,0 +1,80 @@
+"""attrflow: an embedded, durable runtime for Flows holding Attributes and AttributeMaps
+behind locked, atomic RPCs, stored in SQLite.
+
+The API follows the Dex Python SDK, so code written for it runs with only its imports
+changed — with no server: the client opens the store itself.
+
+>>> import tempfile, os
+>>> from attrflow import Client, RPCInvokeOptions
+>>> from attrflow.flows.chunked_subscriber import (
+...     FLOW_ID, ChunkedSubscriberFlow, GetSubscriberPageInput, RegisterSubscriberInput)
+>>> flow = ChunkedSubscriberFlow()
+>>> with tempfile.TemporaryDirectory() as folder, Client(os.path.join(folder, "a.db")) as client:
+...     _ = client.start_flow(flow, FLOW_ID)
+...     added = client.invoke_rpc(
+...         flow.register_subscriber, FLOW_ID, RegisterSubscriberInput("s-1", "s-1@example.com"))
+...     page = client.invoke_rpc(
+...         flow.get_subscriber_page, FLOW_ID, GetSubscriberPageInput("current"),
+...         options=RPCInvokeOptions(
+...             load_attribute_map_instances=(flow.subscriber_chunks.load("current"),)))
+>>> added.sequence, [s.subscriber_id for s in page.subscribers]
+(1, ['s-1'])
+"""
+
+from attrflow._native import __version__
+from attrflow.async_client import AsyncClient
+from attrflow.attribute import (
+    Attribute,
+    AttributeLock,
+    AttributeMap,
+    AttributeMapLoad,
+    AttributeMapLock,
+)
+from attrflow.client import Client
+from attrflow.errors import (
+    AttrflowError,
+    AttributeMapNotLoadedError,
+    FlowAlreadyStartedError,
+    FlowNotFoundError,
+    InvalidInputError,
+    InvalidPageTokenError,
+    PageNotFoundError,
+    RPCLockConflictError,
+    RpcLockConflictError,
+    StorageError,
+    ValueMappingError,
+    WorkerInvocationError,
+)
+from attrflow.flow import BoundRpc, Flow, RpcDefinition, RpcDescriptor, RPCResult, core_rpc
+from attrflow.options import RPCInvokeOptions, StartFlowOptions
+
+__all__ = [
+    "AsyncClient",
+    "AttrflowError",
+    "Attribute",
+    "AttributeLock",
+    "AttributeMap",
+    "AttributeMapLoad",
+    "AttributeMapLock",
+    "AttributeMapNotLoadedError",
+    "BoundRpc",
+    "Client",
+    "Flow",
+    "FlowAlreadyStartedError",
+    "FlowNotFoundError",
+    "InvalidInputError",
+    "InvalidPageTokenError",
+    "PageNotFoundError",
+    "RPCInvokeOptions",
+    "RPCLockConflictError",
+    "RPCResult",
+    "RpcDefinition",
+    "RpcDescriptor",
+    "RpcLockConflictError",
+    "StartFlowOptions",
+    "StorageError",
+    "ValueMappingError",
+    "WorkerInvocationError",
+    "__version__",
+    "core_rpc",
+]

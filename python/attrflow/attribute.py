@@ -1,0 +1,142 @@
+"""Attributes and AttributeMaps: the typed values a flow holds, and the lock and load
+selectors RPC calls name them by.
+
+A singleton :class:`Attribute` is stored under its name; each instance of an
+:class:`AttributeMap` under ``<map>/<instance>``. Names and instance keys are checked by the
+core (no ``/``, not empty) as soon as a handle or selector is made.
+"""
+
+from __future__ import annotations
+
+import builtins
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from attrflow import _native
+
+__all__ = ["Attribute", "AttributeLock", "AttributeMap", "AttributeMapLoad", "AttributeMapLock"]
+
+T = TypeVar("T")
+
+
+class Attribute(Generic[T]):
+    """A singleton Attribute named ``name`` holding a ``type`` value (see
+    :mod:`attrflow.codec` for the supported types).
+
+    >>> counter = Attribute("counter", int)
+    >>> counter.lock().physical_name
+    'counter'
+    """
+
+    __slots__ = ("name", "type")
+
+    name: str
+    type: builtins.type[T]
+
+    def __init__(self, name: str, type: builtins.type[T]) -> None:
+        _check_name("Attribute", name)
+        self.name = name
+        self.type = type
+
+    def lock(self) -> AttributeLock:
+        """A lock selector on this Attribute."""
+        return AttributeLock(self)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Attribute) and (self.name, self.type) == (other.name, other.type)
+
+    def __hash__(self) -> int:
+        return hash((Attribute, self.name, self.type))
+
+    def __repr__(self) -> str:
+        return f"Attribute({self.name!r}, {_type_repr(self.type)})"
+
+
+class AttributeMap(Generic[T]):
+    """An AttributeMap named ``name`` whose instances each hold a ``type`` value.
+
+    >>> chunks = AttributeMap("chunks", list)
+    >>> chunks.load("current").physical_name
+    'chunks/current'
+    """
+
+    __slots__ = ("name", "type")
+
+    name: str
+    type: builtins.type[T]
+
+    def __init__(self, name: str, type: builtins.type[T]) -> None:
+        _check_name("AttributeMap", name)
+        self.name = name
+        self.type = type
+
+    def load(self, instance: str) -> AttributeMapLoad:
+        """A selector that loads ``instance`` into an RPC call's snapshot. Raises
+        ``InvalidInputError`` for an empty key or one containing ``/``."""
+        return AttributeMapLoad(self, instance, _physical_name(self, instance))
+
+    def lock(self, instance: str) -> AttributeMapLock:
+        """A selector that locks ``instance`` for an RPC call. Raises ``InvalidInputError``
+        for an empty key or one containing ``/``."""
+        return AttributeMapLock(self, instance, _physical_name(self, instance))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, AttributeMap) and (self.name, self.type) == (
+            other.name,
+            other.type,
+        )
+
+    def __hash__(self) -> int:
+        return hash((AttributeMap, self.name, self.type))
+
+    def __repr__(self) -> str:
+        return f"AttributeMap({self.name!r}, {_type_repr(self.type)})"
+
+
+@dataclass(frozen=True)
+class AttributeLock:
+    """A lock on a singleton Attribute, made by :meth:`Attribute.lock`."""
+
+    attribute: Attribute[Any]
+
+    @property
+    def physical_name(self) -> str:
+        """The stored name: the Attribute's name."""
+        return self.attribute.name
+
+
+@dataclass(frozen=True)
+class AttributeMapLock:
+    """A lock on one map instance, made by :meth:`AttributeMap.lock`."""
+
+    attribute_map: AttributeMap[Any]
+    instance: str
+    physical_name: str
+
+
+@dataclass(frozen=True)
+class AttributeMapLoad:
+    """A load of one map instance, made by :meth:`AttributeMap.load`."""
+
+    attribute_map: AttributeMap[Any]
+    instance: str
+    physical_name: str
+
+
+def _check_name(what: str, name: object) -> None:
+    if not isinstance(name, str):
+        raise TypeError(f"{what} name must be a str, not {type(name).__name__}")
+    _native.validate_definition_name(what, name)
+
+
+def _physical_name(attribute_map: AttributeMap[Any], instance: object) -> str:
+    if not isinstance(instance, str):
+        raise TypeError(
+            f"instance key of AttributeMap {attribute_map.name!r} must be a str, "
+            f"not {type(instance).__name__}"
+        )
+    return _native.instance_physical_name(attribute_map.name, instance)
+
+
+def _type_repr(tp: Any) -> str:
+    return tp.__qualname__ if isinstance(tp, type) else repr(tp)

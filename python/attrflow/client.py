@@ -1,0 +1,160 @@
+"""The blocking client: :class:`Client`, with the methods of the Dex SDK's ``Client``.
+
+There is no server: a client opens the store (an SQLite file) itself, and every call runs
+in the Rust core with the GIL released, so calls from many threads overlap.
+"""
+
+from __future__ import annotations
+
+import os
+from types import TracebackType
+from typing import Any, TypeVar
+
+from attrflow import _native, codec
+from attrflow.flow import BoundRpc, Flow, resolve_rpc
+from attrflow.options import RPCInvokeOptions, StartFlowOptions
+
+__all__ = ["DEFAULT_STORE", "Client"]
+
+I = TypeVar("I")  # noqa: E741 - input type
+O = TypeVar("O")  # noqa: E741 - output type
+
+DEFAULT_STORE = "data/attrflow.db"
+"""The store a client opens when given none: an SQLite file under the working folder."""
+
+_DEFAULT_START = StartFlowOptions()
+_DEFAULT_INVOKE = RPCInvokeOptions()
+
+
+class Client:
+    """A blocking client over one store.
+
+    ``store`` is a path or an ``sqlite:`` URL (``sqlite:data/a.db?synchronous=normal``);
+    ``synchronous`` (``"full"`` or ``"normal"``) overrides the URL's durability setting.
+    The store is created if missing. Use it as a context manager, or call :meth:`close`.
+
+    >>> import tempfile, os
+    >>> from attrflow.flows.chunked_subscriber import ChunkedSubscriberFlow, FLOW_ID
+    >>> with tempfile.TemporaryDirectory() as folder, Client(os.path.join(folder, "a.db")) as c:
+    ...     run_id = c.start_flow(ChunkedSubscriberFlow(), FLOW_ID)
+    ...     len(run_id) > 0
+    True
+    """
+
+    def __init__(
+        self,
+        store: str | os.PathLike[str] = DEFAULT_STORE,
+        *,
+        synchronous: str | None = None,
+    ) -> None:
+        if not isinstance(store, (str, os.PathLike)):
+            raise TypeError(f"store must be a path or URL, not {type(store).__name__}")
+        if synchronous is not None and not isinstance(synchronous, str):
+            raise TypeError('synchronous must be "full", "normal" or None')
+        self._runtime = _native.Runtime(os.fspath(store), synchronous)
+
+    @property
+    def store(self) -> str:
+        """Where the store lives."""
+        return self._runtime.location
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` has been called."""
+        return self._runtime.closed
+
+    def start_flow(
+        self,
+        flow: Flow,
+        flow_id: str,
+        input: None = None,
+        options: StartFlowOptions = _DEFAULT_START,
+    ) -> str:
+        """Starts ``flow``'s type under ``flow_id`` with its initial values and returns the run
+        ID. A running flow raises ``FlowAlreadyStartedError`` unless
+        ``options.ignore_already_started``, which returns the running flow's run ID.
+
+        attrflow flows are RPC-only (no start Step), so ``input`` must be None."""
+        if not isinstance(flow, Flow):
+            raise TypeError(f"start_flow takes a Flow instance, not {flow!r}")
+        _check_flow_id(flow_id)
+        if input is not None:
+            raise ValueError("Flow without a start Step requires None input")
+        if not isinstance(options, StartFlowOptions):
+            raise TypeError(f"options must be StartFlowOptions, not {type(options).__name__}")
+        initial = [
+            (value.attribute.name, value.instance, value.json)
+            for value in options.initial_attributes
+        ]
+        return self._runtime.start_flow(
+            flow.flow_type, flow_id, options.ignore_already_started, initial
+        )
+
+    def invoke_rpc(
+        self,
+        rpc: BoundRpc[I, O],
+        flow_id: str,
+        input: I | None = None,
+        *,
+        run_id: str = "",
+        options: RPCInvokeOptions = _DEFAULT_INVOKE,
+    ) -> O:
+        """Invokes ``rpc`` (an RPC of a flow instance, such as ``flow.register_subscriber``)
+        on the flow ``flow_id`` and returns its decoded output.
+
+        The RPC takes its fixed locks plus ``options``' (fail-fast: a held lock raises
+        ``RpcLockConflictError``, to be retried), loads its fixed instances plus
+        ``options``', and commits all of its writes or none. ``run_id`` ``""`` means the
+        flow's current run; any other value must be that run's ID."""
+        flow, definition = resolve_rpc(rpc)
+        _check_flow_id(flow_id)
+        if not isinstance(run_id, str):
+            raise TypeError("run_id must be a str")
+        if not isinstance(options, RPCInvokeOptions):
+            raise TypeError(f"options must be RPCInvokeOptions, not {type(options).__name__}")
+        what = f"input of RPC {definition.name}"
+        input_json = (
+            "null" if input is None else codec.to_json(input, definition.input_type, what=what)
+        )
+        output = self._runtime.invoke_rpc(
+            flow.flow_type,
+            flow_id,
+            definition.name,
+            input_json,
+            _pairs(options.lock_attribute_map_instances),
+            _pairs(options.load_attribute_map_instances),
+            run_id,
+        )
+        result: O = codec.from_json(
+            output, definition.output_type, what=f"output of RPC {definition.name}"
+        )
+        return result
+
+    def close(self) -> None:
+        """Releases the store. Calls already running finish; later calls raise
+        ``StorageError``. Closing twice is harmless."""
+        self._runtime.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else "open"
+        return f"<attrflow.Client {self.store!r} ({state})>"
+
+
+def _check_flow_id(flow_id: object) -> None:
+    if not isinstance(flow_id, str):
+        raise TypeError(f"flow_id must be a str, not {type(flow_id).__name__}")
+
+
+def _pairs(selectors: tuple[Any, ...]) -> list[tuple[str, str]]:
+    return [(selector.attribute_map.name, selector.instance) for selector in selectors]

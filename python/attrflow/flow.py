@@ -1,0 +1,183 @@
+"""Flows and their RPCs.
+
+A :class:`Flow` subclass declares a flow type: its Attributes and AttributeMaps as class
+attributes, and its RPCs as :class:`RpcDescriptor` class attributes. Reading an RPC from a
+flow *instance* gives a :class:`BoundRpc`, the handle ``client.invoke_rpc`` takes, just as
+the Dex SDK takes a bound ``@rpc`` method::
+
+    flow = ChunkedSubscriberFlow()
+    page = client.invoke_rpc(flow.get_subscriber_page, FLOW_ID, GetSubscriberPageInput(""))
+
+The client finds everything it needs on the handle: ``handle.__self__`` is the flow (its
+``flow_type``), ``handle.__attrflow_rpc__`` the :class:`RpcDefinition` (the RPC's name and
+its input and output types). Today every RPC is implemented by the Rust core and declared
+with :func:`core_rpc`. Python-defined handlers slot in beside it: an ``@rpc`` decorator
+will produce a descriptor of its own (or a function carrying ``__attrflow_rpc__``, whose
+bound methods then expose both attributes), and the client resolves it the same way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Generic, NoReturn, TypeVar, overload
+
+from attrflow import _native
+from attrflow.attribute import Attribute, AttributeMap
+
+__all__ = ["BoundRpc", "Flow", "RPCResult", "RpcDefinition", "RpcDescriptor", "core_rpc"]
+
+I = TypeVar("I")  # noqa: E741 - input type
+O = TypeVar("O")  # noqa: E741 - output type
+
+
+@dataclass(frozen=True)
+class RpcDefinition(Generic[I, O]):
+    """An RPC as a caller sees it: its name and the types its input and output decode as."""
+
+    name: str
+    input_type: type[I]
+    output_type: type[O]
+
+
+@dataclass(frozen=True)
+class RPCResult(Generic[O]):
+    """What a handler returns: its output and the Steps to move to (attrflow flows are
+    RPC-only today, so ``next_steps`` stays empty)."""
+
+    output: O
+    next_steps: tuple[Any, ...] = field(default=())
+
+
+class Flow:
+    """Base class of flow types. The flow type's name is the class name unless the class
+    sets ``flow_type`` or is declared as ``class X(Flow, flow_type="Name")``."""
+
+    flow_type: ClassVar[str] = "Flow"
+
+    def __init_subclass__(cls, *, flow_type: str | None = None, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        declared = cls.__dict__.get("flow_type")
+        name = flow_type or (declared if isinstance(declared, str) else None) or cls.__name__
+        _native.validate_definition_name("flow type", name)
+        cls.flow_type = name
+
+    @classmethod
+    def rpc_definitions(cls) -> dict[str, RpcDefinition[Any, Any]]:
+        """The flow type's RPCs, by RPC name."""
+        found: dict[str, RpcDefinition[Any, Any]] = {}
+        for klass in reversed(cls.__mro__):
+            for value in vars(klass).values():
+                if isinstance(value, RpcDescriptor):
+                    found[value.definition.name] = value.definition
+        return found
+
+    @classmethod
+    def attribute_definitions(cls) -> dict[str, Attribute[Any] | AttributeMap[Any]]:
+        """The flow type's Attributes and AttributeMaps, by name."""
+        found: dict[str, Attribute[Any] | AttributeMap[Any]] = {}
+        for klass in reversed(cls.__mro__):
+            for value in vars(klass).values():
+                if isinstance(value, (Attribute, AttributeMap)):
+                    found[value.name] = value
+        return found
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__qualname__} flow type {self.flow_type!r}>"
+
+
+class RpcDescriptor(Generic[I, O]):
+    """An RPC declared on a :class:`Flow` class. Read from the class it is itself; read
+    from an instance it is that instance's :class:`BoundRpc`."""
+
+    __slots__ = ("attribute_name", "definition")
+
+    definition: RpcDefinition[I, O]
+    attribute_name: str
+
+    def __init__(self, definition: RpcDefinition[I, O]) -> None:
+        _native.validate_definition_name("RPC", definition.name)
+        self.definition = definition
+        self.attribute_name = definition.name
+
+    def __set_name__(self, owner: type[Any], name: str) -> None:
+        self.attribute_name = name
+
+    @overload
+    def __get__(self, instance: None, owner: type[Any] | None = None) -> RpcDescriptor[I, O]: ...
+
+    @overload
+    def __get__(self, instance: Flow, owner: type[Any] | None = None) -> BoundRpc[I, O]: ...
+
+    def __get__(
+        self, instance: Flow | None, owner: type[Any] | None = None
+    ) -> RpcDescriptor[I, O] | BoundRpc[I, O]:
+        if instance is None:
+            return self
+        return BoundRpc(instance, self.definition, self.attribute_name)
+
+    def __repr__(self) -> str:
+        return f"<RPC {self.definition.name}>"
+
+
+class BoundRpc(Generic[I, O]):
+    """An RPC of one flow instance: what ``client.invoke_rpc`` takes."""
+
+    __self__: Flow
+    __attrflow_rpc__: RpcDefinition[I, O]
+    __name__: str
+
+    def __init__(self, flow: Flow, definition: RpcDefinition[I, O], name: str) -> None:
+        self.__self__ = flow
+        self.__attrflow_rpc__ = definition
+        self.__name__ = name
+
+    @property
+    def definition(self) -> RpcDefinition[I, O]:
+        """The RPC's name and types."""
+        return self.__attrflow_rpc__
+
+    def __call__(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise TypeError(
+            f"RPC {self.__attrflow_rpc__.name} runs in the attrflow core; "
+            f"call it with client.invoke_rpc(flow.{self.__name__}, flow_id, input)"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, BoundRpc)
+            and other.__self__ is self.__self__
+            and other.__attrflow_rpc__ == self.__attrflow_rpc__
+        )
+
+    def __hash__(self) -> int:
+        return hash((id(self.__self__), self.__attrflow_rpc__))
+
+    def __repr__(self) -> str:
+        return f"<RPC {self.__attrflow_rpc__.name} of {self.__self__!r}>"
+
+
+def core_rpc(name: str, input_type: type[I], output_type: type[O]) -> RpcDescriptor[I, O]:
+    """Declares an RPC whose handler is part of the Rust core, by its core name.
+
+    >>> from dataclasses import dataclass
+    >>> @dataclass
+    ... class Ping:
+    ...     text: str
+    >>> class Echo(Flow):
+    ...     echo = core_rpc("Echo", Ping, Ping)
+    >>> Echo().echo.__attrflow_rpc__.name
+    'Echo'
+    """
+    return RpcDescriptor(RpcDefinition(name, input_type, output_type))
+
+
+def resolve_rpc(handle: object) -> tuple[Flow, RpcDefinition[Any, Any]]:
+    """The flow and definition behind an RPC handle, or ``TypeError`` for anything else."""
+    flow = getattr(handle, "__self__", None)
+    definition = getattr(handle, "__attrflow_rpc__", None)
+    if not isinstance(flow, Flow) or not isinstance(definition, RpcDefinition):
+        raise TypeError(
+            "invoke_rpc takes an RPC of a flow instance, such as flow.get_subscriber_page, "
+            f"not {handle!r}"
+        )
+    return flow, definition

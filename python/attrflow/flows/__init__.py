@@ -1,0 +1,1 @@
+"""Flows built into attrflow, with the Python types their RPCs take and return."""
