@@ -49,3 +49,8 @@ pub use error::{Error, ErrorKind, Result};
 pub use options::{RpcInvokeOptions, StartFlowOptions};
 pub use runtime::Runtime;
 pub use typed::{Attribute, AttributeMap};
+
+/// The README's Rust examples, compiled as doctests so they cannot go stale.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;
