@@ -63,14 +63,7 @@ impl TestStore {
     pub fn with_options(options: SqliteOptions) -> Self {
         let dir = tempfile::tempdir().expect("create a temporary folder");
         let path = dir.path().join("attrflow.db");
-        let (store, runtime) = open(&path, &options);
-        TestStore {
-            path,
-            store,
-            runtime,
-            options,
-            _dir: dir,
-        }
+        Self::open_in(dir, path, options)
     }
 
     /// Drops the runtime and the store (closing every connection) and opens the same file
@@ -85,6 +78,10 @@ impl TestStore {
         } = self;
         drop(runtime);
         drop(store);
+        Self::open_in(dir, path, options)
+    }
+
+    fn open_in(dir: TempDir, path: PathBuf, options: SqliteOptions) -> Self {
         let (store, runtime) = open(&path, &options);
         TestStore {
             path,
