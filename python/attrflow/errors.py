@@ -19,6 +19,7 @@ __all__ = [
     "InvalidPageTokenError",
     "PageNotFoundError",
     "RPCLockConflictError",
+    "RecordNotFoundError",
     "RpcLockConflictError",
     "StorageError",
     "ValueMappingError",
@@ -100,6 +101,10 @@ class ValueMappingError(InvalidInputError):
 
 class PageNotFoundError(AttrflowError, LookupError):
     """A well-formed page token names a chunk that is not stored."""
+
+
+class RecordNotFoundError(AttrflowError, LookupError):
+    """A lookup by key found no stored record, such as a customer profile by email."""
 
 
 class AttributeMapNotLoadedError(AttrflowError):
