@@ -14,6 +14,7 @@ __all__ = [
     "AttrflowError",
     "AttributeMapNotLoadedError",
     "FlowAlreadyStartedError",
+    "FlowDefinitionError",
     "FlowNotFoundError",
     "InvalidInputError",
     "InvalidPageTokenError",
@@ -97,6 +98,11 @@ class ValueMappingError(InvalidInputError):
     def __init__(self, message: str, path: str = "") -> None:
         super().__init__(message)
         self.path = path
+
+
+class FlowDefinitionError(InvalidInputError):
+    """A flow type defined in Python was rejected when it was registered: an unknown lock or
+    load target, a map lock without an instance, a duplicate or malformed name, Steps."""
 
 
 class PageNotFoundError(AttrflowError, LookupError):
