@@ -10,10 +10,10 @@ from pathlib import Path
 README = Path(__file__).resolve().parents[2] / "README.md"
 
 
-def readme_python_example() -> str:
+def readme_python_example(index: int = 0) -> str:
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
-    assert blocks, "the README has a Python example"
-    return blocks[0]
+    assert len(blocks) > index, f"the README has Python example {index}"
+    return blocks[index]
 
 
 def test_the_readme_quick_start_runs_unchanged(tmp_path: Path) -> None:
