@@ -10,26 +10,20 @@ from pathlib import Path
 
 import dex_style_chunked_subscriber as dex
 from archive_support import retry_on_conflict
+from python_flow_support import dex_page
 
-from attrflow import AsyncClient, Client, RPCInvokeOptions, RpcLockConflictError
+from attrflow import AsyncClient, Client, RpcLockConflictError
 
 FLOW_ID = "python-archive"
 SEQUENTIAL = 95
 CONCURRENT = 20
 
 
-def all_sequences(client: Client, flow: dex.ChunkedSubscriberFlow) -> list[int]:
+def all_sequences(client: Client) -> list[int]:
     found: list[int] = []
     token = "current"
     while token:
-        page = client.invoke_rpc(
-            flow.get_subscriber_page,
-            FLOW_ID,
-            dex.GetSubscriberPageInput(token),
-            options=RPCInvokeOptions(
-                load_attribute_map_instances=(flow.subscriber_chunks.load(token),)
-            ),
-        )
+        page = dex_page(client, FLOW_ID, token)
         found.extend(s.sequence for s in page.subscribers)
         token = page.next_page_token
     return sorted(found)
@@ -64,7 +58,7 @@ def test_threads_keep_exact_sequences(store_path: Path):
         for thread in threads:
             thread.join()
         assert sorted(results.values()) == list(range(SEQUENTIAL + 1, SEQUENTIAL + CONCURRENT + 1))
-        assert all_sequences(client, flow) == list(range(1, SEQUENTIAL + CONCURRENT + 1))
+        assert all_sequences(client) == list(range(1, SEQUENTIAL + CONCURRENT + 1))
 
 
 def test_asyncio_tasks_keep_exact_sequences(store_path: Path):
@@ -89,4 +83,4 @@ def test_asyncio_tasks_keep_exact_sequences(store_path: Path):
     sequences = asyncio.run(main())
     assert sorted(sequences) == list(range(1, total + 1))
     with Client(store_path, built_in_flows=False) as client:
-        assert all_sequences(client, flow) == list(range(1, total + 1))
+        assert all_sequences(client) == list(range(1, total + 1))

@@ -12,6 +12,7 @@ from typing import Any
 import dex_style_chunked_subscriber as dex
 import pytest
 from archive_support import Archive, subscriber_input
+from python_flow_support import dex_page
 
 from attrflow import Client, RPCInvokeOptions, WorkerInvocationError
 from attrflow.flows.chunked_subscriber import GetSubscriberPageInput
@@ -30,16 +31,7 @@ def python_client(store_path: Path) -> Iterator[Client]:
 
 
 def python_page(client: Client, flow_id: str, token: str) -> dict[str, Any]:
-    flow = dex.ChunkedSubscriberFlow()
-    page = client.invoke_rpc(
-        flow.get_subscriber_page,
-        flow_id,
-        dex.GetSubscriberPageInput(token),
-        options=RPCInvokeOptions(
-            load_attribute_map_instances=(flow.subscriber_chunks.load(token),)
-        ),
-    )
-    return dataclasses.asdict(page)
+    return dataclasses.asdict(dex_page(client, flow_id, token))
 
 
 def builtin_page(archive: Archive, flow_id: str, token: str) -> dict[str, Any]:
