@@ -43,6 +43,10 @@ pub enum Error {
     #[error("{0}")]
     PageNotFound(String),
 
+    /// A lookup by key found no stored record (`customer profile "<email>" not found`).
+    #[error("{0}")]
+    RecordNotFound(String),
+
     /// A handler read a map instance that the RPC neither loaded by definition nor by
     /// per-call options.
     #[error("AttributeMap instance was not loaded for RPC: {physical_name}")]
@@ -95,6 +99,7 @@ impl Error {
             Error::InvalidInput(_) => ErrorKind::InvalidInput,
             Error::InvalidPageToken { .. } => ErrorKind::InvalidPageToken,
             Error::PageNotFound(_) => ErrorKind::PageNotFound,
+            Error::RecordNotFound(_) => ErrorKind::RecordNotFound,
             Error::AttributeMapNotLoaded { .. } => ErrorKind::AttributeMapNotLoaded,
             Error::HandlerFailure { .. } => ErrorKind::HandlerFailure,
             Error::Storage(_) => ErrorKind::Storage,
@@ -122,6 +127,8 @@ pub enum ErrorKind {
     InvalidPageToken,
     /// See [`Error::PageNotFound`].
     PageNotFound,
+    /// See [`Error::RecordNotFound`].
+    RecordNotFound,
     /// See [`Error::AttributeMapNotLoaded`].
     AttributeMapNotLoaded,
     /// See [`Error::HandlerFailure`].

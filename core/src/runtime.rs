@@ -48,10 +48,7 @@ impl std::fmt::Debug for Runtime {
 impl Runtime {
     /// A runtime over `store` with the built-in flow types registered.
     pub fn new(store: Arc<dyn Store>) -> Self {
-        let runtime = Runtime {
-            store,
-            flows: RwLock::new(HashMap::new()),
-        };
+        let runtime = Self::without_built_ins(store);
         for definition in crate::flows::built_in() {
             let flow_type = definition.flow_type().to_owned();
             runtime
@@ -60,6 +57,15 @@ impl Runtime {
                 .insert(flow_type, Arc::new(definition));
         }
         runtime
+    }
+
+    /// A runtime over `store` with no flow types registered: the application registers
+    /// each one itself (a flow type of its own under a built-in type's name, say).
+    pub fn without_built_ins(store: Arc<dyn Store>) -> Self {
+        Runtime {
+            store,
+            flows: RwLock::new(HashMap::new()),
+        }
     }
 
     /// Opens the store named by `url` (see [`crate::store::StoreUrl`]) with the built-in

@@ -31,14 +31,17 @@ from attrflow.attribute import (
     AttributeMapLock,
 )
 from attrflow.client import Client
+from attrflow.context import Context
 from attrflow.errors import (
     AttrflowError,
     AttributeMapNotLoadedError,
     FlowAlreadyStartedError,
+    FlowDefinitionError,
     FlowNotFoundError,
     InvalidInputError,
     InvalidPageTokenError,
     PageNotFoundError,
+    RecordNotFoundError,
     RPCLockConflictError,
     RpcLockConflictError,
     StorageError,
@@ -47,6 +50,8 @@ from attrflow.errors import (
 )
 from attrflow.flow import BoundRpc, Flow, RpcDefinition, RpcDescriptor, RPCResult, core_rpc
 from attrflow.options import RPCInvokeOptions, StartFlowOptions
+from attrflow.rpc import HandlerRpc, rpc
+from attrflow.schema import PersistenceSchema, StepList
 
 __all__ = [
     "AsyncClient",
@@ -59,22 +64,29 @@ __all__ = [
     "AttributeMapNotLoadedError",
     "BoundRpc",
     "Client",
+    "Context",
     "Flow",
     "FlowAlreadyStartedError",
+    "FlowDefinitionError",
     "FlowNotFoundError",
+    "HandlerRpc",
     "InvalidInputError",
     "InvalidPageTokenError",
     "PageNotFoundError",
+    "PersistenceSchema",
     "RPCInvokeOptions",
     "RPCLockConflictError",
     "RPCResult",
+    "RecordNotFoundError",
     "RpcDefinition",
     "RpcDescriptor",
     "RpcLockConflictError",
     "StartFlowOptions",
+    "StepList",
     "StorageError",
     "ValueMappingError",
     "WorkerInvocationError",
     "__version__",
     "core_rpc",
+    "rpc",
 ]

@@ -4,7 +4,7 @@ Values cross as JSON text; errors are raised as the classes of :mod:`attrflow.er
 Every method that touches the store releases the GIL while it runs.
 """
 
-from typing import final
+from typing import Callable, final
 
 __all__ = [
     "CHUNKED_SUBSCRIBER_ARCHIVE_STATE_ATTRIBUTE",
@@ -15,9 +15,18 @@ __all__ = [
     "CHUNKED_SUBSCRIBER_FLOW_TYPE",
     "CHUNKED_SUBSCRIBER_GET_SUBSCRIBER_PAGE",
     "CHUNKED_SUBSCRIBER_REGISTER_SUBSCRIBER",
+    "CUSTOMER_DIRECTORY_FLOW_ID",
+    "CUSTOMER_DIRECTORY_FLOW_TYPE",
+    "CUSTOMER_DIRECTORY_GET_CUSTOMER_PROFILE_BY_EMAIL",
+    "CUSTOMER_DIRECTORY_PARTITION_COUNT",
+    "CUSTOMER_DIRECTORY_PROFILES_MAP",
+    "CUSTOMER_DIRECTORY_UPSERT_CUSTOMER_PROFILE",
+    "RpcContext",
     "Runtime",
     "__version__",
     "archive_chunk_token",
+    "canonical_email",
+    "customer_profile_partition",
     "instance_physical_name",
     "validate_definition_name",
     "validate_flow_id",
@@ -34,12 +43,37 @@ CHUNKED_SUBSCRIBER_ARCHIVE_STATE_ATTRIBUTE: str
 CHUNKED_SUBSCRIBER_CHUNKS_MAP: str
 CHUNKED_SUBSCRIBER_REGISTER_SUBSCRIBER: str
 CHUNKED_SUBSCRIBER_GET_SUBSCRIBER_PAGE: str
+CUSTOMER_DIRECTORY_FLOW_TYPE: str
+CUSTOMER_DIRECTORY_FLOW_ID: str
+CUSTOMER_DIRECTORY_PROFILES_MAP: str
+CUSTOMER_DIRECTORY_UPSERT_CUSTOMER_PROFILE: str
+CUSTOMER_DIRECTORY_GET_CUSTOMER_PROFILE_BY_EMAIL: str
+CUSTOMER_DIRECTORY_PARTITION_COUNT: int
+
+_Lock = tuple[str, str | None]
+_Load = tuple[str, str]
+_Rpc = tuple[str, list[_Lock], list[_Load], bool, Callable[[RpcContext, str], str]]
+
+@final
+class RpcContext:
+    """A Python handler's window on one call's snapshot and staged writes (JSON text);
+    closed when the handler returns."""
+
+    @property
+    def flow_id(self) -> str: ...
+    def attribute(self, name: str) -> str | None: ...
+    def set_attribute(self, name: str, json: str) -> None: ...
+    def map_instance(self, map: str, instance: str) -> str | None: ...
+    def set_map_instance(self, map: str, instance: str, json: str) -> None: ...
+    def delete_map_instance(self, map: str, instance: str) -> None: ...
 
 @final
 class Runtime:
     """One store (a path or ``sqlite:`` URL) with the built-in flow types registered."""
 
-    def __new__(cls, url: str, synchronous: str | None = None) -> Runtime: ...
+    def __new__(
+        cls, url: str, synchronous: str | None = None, built_in_flows: bool = True
+    ) -> Runtime: ...
     @property
     def location(self) -> str: ...
     @property
@@ -64,6 +98,10 @@ class Runtime:
         run_id: str = ...,
     ) -> str:
         """Invokes an RPC with JSON input; returns its JSON output."""
+    def register_flow(
+        self, flow_type: str, attributes: list[str], maps: list[str], rpcs: list[_Rpc]
+    ) -> None:
+        """Registers a flow type whose handlers are Python callables."""
     def close(self) -> None: ...
 
 def validate_flow_id(flow_id: str) -> None: ...
@@ -71,3 +109,5 @@ def validate_definition_name(what: str, name: str) -> None: ...
 def instance_physical_name(map: str, instance: str) -> str: ...
 def validate_subscriber_page_token(token: str) -> None: ...
 def archive_chunk_token(first_sequence: int) -> str: ...
+def canonical_email(email_address: str) -> str: ...
+def customer_profile_partition(email_address: str) -> str: ...

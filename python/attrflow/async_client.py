@@ -37,15 +37,17 @@ class _Done:
 
 class AsyncClient:
     """An asyncio client over one store; see :class:`attrflow.Client` for ``store`` and
-    ``synchronous``. The store is opened when the client is made."""
+    ``synchronous``, ``built_in_flows`` and flows defined in Python. The store is opened
+    when the client is made."""
 
     def __init__(
         self,
         store: str | os.PathLike[str] = DEFAULT_STORE,
         *,
         synchronous: str | None = None,
+        built_in_flows: bool = True,
     ) -> None:
-        self._client = Client(store, synchronous=synchronous)
+        self._client = Client(store, synchronous=synchronous, built_in_flows=built_in_flows)
 
     @property
     def store(self) -> str:
@@ -56,6 +58,10 @@ class AsyncClient:
     def closed(self) -> bool:
         """Whether :meth:`close` has been called."""
         return self._client.closed
+
+    def register_flow(self, flow: Flow) -> None:
+        """See :meth:`attrflow.Client.register_flow` (no store work: not awaited)."""
+        self._client.register_flow(flow)
 
     async def start_flow(
         self,

@@ -4,6 +4,11 @@ selectors RPC calls name them by.
 A singleton :class:`Attribute` is stored under its name; each instance of an
 :class:`AttributeMap` under ``<map>/<instance>``. Names and instance keys are checked by the
 core (no ``/``, not empty) as soon as a handle or selector is made.
+
+Inside a Python RPC handler the same handles read and stage values through the call's
+:class:`~attrflow.context.Context`: ``get`` decodes the snapshot's JSON into the declared
+type, ``set`` and ``delete`` stage writes that are committed together when the handler
+returns.
 """
 
 from __future__ import annotations
@@ -12,7 +17,8 @@ import builtins
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from attrflow import _native
+from attrflow import _native, codec
+from attrflow.context import Context
 
 __all__ = ["Attribute", "AttributeLock", "AttributeMap", "AttributeMapLoad", "AttributeMapLock"]
 
@@ -41,6 +47,19 @@ class Attribute(Generic[T]):
     def lock(self) -> AttributeLock:
         """A lock selector on this Attribute."""
         return AttributeLock(self)
+
+    def get(self, context: Context) -> T:
+        """The value in this call's snapshot (or staged by it). Raises ``KeyError`` when
+        the Attribute holds no value."""
+        text = _native_context(context).attribute(self.name)
+        if text is None:
+            raise KeyError(f"Attribute {self.name!r} holds no value")
+        return codec.from_json(text, self.type, what=f"Attribute {self.name}")
+
+    def set(self, context: Context, value: T) -> None:
+        """Stages ``value``, checked against the declared type."""
+        text = codec.to_json(value, self.type, what=f"Attribute {self.name}")
+        _native_context(context).set_attribute(self.name, text)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Attribute) and (self.name, self.type) == (other.name, other.type)
@@ -79,6 +98,28 @@ class AttributeMap(Generic[T]):
         """A selector that locks ``instance`` for an RPC call. Raises ``InvalidInputError``
         for an empty key or one containing ``/``."""
         return AttributeMapLock(self, instance, _physical_name(self, instance))
+
+    def get(self, context: Context, instance: str) -> T:
+        """The instance's value in this call's snapshot (or staged by it). Raises
+        ``KeyError`` when the instance was loaded but holds no value, and
+        ``AttributeMapNotLoadedError`` when the call did not load it."""
+        physical = _physical_name(self, instance)
+        text = _native_context(context).map_instance(self.name, instance)
+        if text is None:
+            raise KeyError(physical)
+        return codec.from_json(text, self.type, what=f"AttributeMap instance {physical}")
+
+    def set(self, context: Context, instance: str, value: T) -> None:
+        """Stages ``value`` for ``instance``, checked against the declared type. Writing
+        needs no load or lock."""
+        physical = _physical_name(self, instance)
+        text = codec.to_json(value, self.type, what=f"AttributeMap instance {physical}")
+        _native_context(context).set_map_instance(self.name, instance, text)
+
+    def delete(self, context: Context, instance: str) -> None:
+        """Stages the deletion of ``instance``."""
+        _physical_name(self, instance)
+        _native_context(context).delete_map_instance(self.name, instance)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, AttributeMap) and (self.name, self.type) == (
@@ -136,6 +177,12 @@ def _physical_name(attribute_map: AttributeMap[Any], instance: object) -> str:
             f"not {type(instance).__name__}"
         )
     return _native.instance_physical_name(attribute_map.name, instance)
+
+
+def _native_context(context: object) -> _native.RpcContext:
+    if not isinstance(context, Context):
+        raise TypeError(f"expected the handler's Context, not {type(context).__name__}")
+    return context.native
 
 
 def _type_repr(tp: Any) -> str:

@@ -7,10 +7,12 @@ in the Rust core with the GIL released, so calls from many threads overlap.
 from __future__ import annotations
 
 import os
+import threading
 from types import TracebackType
 from typing import Any, TypeVar
 
-from attrflow import _native, codec
+from attrflow import _native, codec, registration
+from attrflow.errors import FlowDefinitionError
 from attrflow.flow import BoundRpc, Flow, resolve_rpc
 from attrflow.options import RPCInvokeOptions, StartFlowOptions
 
@@ -33,6 +35,11 @@ class Client:
     ``synchronous`` (``"full"`` or ``"normal"``) overrides the URL's durability setting.
     The store is created if missing. Use it as a context manager, or call :meth:`close`.
 
+    Flow types with ``@rpc`` handlers written in Python are registered on their first use
+    (or by :meth:`register_flow`, which reports a bad definition at once); their handlers
+    run with that first flow instance as ``self``. With ``built_in_flows=False`` the
+    core's own flow types are left out, so a Python flow may use one of their names.
+
     >>> import tempfile, os
     >>> from attrflow.flows.chunked_subscriber import ChunkedSubscriberFlow, FLOW_ID
     >>> with tempfile.TemporaryDirectory() as folder, Client(os.path.join(folder, "a.db")) as c:
@@ -46,12 +53,17 @@ class Client:
         store: str | os.PathLike[str] = DEFAULT_STORE,
         *,
         synchronous: str | None = None,
+        built_in_flows: bool = True,
     ) -> None:
         if not isinstance(store, (str, os.PathLike)):
             raise TypeError(f"store must be a path or URL, not {type(store).__name__}")
         if synchronous is not None and not isinstance(synchronous, str):
             raise TypeError('synchronous must be "full", "normal" or None')
-        self._runtime = _native.Runtime(os.fspath(store), synchronous)
+        if not isinstance(built_in_flows, bool):
+            raise TypeError("built_in_flows must be a bool")
+        self._runtime = _native.Runtime(os.fspath(store), synchronous, built_in_flows)
+        self._registered: dict[str, Flow] = {}
+        self._registering = threading.Lock()
 
     @property
     def store(self) -> str:
@@ -62,6 +74,29 @@ class Client:
     def closed(self) -> bool:
         """Whether :meth:`close` has been called."""
         return self._runtime.closed
+
+    def register_flow(self, flow: Flow) -> None:
+        """Registers the flow type of ``flow`` (defined in Python with ``@rpc`` handlers) so
+        that it can be started and called; its handlers run with ``flow`` as ``self``.
+        Registering the same flow type again is harmless. A definition the core rejects
+        raises ``FlowDefinitionError`` naming what is wrong."""
+        if not isinstance(flow, Flow):
+            raise TypeError(f"register_flow takes a Flow instance, not {flow!r}")
+        with self._registering:
+            registered = self._registered.get(flow.flow_type)
+            if registered is not None:
+                if type(registered) is not type(flow):
+                    raise FlowDefinitionError(
+                        f"flow type {flow.flow_type!r} is already registered by "
+                        f"{type(registered).__qualname__}"
+                    )
+                return
+            registration.register_flow(self._runtime, flow)
+            self._registered[flow.flow_type] = flow
+
+    def _prepare(self, flow: Flow) -> None:
+        if flow.flow_type not in self._registered and registration.defines_handlers(flow):
+            self.register_flow(flow)
 
     def start_flow(
         self,
@@ -82,6 +117,7 @@ class Client:
             raise ValueError("Flow without a start Step requires None input")
         if not isinstance(options, StartFlowOptions):
             raise TypeError(f"options must be StartFlowOptions, not {type(options).__name__}")
+        self._prepare(flow)
         initial = [
             (value.attribute.name, value.instance, value.json)
             for value in options.initial_attributes
@@ -108,6 +144,7 @@ class Client:
         flow's current run; any other value must be that run's ID."""
         flow, definition = resolve_rpc(rpc)
         _check_flow_id(flow_id)
+        self._prepare(flow)
         if not isinstance(run_id, str):
             raise TypeError("run_id must be a str")
         if not isinstance(options, RPCInvokeOptions):

@@ -14,11 +14,13 @@ __all__ = [
     "AttrflowError",
     "AttributeMapNotLoadedError",
     "FlowAlreadyStartedError",
+    "FlowDefinitionError",
     "FlowNotFoundError",
     "InvalidInputError",
     "InvalidPageTokenError",
     "PageNotFoundError",
     "RPCLockConflictError",
+    "RecordNotFoundError",
     "RpcLockConflictError",
     "StorageError",
     "ValueMappingError",
@@ -98,8 +100,17 @@ class ValueMappingError(InvalidInputError):
         self.path = path
 
 
+class FlowDefinitionError(InvalidInputError):
+    """A flow type defined in Python was rejected when it was registered: an unknown lock or
+    load target, a map lock without an instance, a duplicate or malformed name, Steps."""
+
+
 class PageNotFoundError(AttrflowError, LookupError):
     """A well-formed page token names a chunk that is not stored."""
+
+
+class RecordNotFoundError(AttrflowError, LookupError):
+    """A lookup by key found no stored record, such as a customer profile by email."""
 
 
 class AttributeMapNotLoadedError(AttrflowError):

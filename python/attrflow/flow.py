@@ -23,6 +23,7 @@ from typing import Any, ClassVar, Generic, NoReturn, TypeVar, overload
 
 from attrflow import _native
 from attrflow.attribute import Attribute, AttributeMap
+from attrflow.schema import PersistenceSchema, StepList
 
 __all__ = ["BoundRpc", "Flow", "RPCResult", "RpcDefinition", "RpcDescriptor", "core_rpc"]
 
@@ -81,6 +82,15 @@ class Flow:
                     found[value.name] = value
         return found
 
+    def get_persistence_schema(self) -> PersistenceSchema:
+        """The Attributes and AttributeMaps the flow type stores; by default every one
+        declared on the class. Flows defined in Python override it as in the Dex SDK."""
+        return PersistenceSchema.of(*self.attribute_definitions().values())
+
+    def get_steps(self) -> StepList:
+        """The flow type's Steps: none, as attrflow flows are RPC-only."""
+        return StepList.empty()
+
     def __repr__(self) -> str:
         return f"<{type(self).__qualname__} flow type {self.flow_type!r}>"
 
@@ -89,15 +99,19 @@ class RpcDescriptor(Generic[I, O]):
     """An RPC declared on a :class:`Flow` class. Read from the class it is itself; read
     from an instance it is that instance's :class:`BoundRpc`."""
 
-    __slots__ = ("attribute_name", "definition")
+    __slots__ = ("_definition", "attribute_name")
 
-    definition: RpcDefinition[I, O]
     attribute_name: str
 
     def __init__(self, definition: RpcDefinition[I, O]) -> None:
         _native.validate_definition_name("RPC", definition.name)
-        self.definition = definition
+        self._definition = definition
         self.attribute_name = definition.name
+
+    @property
+    def definition(self) -> RpcDefinition[I, O]:
+        """The RPC's name and types."""
+        return self._definition
 
     def __set_name__(self, owner: type[Any], name: str) -> None:
         self.attribute_name = name

@@ -10,24 +10,29 @@ from pathlib import Path
 README = Path(__file__).resolve().parents[2] / "README.md"
 
 
-def readme_python_example() -> str:
+def readme_python_example(index: int = 0) -> str:
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
-    assert blocks, "the README has a Python example"
-    return blocks[0]
+    assert len(blocks) > index, f"the README has Python example {index}"
+    return blocks[index]
 
 
-def test_the_readme_quick_start_runs_unchanged(tmp_path: Path) -> None:
-    script = tmp_path / "quick_start.py"
-    script.write_text(readme_python_example(), encoding="utf-8")
+def run_readme_python_example(index: int, folder: Path) -> list[str]:
+    """Runs the README's Python example ``index`` in ``folder``; returns its output lines."""
+    script = folder / f"readme_example_{index}.py"
+    script.write_text(readme_python_example(index), encoding="utf-8")
     result = subprocess.run(
         [sys.executable, str(script)],
-        cwd=tmp_path,
+        cwd=folder,
         capture_output=True,
         text=True,
         timeout=120,
         check=True,
     )
-    assert result.stdout.splitlines() == [
+    return result.stdout.splitlines()
+
+
+def test_the_readme_quick_start_runs_unchanged(tmp_path: Path) -> None:
+    assert run_readme_python_example(0, tmp_path) == [
         "current [150, 149, 148] ...",
         "00000000000000000001 [100, 99, 98] ...",
     ]

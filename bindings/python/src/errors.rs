@@ -18,6 +18,7 @@ static FLOW_ALREADY_STARTED: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static INVALID_INPUT: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static INVALID_PAGE_TOKEN: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static PAGE_NOT_FOUND: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static RECORD_NOT_FOUND: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static NOT_LOADED: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static WORKER_INVOCATION: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static STORAGE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
@@ -42,6 +43,7 @@ pub(crate) fn to_py_err(py: Python<'_>, error: Error) -> PyErr {
             (&INVALID_PAGE_TOKEN, "InvalidPageTokenError", vec![token])
         }
         Error::PageNotFound(_) => (&PAGE_NOT_FOUND, "PageNotFoundError", vec![]),
+        Error::RecordNotFound(_) => (&RECORD_NOT_FOUND, "RecordNotFoundError", vec![]),
         Error::AttributeMapNotLoaded { physical_name } => (
             &NOT_LOADED,
             "AttributeMapNotLoadedError",

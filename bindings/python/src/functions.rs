@@ -1,6 +1,6 @@
 //! Module-level functions: the core's validators and token helpers, unchanged.
 
-use attrflow::flows::chunked_subscriber;
+use attrflow::flows::{chunked_subscriber, customer_directory};
 use pyo3::prelude::*;
 
 use crate::errors::IntoPyResult;
@@ -41,4 +41,17 @@ pub(crate) fn validate_subscriber_page_token(py: Python<'_>, token: &str) -> PyR
 #[pyfunction]
 pub(crate) fn archive_chunk_token(first_sequence: u64) -> String {
     chunked_subscriber::archive_chunk_token(first_sequence)
+}
+
+/// The canonical form of an email address (ASCII only, trimmed, A-Z lowercased); raises
+/// `InvalidInputError` with the pattern's message otherwise.
+#[pyfunction]
+pub(crate) fn canonical_email(py: Python<'_>, email_address: &str) -> PyResult<String> {
+    customer_directory::canonical_email(email_address).into_py_result(py)
+}
+
+/// The bucket instance (`partition-NNN`) holding the profile of `email_address`.
+#[pyfunction]
+pub(crate) fn customer_profile_partition(py: Python<'_>, email_address: &str) -> PyResult<String> {
+    customer_directory::profile_partition(email_address).into_py_result(py)
 }

@@ -8,9 +8,11 @@
 
 mod errors;
 mod functions;
+mod python_flow;
+mod rpc_context;
 mod runtime;
 
-use attrflow::flows::chunked_subscriber;
+use attrflow::flows::{chunked_subscriber, customer_directory};
 use pyo3::prelude::*;
 
 /// The native module. Its Python face is described by `attrflow/_native.pyi`.
@@ -18,6 +20,7 @@ use pyo3::prelude::*;
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<runtime::NativeRuntime>()?;
+    m.add_class::<rpc_context::NativeRpcContext>()?;
     m.add_function(wrap_pyfunction!(functions::validate_flow_id, m)?)?;
     m.add_function(wrap_pyfunction!(functions::validate_definition_name, m)?)?;
     m.add_function(wrap_pyfunction!(functions::instance_physical_name, m)?)?;
@@ -26,7 +29,32 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m
     )?)?;
     m.add_function(wrap_pyfunction!(functions::archive_chunk_token, m)?)?;
-    add_chunked_subscriber_constants(m)
+    m.add_function(wrap_pyfunction!(functions::canonical_email, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::customer_profile_partition, m)?)?;
+    add_chunked_subscriber_constants(m)?;
+    add_customer_directory_constants(m)
+}
+
+/// The layout constants of `CustomerDirectoryFlow`.
+fn add_customer_directory_constants(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    use customer_directory as cd;
+    let names = [
+        ("CUSTOMER_DIRECTORY_FLOW_TYPE", cd::FLOW_TYPE),
+        ("CUSTOMER_DIRECTORY_FLOW_ID", cd::FLOW_ID),
+        ("CUSTOMER_DIRECTORY_PROFILES_MAP", cd::PROFILES_MAP),
+        (
+            "CUSTOMER_DIRECTORY_UPSERT_CUSTOMER_PROFILE",
+            cd::UPSERT_CUSTOMER_PROFILE,
+        ),
+        (
+            "CUSTOMER_DIRECTORY_GET_CUSTOMER_PROFILE_BY_EMAIL",
+            cd::GET_CUSTOMER_PROFILE_BY_EMAIL,
+        ),
+    ];
+    for (name, value) in names {
+        m.add(name, value)?;
+    }
+    m.add("CUSTOMER_DIRECTORY_PARTITION_COUNT", cd::PARTITION_COUNT)
 }
 
 /// The layout constants of `ChunkedSubscriberFlow`, so Python never repeats their values.

@@ -10,6 +10,7 @@ use pyo3::prelude::*;
 use serde_json::Value;
 
 use crate::errors::IntoPyResult;
+use crate::python_flow::{self, RpcArg};
 
 /// A `(map name, instance key)` pair as Python passes it.
 type InstanceArg = (String, String);
@@ -32,10 +33,16 @@ pub(crate) struct NativeRuntime {
 impl NativeRuntime {
     /// Opens (creating if needed) the store named by `url`: a path or an `sqlite:` URL.
     /// `synchronous` (`"full"` or `"normal"`) overrides the URL's durability setting.
+    /// With `built_in_flows=False` no flow type is registered until `register_flow`.
     #[new]
-    #[pyo3(signature = (url, synchronous = None))]
-    fn new(py: Python<'_>, url: String, synchronous: Option<String>) -> PyResult<Self> {
-        let opened = py.detach(move || open(&url, synchronous.as_deref()));
+    #[pyo3(signature = (url, synchronous = None, built_in_flows = true))]
+    fn new(
+        py: Python<'_>,
+        url: String,
+        synchronous: Option<String>,
+        built_in_flows: bool,
+    ) -> PyResult<Self> {
+        let opened = py.detach(move || open(&url, synchronous.as_deref(), built_in_flows));
         let runtime = opened.into_py_result(py)?;
         Ok(NativeRuntime {
             location: runtime.store().location(),
@@ -128,6 +135,26 @@ impl NativeRuntime {
         output.into_py_result(py)
     }
 
+    /// Registers a flow type defined in Python. `rpcs` lists
+    /// `(name, locks, loads, transactional, handler)`; a lock is `(name, instance or None)`,
+    /// a load `(map, instance)`, and `handler(context, input_json)` returns the output as
+    /// JSON text. The core checks the definition: an unknown lock or load target, a map
+    /// lock without an instance, a duplicate or a bad name raises `InvalidInputError`.
+    fn register_flow(
+        &self,
+        py: Python<'_>,
+        flow_type: String,
+        attributes: Vec<String>,
+        maps: Vec<String>,
+        rpcs: Vec<RpcArg>,
+    ) -> PyResult<()> {
+        let runtime = self.runtime().into_py_result(py)?;
+        let registered = py.detach(move || {
+            runtime.register(python_flow::definition(flow_type, attributes, maps, rpcs)?)
+        });
+        registered.into_py_result(py)
+    }
+
     /// Releases this handle's store. Later calls raise `StorageError`.
     fn close(&self) {
         let released = self
@@ -154,12 +181,17 @@ impl NativeRuntime {
     }
 }
 
-fn open(url: &str, synchronous: Option<&str>) -> attrflow::Result<Runtime> {
+fn open(url: &str, synchronous: Option<&str>, built_in_flows: bool) -> attrflow::Result<Runtime> {
     let mut url = StoreUrl::parse(url)?;
     if let Some(synchronous) = synchronous {
         url = url.with_synchronous(Synchronous::parse(synchronous)?);
     }
-    Ok(Runtime::new(url.open()?))
+    let store = url.open()?;
+    Ok(if built_in_flows {
+        Runtime::new(store)
+    } else {
+        Runtime::without_built_ins(store)
+    })
 }
 
 fn parse_json(json: &str, what: impl FnOnce() -> String) -> attrflow::Result<Value> {

@@ -1,10 +1,14 @@
 //! Flows built into attrflow: the patterns of the Dex documentation, in Rust.
 
 pub mod chunked_subscriber;
+pub mod customer_directory;
 
 use crate::definition::FlowDefinition;
 
 /// Every built-in flow type, registered by [`crate::Runtime::new`].
 pub fn built_in() -> Vec<FlowDefinition> {
-    vec![chunked_subscriber::definition()]
+    vec![
+        chunked_subscriber::definition(),
+        customer_directory::definition(),
+    ]
 }

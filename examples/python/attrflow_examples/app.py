@@ -8,6 +8,13 @@ from quart.json.provider import DefaultJSONProvider
 from attrflow_examples.app_state import AppState
 from attrflow_examples.http_errors import install_error_handlers
 from attrflow_examples.lock_retry import Backoff
+from attrflow_examples.patterns.hash_partitioned_attribute_map.controller import (
+    URL_PREFIX as DIRECTORY_URL_PREFIX,
+)
+from attrflow_examples.patterns.hash_partitioned_attribute_map.controller import (
+    create_hash_partitioned_attribute_map_blueprint,
+    start_directory,
+)
 from attrflow_examples.patterns.sequentially_chunked_attribute_map.controller import (
     URL_PREFIX,
     create_sequentially_chunked_attribute_map_blueprint,
@@ -37,8 +44,9 @@ def create_app(
     Args:
         store: A SQLite file path or a ``sqlite:`` URL; opened when the app starts serving
             and closed when it stops.
-        start_flow: Start the subscriber archive (idempotently) at start-up, so that a fresh
-            service answers at once. Without it, calls before ``POST .../start`` are 404s.
+        start_flow: Start the subscriber archive and the customer directory (idempotently)
+            at start-up, so that a fresh service answers at once. Without it, calls before
+            ``POST .../start`` are 404s.
         lock_retry: How long to retry a call that meets a held lock before answering 409;
             by default about two seconds.
     """
@@ -53,6 +61,7 @@ def create_app(
         app_state.open()
         if start_flow:
             await start_archive(app_state)
+            await start_directory(app_state)
 
     @app.after_serving
     async def close_store() -> None:
@@ -63,7 +72,12 @@ def create_app(
         return jsonify({"status": "ok"})
 
     app.register_blueprint(create_sequentially_chunked_attribute_map_blueprint(app_state))
-    install_error_handlers(app, flow_not_found_hint=f"start it with POST {URL_PREFIX}/start")
+    app.register_blueprint(create_hash_partitioned_attribute_map_blueprint(app_state))
+    install_error_handlers(
+        app,
+        flow_not_found_hint=f"start it with POST {URL_PREFIX}/start",
+        pattern_prefixes=(URL_PREFIX, DIRECTORY_URL_PREFIX),
+    )
     return app
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from attrflow import AsyncClient
 from attrflow.flows.chunked_subscriber import ChunkedSubscriberFlow
+from attrflow.flows.customer_directory import CustomerDirectoryFlow
 
 from attrflow_examples.lock_retry import Backoff
 
@@ -17,6 +18,7 @@ class AppState:
     Attributes:
         store: Where the flows live: a SQLite file path or a ``sqlite:`` URL.
         flow: The subscriber archive's flow definition, the one instance every call uses.
+        directory_flow: The customer directory's flow definition.
         lock_retry: How long a call that meets a held lock is retried before the caller
             gets a 409.
     """
@@ -24,6 +26,7 @@ class AppState:
     def __init__(self, store: str, *, lock_retry: Backoff) -> None:
         self.store = store
         self.flow = ChunkedSubscriberFlow()
+        self.directory_flow = CustomerDirectoryFlow()
         self.lock_retry = lock_retry
         self._client: AsyncClient | None = None
 

@@ -19,12 +19,13 @@ from attrflow import (
     InvalidInputError,
     InvalidPageTokenError,
     PageNotFoundError,
+    RecordNotFoundError,
     RpcLockConflictError,
     StorageError,
     ValueMappingError,
     WorkerInvocationError,
 )
-from quart import Quart, Response, jsonify
+from quart import Quart, Response, jsonify, request
 from werkzeug.exceptions import HTTPException
 
 RETRY_AFTER_SECONDS = 1
@@ -61,6 +62,7 @@ ERROR_RULES: dict[type[AttrflowError], ErrorRule] = {
     InvalidInputError: ErrorRule(HTTPStatus.BAD_REQUEST),
     InvalidPageTokenError: ErrorRule(HTTPStatus.BAD_REQUEST),
     PageNotFoundError: ErrorRule(HTTPStatus.NOT_FOUND),
+    RecordNotFoundError: ErrorRule(HTTPStatus.NOT_FOUND),
     # The routes check every field before they call, so a value that does not fit its type
     # (or stored JSON that does not decode) is the service's fault, though the class is an
     # InvalidInputError.
@@ -88,11 +90,14 @@ def error_response(message: str, status: int) -> Response:
     return response
 
 
-def install_error_handlers(app: Quart, *, flow_not_found_hint: str = "") -> None:
+def install_error_handlers(
+    app: Quart, *, flow_not_found_hint: str = "", pattern_prefixes: tuple[str, ...] = ()
+) -> None:
     """Registers the handlers that answer every error of ``app`` with a JSON body.
 
     ``flow_not_found_hint`` is appended to the message of a ``FlowNotFoundError``, to say
-    how the flow is started.
+    how the flow is started. On a route under one of ``pattern_prefixes`` the hint is
+    that pattern's own ``start it with POST <prefix>/start``.
     """
     rules = dict(ERROR_RULES)
     if flow_not_found_hint:
@@ -102,7 +107,12 @@ def install_error_handlers(app: Quart, *, flow_not_found_hint: str = "") -> None
         rule = rule_for(error, rules)
         if rule.is_server_fault:
             app.logger.error("attrflow call failed: %s", error, exc_info=error)
-        message = f"{error}; {rule.hint}" if rule.hint else str(error)
+        hint = rule.hint
+        if isinstance(error, FlowNotFoundError):
+            hint = next(
+                (f"start it with POST {p}/start" for p in pattern_prefixes if _under(p)), hint
+            )
+        message = f"{error}; {hint}" if hint else str(error)
         response = error_response(message, rule.status)
         if rule.retry_after is not None:
             response.headers["Retry-After"] = str(rule.retry_after)
@@ -124,3 +134,8 @@ def install_error_handlers(app: Quart, *, flow_not_found_hint: str = "") -> None
     app.register_error_handler(AttrflowError, handle_attrflow_error)
     app.register_error_handler(HTTPException, handle_http_exception)
     app.register_error_handler(Exception, handle_unexpected_error)
+
+
+def _under(prefix: str) -> bool:
+    """Whether the request being answered is for a route under ``prefix``."""
+    return request.path == prefix or request.path.startswith(f"{prefix}/")

@@ -1,0 +1,302 @@
+//! `CustomerDirectoryFlow`: the customer directory of the *hash-partitioned AttributeMap*
+//! pattern.
+//!
+//! An RPC-only flow, started once under [`FLOW_ID`] with no initial values. Profiles are
+//! keyed by canonical email address (see [`canonical_email`]) and kept in one of
+//! [`PARTITIONS`] bucket instances of [`PROFILES_MAP`], chosen by the FNV-1a hash of that
+//! key. The RPCs have no fixed locks or loads: callers compute the bucket
+//! ([`profile_partition`]) and lock and load it for `UpsertCustomerProfile`, load it for
+//! `GetCustomerProfileByEmail`. Buckets are created by their first upsert.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::context::RpcContext;
+use crate::definition::{FlowDefinition, RpcDefinition};
+use crate::error::{Error, Result};
+use crate::hash_partition::HashPartitions;
+use crate::options::{RpcInvokeOptions, StartFlowOptions};
+use crate::runtime::Runtime;
+use crate::typed::{decode_input, decode_stored, encode, AttributeMap};
+
+/// The flow type.
+pub const FLOW_TYPE: &str = "CustomerDirectoryFlow";
+/// The flow ID the pattern starts its one directory under.
+pub const FLOW_ID: &str = "customer-directory";
+/// The bucket AttributeMap.
+pub const PROFILES_MAP: &str = "customer_profiles_by_email_partition";
+/// The writing RPC.
+pub const UPSERT_CUSTOMER_PROFILE: &str = "UpsertCustomerProfile";
+/// The reading RPC.
+pub const GET_CUSTOMER_PROFILE_BY_EMAIL: &str = "GetCustomerProfileByEmail";
+/// Number of buckets. Part of the stored layout, as is the hash.
+pub const PARTITION_COUNT: u32 = 1000;
+/// The bucket layout: `partition-000` … `partition-999`.
+pub const PARTITIONS: HashPartitions = HashPartitions::new("partition", PARTITION_COUNT);
+
+const BUCKETS: AttributeMap<ProfilePartition> = AttributeMap::new(PROFILES_MAP);
+
+/// One customer's profile, keyed by its canonical email address.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct CustomerProfile {
+    /// The email address; stored and returned in canonical form.
+    pub email_address: String,
+    /// The customer's full name; required.
+    pub full_name: String,
+    /// The customer's company; required.
+    pub company_name: String,
+    /// The customer's tier (`gold`, say); required.
+    pub customer_tier: String,
+}
+
+/// One bucket: the profiles whose canonical emails hash to it.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProfilePartition {
+    /// Profiles by canonical email address.
+    pub profiles_by_canonical_email: BTreeMap<String, CustomerProfile>,
+}
+
+/// The canonical form of an email address: ASCII only (else `emailAddress must contain
+/// only ASCII characters`), trimmed of space and 0x09–0x0D at both ends, not empty (else
+/// `emailAddress is required`), with A–Z lowercased.
+///
+/// ```
+/// use attrflow::flows::customer_directory::canonical_email;
+/// assert_eq!(canonical_email(" Alice@Example.COM ").unwrap(), "alice@example.com");
+/// assert!(canonical_email("josé@example.com").is_err());
+/// ```
+pub fn canonical_email(email_address: &str) -> Result<String> {
+    if !email_address.is_ascii() {
+        return Err(Error::invalid_input(
+            "emailAddress must contain only ASCII characters",
+        ));
+    }
+    // Not `trim_ascii`: its whitespace leaves out 0x0B, which the pattern trims.
+    let trimmed = email_address.trim_matches(|c: char| c == ' ' || ('\t'..='\r').contains(&c));
+    if trimmed.is_empty() {
+        return Err(Error::invalid_input("emailAddress is required"));
+    }
+    Ok(trimmed.to_ascii_lowercase())
+}
+
+/// The bucket instance key holding the profile of `email_address` (canonicalized first).
+///
+/// ```
+/// use attrflow::flows::customer_directory::profile_partition;
+/// assert_eq!(profile_partition(" Alice@Example.COM ").unwrap(), "partition-278");
+/// ```
+pub fn profile_partition(email_address: &str) -> Result<String> {
+    Ok(PARTITIONS.instance_for(canonical_email(email_address)?.as_bytes()))
+}
+
+/// The flow type's definition.
+pub fn definition() -> FlowDefinition {
+    FlowDefinition::builder(FLOW_TYPE)
+        .map(PROFILES_MAP)
+        .rpc(RpcDefinition::new(
+            UPSERT_CUSTOMER_PROFILE,
+            upsert_customer_profile,
+        ))
+        .rpc(RpcDefinition::new(
+            GET_CUSTOMER_PROFILE_BY_EMAIL,
+            get_customer_profile_by_email,
+        ))
+        .build()
+        .unwrap_or_else(|e| unreachable!("the built-in definition is valid: {e}"))
+}
+
+fn upsert_customer_profile(ctx: &mut RpcContext<'_>, input: Value) -> Result<Value> {
+    let input: CustomerProfile = decode_input(UPSERT_CUSTOMER_PROFILE, input)?;
+    let email = canonical_email(&input.email_address)?;
+    for (field, value) in [
+        ("fullName", &input.full_name),
+        ("companyName", &input.company_name),
+        ("customerTier", &input.customer_tier),
+    ] {
+        if value.is_empty() {
+            return Err(Error::invalid_input(format!("{field} is required")));
+        }
+    }
+    let partition = PARTITIONS.instance_for(email.as_bytes());
+    let mut bucket = BUCKETS.get(ctx, &partition)?.unwrap_or_default();
+    let profile = CustomerProfile {
+        email_address: email.clone(),
+        ..input
+    };
+    bucket
+        .profiles_by_canonical_email
+        .insert(email, profile.clone());
+    BUCKETS.set(ctx, &partition, &bucket)?;
+    encode("customer profile", &profile)
+}
+
+fn get_customer_profile_by_email(ctx: &mut RpcContext<'_>, input: Value) -> Result<Value> {
+    let email_address: String = decode_input(GET_CUSTOMER_PROFILE_BY_EMAIL, input)?;
+    let email = canonical_email(&email_address)?;
+    let partition = PARTITIONS.instance_for(email.as_bytes());
+    let profile = BUCKETS
+        .get(ctx, &partition)?
+        .and_then(|mut bucket| bucket.profiles_by_canonical_email.remove(&email))
+        .ok_or_else(|| Error::RecordNotFound(format!("customer profile {email:?} not found")))?;
+    encode("customer profile", &profile)
+}
+
+/// Typed access to one customer directory for Rust callers.
+///
+/// ```
+/// use attrflow::flows::customer_directory::{CustomerDirectory, CustomerProfile, FLOW_ID};
+/// use attrflow::Runtime;
+/// # let dir = tempfile::tempdir().unwrap();
+/// # let path = dir.path().join("attrflow.db");
+/// let runtime = Runtime::open(path.to_str().unwrap())?;
+/// let directory = CustomerDirectory::new(&runtime, FLOW_ID);
+/// directory.start()?;
+/// let saved = directory.upsert(&CustomerProfile {
+///     email_address: " Ada@Example.com".into(),
+///     full_name: "Ada Lovelace".into(),
+///     company_name: "Analytical Engines".into(),
+///     customer_tier: "gold".into(),
+/// })?;
+/// assert_eq!(saved.email_address, "ada@example.com");
+/// assert_eq!(directory.get("ADA@example.com")?, saved);
+/// # Ok::<(), attrflow::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct CustomerDirectory<'r> {
+    runtime: &'r Runtime,
+    flow_id: &'r str,
+}
+
+impl<'r> CustomerDirectory<'r> {
+    /// The directory under `flow_id` (normally [`FLOW_ID`]).
+    pub fn new(runtime: &'r Runtime, flow_id: &'r str) -> Self {
+        CustomerDirectory { runtime, flow_id }
+    }
+
+    /// Starts the directory, or returns the running one's run ID (idempotent).
+    pub fn start(&self) -> Result<String> {
+        self.runtime.start_flow(
+            FLOW_TYPE,
+            self.flow_id,
+            &StartFlowOptions::new().ignore_already_started(true),
+        )
+    }
+
+    /// Saves a profile under its canonical email once, locking and loading its bucket, and
+    /// returns it as stored. A concurrent upsert to the same bucket gives a retryable
+    /// [`Error::LockConflict`]; see [`CustomerDirectory::upsert_with_retry`].
+    pub fn upsert(&self, profile: &CustomerProfile) -> Result<CustomerProfile> {
+        let partition = profile_partition(&profile.email_address)?;
+        let output = self.runtime.invoke_rpc(
+            FLOW_TYPE,
+            self.flow_id,
+            UPSERT_CUSTOMER_PROFILE,
+            encode("input", profile)?,
+            &RpcInvokeOptions::new()
+                .lock_attribute_map_instance(PROFILES_MAP, partition.clone())
+                .load_attribute_map_instance(PROFILES_MAP, partition),
+        )?;
+        decode_stored("UpsertCustomerProfile output", &output)
+    }
+
+    /// Saves a profile, retrying lock conflicts up to `attempts` times with a short,
+    /// growing, jittered pause.
+    pub fn upsert_with_retry(
+        &self,
+        profile: &CustomerProfile,
+        attempts: u32,
+    ) -> Result<CustomerProfile> {
+        crate::retry::retry_on_conflict(attempts, || self.upsert(profile))
+    }
+
+    /// The profile of `email_address` (any case, surrounding whitespace allowed), loading
+    /// its bucket; [`Error::RecordNotFound`] when none is stored.
+    pub fn get(&self, email_address: &str) -> Result<CustomerProfile> {
+        let partition = profile_partition(email_address)?;
+        let output = self.runtime.invoke_rpc(
+            FLOW_TYPE,
+            self.flow_id,
+            GET_CUSTOMER_PROFILE_BY_EMAIL,
+            Value::String(email_address.to_owned()),
+            &RpcInvokeOptions::new().load_attribute_map_instance(PROFILES_MAP, partition),
+        )?;
+        decode_stored("GetCustomerProfileByEmail output", &output)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn golden_vectors_canonicalize_hash_and_partition() {
+        let vectors = [
+            (
+                " Alice@Example.COM ",
+                "alice@example.com",
+                2_493_822_278,
+                "partition-278",
+            ),
+            (
+                "bob@example.com",
+                "bob@example.com",
+                3_055_529_145,
+                "partition-145",
+            ),
+            (
+                "support+west@example.org",
+                "support+west@example.org",
+                2_156_001_632,
+                "partition-632",
+            ),
+        ];
+        for (input, canonical, hash, partition) in vectors {
+            assert_eq!(canonical_email(input).unwrap(), canonical);
+            assert_eq!(crate::hash_partition::fnv1a_32(canonical.as_bytes()), hash);
+            assert_eq!(profile_partition(input).unwrap(), partition);
+        }
+    }
+
+    #[test]
+    fn bad_emails_are_rejected_with_the_pattern_messages() {
+        for (input, message) in [
+            ("", "emailAddress is required"),
+            (" \t\r\n", "emailAddress is required"),
+            ("\u{0b}\u{0c}", "emailAddress is required"),
+            (
+                "josé@example.com",
+                "emailAddress must contain only ASCII characters",
+            ),
+        ] {
+            assert_eq!(
+                canonical_email(input).unwrap_err(),
+                Error::invalid_input(message),
+                "{input:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn vertical_tab_is_trimmed_and_only_a_to_z_is_lowercased() {
+        assert_eq!(canonical_email("\u{0b}A_Z@X.IO\u{0b}").unwrap(), "a_z@x.io");
+        assert_eq!(canonical_email("a b@x").unwrap(), "a b@x");
+    }
+
+    #[test]
+    fn the_collision_vector_shares_one_partition() {
+        for index in [
+            178, 350, 686, 1115, 1216, 1502, 1810, 1942, 2154, 2745, 3030, 4039,
+        ] {
+            let email = format!("collision-{index:05}@example.com");
+            assert_eq!(profile_partition(&email).unwrap(), "partition-963");
+        }
+        assert_eq!(
+            profile_partition("missing@example.com").unwrap(),
+            "partition-494"
+        );
+    }
+}

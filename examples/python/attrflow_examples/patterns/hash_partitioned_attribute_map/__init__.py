@@ -1,0 +1,1 @@
+"""The hash-partitioned AttributeMap: a customer directory keyed by canonical email."""

@@ -1,0 +1,135 @@
+"""``CustomerDirectoryFlow``: the *hash-partitioned AttributeMap* pattern.
+
+Customer profiles keyed by canonical email address (ASCII only, trimmed, A-Z lowercased),
+kept in one of :data:`PARTITION_COUNT` bucket instances of
+``customer_profiles_by_email_partition`` chosen by the FNV-1a hash of that key. The RPCs
+run in the Rust core, which also owns the canonical form and the hash; callers compute the
+bucket with :func:`profile_partition` and lock and load it for an upsert, load it for a
+read::
+
+    flow = CustomerDirectoryFlow()
+    await client.start_flow(flow, FLOW_ID, options=StartFlowOptions(ignore_already_started=True))
+    partition = profile_partition(profile.email_address)
+    saved = await client.invoke_rpc(
+        flow.upsert_customer_profile,
+        FLOW_ID,
+        profile,
+        options=RPCInvokeOptions(
+            lock_attribute_map_instances=(flow.profiles.lock(partition),),
+            load_attribute_map_instances=(flow.profiles.load(partition),),
+        ),
+    )
+
+:func:`upsert_options` and :func:`read_options` build those options. A profile that is not
+stored raises ``RecordNotFoundError`` (``customer profile "<email>" not found``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from attrflow import _native
+from attrflow.attribute import AttributeMap
+from attrflow.flow import Flow, core_rpc
+from attrflow.options import RPCInvokeOptions
+
+__all__ = [
+    "FLOW_ID",
+    "FLOW_TYPE",
+    "GET_CUSTOMER_PROFILE_BY_EMAIL",
+    "PARTITION_COUNT",
+    "PROFILES_MAP",
+    "UPSERT_CUSTOMER_PROFILE",
+    "CustomerDirectoryFlow",
+    "CustomerProfile",
+    "CustomerProfilePartition",
+    "canonical_email",
+    "profile_partition",
+    "read_options",
+    "upsert_options",
+]
+
+FLOW_TYPE: str = _native.CUSTOMER_DIRECTORY_FLOW_TYPE
+"""The flow type, ``CustomerDirectoryFlow``."""
+FLOW_ID: str = _native.CUSTOMER_DIRECTORY_FLOW_ID
+"""The flow ID the pattern starts its one directory under."""
+PROFILES_MAP: str = _native.CUSTOMER_DIRECTORY_PROFILES_MAP
+"""The name of the bucket AttributeMap."""
+UPSERT_CUSTOMER_PROFILE: str = _native.CUSTOMER_DIRECTORY_UPSERT_CUSTOMER_PROFILE
+"""The writing RPC's name."""
+GET_CUSTOMER_PROFILE_BY_EMAIL: str = _native.CUSTOMER_DIRECTORY_GET_CUSTOMER_PROFILE_BY_EMAIL
+"""The reading RPC's name."""
+PARTITION_COUNT: int = _native.CUSTOMER_DIRECTORY_PARTITION_COUNT
+"""Number of buckets; part of the stored layout, as is the hash."""
+
+
+@dataclass
+class CustomerProfile:
+    """One customer; every field is required (non-empty). The saved profile carries the
+    canonical email address."""
+
+    email_address: str
+    full_name: str
+    company_name: str
+    customer_tier: str
+
+
+@dataclass
+class CustomerProfilePartition:
+    """One bucket: profiles by canonical email address."""
+
+    profiles_by_canonical_email: dict[str, CustomerProfile] = field(default_factory=dict)
+
+
+class CustomerDirectoryFlow(Flow):
+    """The customer directory: an RPC-only flow with no initial values, started once under
+    :data:`FLOW_ID`."""
+
+    flow_type = FLOW_TYPE
+
+    profiles = AttributeMap(PROFILES_MAP, CustomerProfilePartition)
+    """The buckets (``customer_profiles_by_email_partition``), by ``partition-NNN``."""
+
+    upsert_customer_profile = core_rpc(UPSERT_CUSTOMER_PROFILE, CustomerProfile, CustomerProfile)
+    """Saves a profile under its canonical email; lock and load its partition."""
+    get_customer_profile_by_email = core_rpc(GET_CUSTOMER_PROFILE_BY_EMAIL, str, CustomerProfile)
+    """Reads a profile by email (any case, surrounding whitespace allowed); load its
+    partition."""
+
+
+def canonical_email(email_address: str) -> str:
+    """The canonical form of an email address, by the core's rules; raises
+    ``InvalidInputError`` (``emailAddress must contain only ASCII characters``,
+    ``emailAddress is required``) otherwise.
+
+    >>> canonical_email(" Alice@Example.COM ")
+    'alice@example.com'
+    """
+    return _native.canonical_email(email_address)
+
+
+def profile_partition(email_address: str) -> str:
+    """The bucket instance holding the profile of ``email_address``.
+
+    >>> profile_partition(" Alice@Example.COM ")
+    'partition-278'
+    """
+    return _native.customer_profile_partition(email_address)
+
+
+def upsert_options(email_address: str) -> RPCInvokeOptions:
+    """Per-call options of an upsert: lock and load the email's partition."""
+    partition = profile_partition(email_address)
+    profiles = CustomerDirectoryFlow.profiles
+    return RPCInvokeOptions(
+        lock_attribute_map_instances=(profiles.lock(partition),),
+        load_attribute_map_instances=(profiles.load(partition),),
+    )
+
+
+def read_options(email_address: str) -> RPCInvokeOptions:
+    """Per-call options of a read: load the email's partition."""
+    partition = profile_partition(email_address)
+    return RPCInvokeOptions(
+        load_attribute_map_instances=(CustomerDirectoryFlow.profiles.load(partition),)
+    )

@@ -1,0 +1,81 @@
+"""Registering a flow type defined in Python with the core.
+
+The flow's schema and ``@rpc`` handlers are handed to the core, which checks the definition
+(its rules live there once) and calls each handler back when the RPC runs. A rejected
+definition raises :class:`~attrflow.errors.FlowDefinitionError` with the core's message.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from attrflow import _native
+from attrflow.attribute import Attribute, AttributeLock, AttributeMap, AttributeMapLock
+from attrflow.errors import FlowDefinitionError, InvalidInputError
+from attrflow.flow import Flow, RpcDescriptor
+from attrflow.rpc import HandlerRpc, LockSelector
+
+__all__ = ["defines_handlers", "register_flow"]
+
+NativeRpc = tuple[str, list[tuple[str, "str | None"]], list[tuple[str, str]], bool, Any]
+
+
+def defines_handlers(flow: Flow) -> bool:
+    """Whether ``flow``'s type has RPC handlers written in Python (and so must be registered
+    before it is used)."""
+    return any(isinstance(rpc, HandlerRpc) for rpc in _descriptors(type(flow)))
+
+
+def register_flow(runtime: _native.Runtime, flow: Flow) -> None:
+    """Registers ``flow``'s type on ``runtime``; its handlers run with ``flow`` as ``self``."""
+    try:
+        schema = flow.get_persistence_schema()
+        steps = flow.get_steps()
+        if steps.steps:
+            raise FlowDefinitionError(
+                f"flow type {flow.flow_type!r} has Steps, but attrflow flows are RPC-only; "
+                "return StepList.empty() from get_steps"
+            )
+        rpcs = [_native_rpc(flow, rpc) for rpc in _descriptors(type(flow))]
+        runtime.register_flow(
+            flow.flow_type,
+            [attribute.name for attribute in schema.attributes],
+            [attribute_map.name for attribute_map in schema.attribute_maps],
+            rpcs,
+        )
+    except FlowDefinitionError:
+        raise
+    except (InvalidInputError, TypeError) as error:
+        raise FlowDefinitionError(str(error)) from error
+
+
+def _descriptors(cls: type[Flow]) -> list[RpcDescriptor[Any, Any]]:
+    found: dict[str, RpcDescriptor[Any, Any]] = {}
+    for klass in reversed(cls.__mro__):
+        for attribute, value in vars(klass).items():
+            if isinstance(value, RpcDescriptor):
+                found[attribute] = value
+    return list(found.values())
+
+
+def _native_rpc(flow: Flow, rpc: RpcDescriptor[Any, Any]) -> NativeRpc:
+    if not isinstance(rpc, HandlerRpc):
+        raise FlowDefinitionError(
+            f"RPC {rpc.definition.name} of flow type {flow.flow_type!r} has no Python "
+            "handler; declare it with @rpc"
+        )
+    rpc.definition  # noqa: B018 - resolves the annotations now, so errors surface here
+    locks = [_lock(selector) for selector in rpc.locks]
+    loads = [(load.attribute_map.name, load.instance) for load in rpc.loads]
+    return (rpc.definition.name, locks, loads, rpc.is_transactional, rpc.dispatcher(flow))
+
+
+def _lock(selector: LockSelector) -> tuple[str, str | None]:
+    if isinstance(selector, AttributeLock):
+        return (selector.attribute.name, None)
+    if isinstance(selector, AttributeMapLock):
+        return (selector.attribute_map.name, selector.instance)
+    if isinstance(selector, (Attribute, AttributeMap)):
+        # A bare AttributeMap reaches the core without an instance, which rejects it.
+        return (selector.name, None)
+    raise TypeError(f"not a lock selector: {selector!r}")

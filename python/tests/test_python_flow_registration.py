@@ -1,0 +1,129 @@
+"""The core rejects a bad Python flow definition when it is registered, with a typed error
+naming what is wrong; names with ``/`` are rejected as soon as they are declared."""
+
+from __future__ import annotations
+
+import pytest
+
+from attrflow import (
+    Attribute,
+    AttributeMap,
+    Client,
+    Context,
+    Flow,
+    FlowDefinitionError,
+    InvalidInputError,
+    PersistenceSchema,
+    RPCResult,
+    StepList,
+    rpc,
+)
+
+state = Attribute("state", int)
+chunks = AttributeMap("chunks", str)
+undeclared = Attribute("undeclared", int)
+undeclared_map = AttributeMap("undeclared_map", str)
+
+
+def flow_locking(*locks: object, loads: tuple[object, ...] = ()) -> Flow:
+    class Locking(Flow):
+        def get_persistence_schema(self) -> PersistenceSchema:
+            return PersistenceSchema.of(state, chunks)
+
+        @rpc(name="R", lock_attributes=locks, load_attribute_map_instances=loads)  # type: ignore[arg-type]
+        def r(self, context: Context) -> RPCResult[None]:
+            return RPCResult(None)
+
+    return Locking()
+
+
+@pytest.mark.parametrize(
+    ("flow", "message"),
+    [
+        (flow_locking(undeclared.lock()), 'declares no Attribute or AttributeMap "undeclared"'),
+        (
+            flow_locking(loads=(undeclared_map.load("a"),)),
+            'declares no Attribute or AttributeMap "undeclared_map"',
+        ),
+        (flow_locking(chunks), 'lock on AttributeMap "chunks" needs an instance'),
+        (
+            flow_locking(state.lock(), state.lock()),
+            'RPC "R" of flow type "Locking" declares the lock "state" twice',
+        ),
+    ],
+)
+def test_bad_locks_and_loads_are_rejected_at_registration(client: Client, flow: Flow, message: str):
+    with pytest.raises(FlowDefinitionError, match=message):
+        client.register_flow(flow)
+
+
+def test_duplicate_names_are_rejected(client: Client):
+    class TwiceDeclared(Flow):
+        def get_persistence_schema(self) -> PersistenceSchema:
+            return PersistenceSchema.of(state, Attribute("state", str))
+
+        @rpc(name="R")
+        def r(self, context: Context) -> RPCResult[None]:
+            return RPCResult(None)
+
+    with pytest.raises(FlowDefinitionError, match='declares "state" twice'):
+        client.register_flow(TwiceDeclared())
+
+    class TwoRpcsOneName(Flow):
+        @rpc(name="R")
+        def first(self, context: Context) -> RPCResult[None]:
+            return RPCResult(None)
+
+        @rpc(name="R")
+        def second(self, context: Context) -> RPCResult[None]:
+            return RPCResult(None)
+
+    with pytest.raises(FlowDefinitionError, match='declares RPC "R" twice'):
+        client.register_flow(TwoRpcsOneName())
+
+
+def test_a_builtin_flow_type_name_is_taken_unless_built_ins_are_left_out(client: Client):
+    class ChunkedSubscriberFlow(Flow):
+        @rpc(name="R")
+        def r(self, context: Context) -> RPCResult[None]:
+            return RPCResult(None)
+
+    with pytest.raises(FlowDefinitionError, match="already registered"):
+        client.register_flow(ChunkedSubscriberFlow())
+
+
+def test_slashes_are_rejected_where_names_are_declared():
+    with pytest.raises(InvalidInputError, match="must not contain '/'"):
+        Attribute("a/b", int)
+    with pytest.raises(InvalidInputError, match="must not contain '/'"):
+        rpc(name="A/B")(lambda self, context: None)
+    with pytest.raises(InvalidInputError, match="must not contain '/'"):
+        chunks.lock("a/b")
+
+
+def test_steps_and_bad_handler_signatures_are_rejected(client: Client):
+    class WithSteps(Flow):
+        def get_steps(self) -> StepList:
+            return StepList(("step",))
+
+        @rpc(name="R")
+        def r(self, context: Context) -> RPCResult[None]:
+            return RPCResult(None)
+
+    with pytest.raises(FlowDefinitionError, match="RPC-only"):
+        client.register_flow(WithSteps())
+    with pytest.raises(TypeError, match=r"takes \(self, context\) or \(self, context, input\)"):
+        rpc(name="R")(lambda self: None)  # type: ignore[arg-type, return-value]
+
+
+def test_the_same_flow_type_registers_once(client: Client):
+    class Once(Flow):
+        @rpc(name="R")
+        def r(self, context: Context) -> RPCResult[str]:
+            return RPCResult(context.flow_id)
+
+    client.register_flow(Once())
+    client.register_flow(Once())
+    flow = Once()
+    client.start_flow(flow, "once")
+    assert client.invoke_rpc(flow.r, "once") == "once"
