@@ -228,7 +228,11 @@ fn a_retry_in_a_new_process_after_a_crash_between_commit_and_reply_gets_the_firs
     let t = t.reopen();
     let archive = t.archive();
     let committed = all_subscribers(&archive);
-    assert_eq!(committed.len(), 2, "the dead process's append was committed");
+    assert_eq!(
+        committed.len(),
+        2,
+        "the dead process's append was committed"
+    );
     let retried = archive
         .register_once("payment-42", "p", "p@example.com")
         .unwrap();
@@ -237,7 +241,11 @@ fn a_retry_in_a_new_process_after_a_crash_between_commit_and_reply_gets_the_firs
         "the committed append is the one returned"
     );
     assert_eq!(retried, committed[1]);
-    assert_eq!(all_subscribers(&archive), committed, "the retry appended nothing");
+    assert_eq!(
+        all_subscribers(&archive),
+        committed,
+        "the retry appended nothing"
+    );
     assert_eq!(t.held_locks(), 0);
 }
 

@@ -8,6 +8,7 @@ from typing import final
 
 __all__ = [
     "CHUNKED_SUBSCRIBER_ARCHIVE_STATE_ATTRIBUTE",
+    "CHUNKED_SUBSCRIBER_CHANGE_CHUNK_SIZE",
     "CHUNKED_SUBSCRIBER_CHUNKS_MAP",
     "CHUNKED_SUBSCRIBER_CHUNK_SIZE",
     "CHUNKED_SUBSCRIBER_CURRENT_CHUNK_INSTANCE",
@@ -15,12 +16,23 @@ __all__ = [
     "CHUNKED_SUBSCRIBER_FLOW_TYPE",
     "CHUNKED_SUBSCRIBER_GET_SUBSCRIBER_PAGE",
     "CHUNKED_SUBSCRIBER_REGISTER_SUBSCRIBER",
+    "CHUNKED_SUBSCRIBER_REGISTER_SUBSCRIBERS",
+    "CHUNKED_SUBSCRIBER_REGISTER_SUBSCRIBER_ONCE",
+    "CHUNKED_SUBSCRIBER_SET_IDEMPOTENCY_WINDOW",
+    "DEFAULT_IDEMPOTENCY_MAX_AGE_MS",
+    "DEFAULT_IDEMPOTENCY_MAX_KEYS",
+    "MAX_BATCH_SIZE",
+    "MAX_CHUNK_SIZE",
+    "MAX_IDEMPOTENCY_KEY_LEN",
+    "MAX_LAYOUTS",
     "Runtime",
     "__version__",
     "archive_chunk_token",
     "instance_physical_name",
     "validate_definition_name",
     "validate_flow_id",
+    "validate_idempotency_key",
+    "validate_page_token_form",
     "validate_subscriber_page_token",
 ]
 
@@ -34,6 +46,16 @@ CHUNKED_SUBSCRIBER_ARCHIVE_STATE_ATTRIBUTE: str
 CHUNKED_SUBSCRIBER_CHUNKS_MAP: str
 CHUNKED_SUBSCRIBER_REGISTER_SUBSCRIBER: str
 CHUNKED_SUBSCRIBER_GET_SUBSCRIBER_PAGE: str
+CHUNKED_SUBSCRIBER_REGISTER_SUBSCRIBERS: str
+CHUNKED_SUBSCRIBER_REGISTER_SUBSCRIBER_ONCE: str
+CHUNKED_SUBSCRIBER_CHANGE_CHUNK_SIZE: str
+CHUNKED_SUBSCRIBER_SET_IDEMPOTENCY_WINDOW: str
+MAX_BATCH_SIZE: int
+MAX_CHUNK_SIZE: int
+MAX_LAYOUTS: int
+MAX_IDEMPOTENCY_KEY_LEN: int
+DEFAULT_IDEMPOTENCY_MAX_KEYS: int
+DEFAULT_IDEMPOTENCY_MAX_AGE_MS: int
 
 @final
 class Runtime:
@@ -71,3 +93,5 @@ def validate_definition_name(what: str, name: str) -> None: ...
 def instance_physical_name(map: str, instance: str) -> str: ...
 def validate_subscriber_page_token(token: str) -> None: ...
 def archive_chunk_token(first_sequence: int) -> str: ...
+def validate_page_token_form(token: str) -> None: ...
+def validate_idempotency_key(key: str) -> None: ...
