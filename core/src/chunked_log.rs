@@ -33,6 +33,7 @@ pub mod layout;
 pub use append::{validate_batch_size, MAX_BATCH_SIZE};
 pub use idempotency::{
     validate_idempotency_key, IdempotencyWindow, IDEMPOTENCY_INSTANCE, MAX_IDEMPOTENCY_KEY_LEN,
+    MAX_REMEMBERED_RECORDS, MAX_WINDOW_KEYS,
 };
 pub use layout::{validate_chunk_size, ChunkLayout, LayoutHistory, MAX_CHUNK_SIZE, MAX_LAYOUTS};
 

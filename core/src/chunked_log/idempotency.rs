@@ -7,7 +7,13 @@
 //! is remembered even if its caller never saw the reply (a crash between commit and
 //! reply), and a call that failed is not. The instance is bounded by an
 //! [`IdempotencyWindow`]: it keeps the newest `max_keys` keys, none older than
-//! `max_age_ms`. A retry after its key left the window is a new append. A key reused with
+//! `max_age_ms`, and never more than [`MAX_REMEMBERED_RECORDS`] records in all (a keyed
+//! batch counts its records; the newest key is always kept). A retry after its key left
+//! the window is a new append.
+//!
+//! Cost: every keyed append reads and rewrites the whole instance, so a window of the
+//! default 1000 one-record keys adds about as much I/O as ten 100-record chunks; appends
+//! without a key never touch it. Choose `max_keys` for the retry horizon you need. A key reused with
 //! a different payload is an [`Error::InvalidInput`], never a silent second append.
 
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -31,6 +37,10 @@ pub const MAX_IDEMPOTENCY_KEY_LEN: usize = 128;
 /// The largest `max_keys` a window may have: it bounds the instance every keyed append
 /// reads and rewrites.
 pub const MAX_WINDOW_KEYS: u32 = 10_000;
+
+/// The most records the remembered keys hold in all, whatever the window: it bounds the
+/// instance every keyed append reads and rewrites.
+pub const MAX_REMEMBERED_RECORDS: usize = 10_000;
 
 /// How many keyed appends a log remembers, and for how long.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -106,6 +116,13 @@ impl RememberedKeys {
             .retain(|entry| now_ms.saturating_sub(entry.recorded_at_ms) < window.max_age_ms);
         let excess = self.keys.len().saturating_sub(window.max_keys as usize);
         self.keys.drain(..excess);
+        let mut records: usize = self.keys.iter().map(|entry| entry.records.len()).sum();
+        let mut oldest_kept = 0;
+        while records > MAX_REMEMBERED_RECORDS && oldest_kept + 1 < self.keys.len() {
+            records -= self.keys[oldest_kept].records.len();
+            oldest_kept += 1;
+        }
+        self.keys.drain(..oldest_kept);
     }
 }
 
@@ -315,6 +332,27 @@ mod tests {
         remembered.forget_expired(window, 100);
         let keys: Vec<&str> = remembered.keys.iter().map(|e| e.key.as_str()).collect();
         assert_eq!(keys, ["b", "c"]);
+    }
+
+    #[test]
+    fn remembered_records_are_bounded_but_the_newest_key_stays() {
+        let entry = |key: &str, records: usize| KeyedAppend {
+            key: key.into(),
+            fingerprint: String::new(),
+            recorded_at_ms: 0,
+            records: vec![Value::Null; records],
+        };
+        let mut remembered = RememberedKeys {
+            keys: vec![entry("a", 6_000), entry("b", 3_000), entry("c", 2_000)],
+        };
+        remembered.forget_expired(IdempotencyWindow::DEFAULT, 0);
+        let keys: Vec<&str> = remembered.keys.iter().map(|e| e.key.as_str()).collect();
+        assert_eq!(keys, ["b", "c"]);
+        let mut one = RememberedKeys {
+            keys: vec![entry("big", MAX_REMEMBERED_RECORDS + 1)],
+        };
+        one.forget_expired(IdempotencyWindow::DEFAULT, 0);
+        assert_eq!(one.keys.len(), 1);
     }
 
     #[test]
