@@ -204,14 +204,7 @@ impl<'r> SubscriberArchive<'r> {
             subscriber_id: subscriber_id.to_owned(),
             delivery_address: delivery_address.to_owned(),
         };
-        let output = self.runtime.invoke_rpc(
-            FLOW_TYPE,
-            self.flow_id,
-            REGISTER_SUBSCRIBER,
-            encode("input", &input)?,
-            &RpcInvokeOptions::new(),
-        )?;
-        crate::typed::decode_stored("RegisterSubscriber output", &output)
+        self.call(REGISTER_SUBSCRIBER, &input)
     }
 
     /// Appends a subscriber, retrying lock conflicts up to `attempts` times with a short,
