@@ -11,9 +11,12 @@
 //! batch counts its records; the newest key is always kept). A retry after its key left
 //! the window is a new append.
 //!
-//! Cost: every keyed append reads and rewrites the whole instance, so a window of the
-//! default 1000 one-record keys adds about as much I/O as ten 100-record chunks; appends
-//! without a key never touch it. Choose `max_keys` for the retry horizon you need. A key reused with
+//! Cost: every keyed append reads and rewrites the whole instance, about 170 bytes a
+//! remembered one-record key, so the default 100 keys add about as much as two 100-record
+//! chunks to a keyed append (measured: a keyed append takes about 3 times a plain one with
+//! 100 keys remembered, 13 times with 1000). Appends without a key never touch it. Choose
+//! `max_keys` for the retry horizon you need: at N keyed appends a second, a key stays
+//! for about `max_keys / N` seconds, never longer than `max_age_ms`. A key reused with
 //! a different payload is an [`Error::InvalidInput`], never a silent second append.
 
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -53,9 +56,9 @@ pub struct IdempotencyWindow {
 }
 
 impl IdempotencyWindow {
-    /// The window of a log that never set one: 1000 keys, 24 hours.
+    /// The window of a log that never set one: 100 keys, 24 hours.
     pub const DEFAULT: IdempotencyWindow = IdempotencyWindow {
-        max_keys: 1_000,
+        max_keys: 100,
         max_age_ms: 24 * 60 * 60 * 1_000,
     };
 

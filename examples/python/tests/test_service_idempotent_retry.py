@@ -13,7 +13,7 @@ from service_process import ServiceProcess
 
 PREFIX = "/patterns/sequentially-chunked-attribute-map"
 WORKERS = 3
-ACKNOWLEDGED_BEFORE_KILL = 60
+ACKNOWLEDGED_BEFORE_KILL = 40  # well inside the default window of 100 keys
 WAIT_FOR_ACKS_SECONDS = 120.0
 
 

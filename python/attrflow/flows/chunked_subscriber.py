@@ -33,7 +33,7 @@ Beyond the seed, all run by the core:
   as it needs; one bad subscriber fails the batch and nothing is stored.
 - ``RegisterSubscriberOnce`` (:class:`RegisterSubscriberOnceInput`) appends under an
   idempotency key: a retry with the same key and subscriber within the archive's window
-  (:class:`IdempotencyWindow`, by default the newest 1000 keys of the last 24 hours)
+  (:class:`IdempotencyWindow`, by default the newest 100 keys of the last 24 hours)
   returns the first call's subscriber with its sequence and appends nothing, also when the
   first call committed but its reply was lost. The same key with another subscriber raises
   ``InvalidInputError``; after the key left the window, a retry is a new registration.
@@ -248,7 +248,7 @@ class IdempotencyWindow:
 DEFAULT_IDEMPOTENCY_WINDOW = IdempotencyWindow(
     _native.DEFAULT_IDEMPOTENCY_MAX_KEYS, _native.DEFAULT_IDEMPOTENCY_MAX_AGE_MS
 )
-"""The window of an archive that never set one: 1000 keys, 24 hours."""
+"""The window of an archive that never set one: 100 keys, 24 hours."""
 
 
 class ChunkedSubscriberFlow(Flow):

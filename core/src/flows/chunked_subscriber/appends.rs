@@ -6,7 +6,7 @@
 //!
 //! `RegisterSubscriberOnce` appends one subscriber under a required idempotency key. A
 //! retry with the same key and the same subscriber, within the archive's idempotency
-//! window (1000 keys and 24 hours unless set otherwise), returns the subscriber of the
+//! window (100 keys and 24 hours unless set otherwise), returns the subscriber of the
 //! first call with its original sequence and appends nothing, also when the first call
 //! committed but its reply was lost. The same key with another subscriber is
 //! `InvalidInput`; a retry after the key left the window is a new registration. Both RPCs

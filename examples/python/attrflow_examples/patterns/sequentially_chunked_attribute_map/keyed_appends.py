@@ -4,7 +4,7 @@ An ``Idempotency-Key`` header (1 to 128 visible ASCII characters) makes a regist
 idempotent: the core remembers the key with the subscribers it appended, in the same
 transaction, so a client that retries after a timeout, a dropped connection or a crash of
 the service gets the first response (same sequences) instead of a second registration. A
-key is remembered while it is among the archive's newest 1000 keys and younger than 24
+key is remembered while it is among the archive's newest 100 keys and younger than 24
 hours; after that a retry registers anew. The same key with a different body is a 400.
 """
 
