@@ -11,6 +11,31 @@
 //! An append rewrites only `current` and `S` (plus, once every `N` appends, the new
 //! archive), so its cost does not grow with the history. Pages are whole chunks, newest
 //! record first, each naming the token of the next older page.
+//!
+//! Beyond that seed layout:
+//! - **Chunk-size migration** ([`layout`]): `S` may store a layout history (from which
+//!   sequence which chunk size applies). [`ChunkedLog::change_chunk_size`] adds a layout
+//!   from the next chunk boundary (at once on an empty log); every archive token stays
+//!   valid and names the same chunk, next-page tokens walk across layouts without gaps or
+//!   overlaps, and token validation accepts exactly the boundaries of every layout. A state
+//!   with no stored history (any store written before) reads as the single layout of
+//!   `N` = the [`ChunkedLog`]'s chunk size, so that constant must never change for an
+//!   existing log: change the size through the history instead.
+//! - **Batch append** ([`ChunkedLog::append_batch`]): up to [`MAX_BATCH_SIZE`] records in
+//!   one transaction, filling and archiving as many chunks as they need.
+//! - **Idempotent append** ([`idempotency`], [`ChunkedLog::append_once`]): a key per append,
+//!   remembered in the same transaction within a bounded [`IdempotencyWindow`].
+
+mod append;
+pub mod idempotency;
+pub mod layout;
+
+pub use append::{validate_batch_size, MAX_BATCH_SIZE};
+pub use idempotency::{
+    validate_idempotency_key, IdempotencyWindow, IDEMPOTENCY_INSTANCE, MAX_IDEMPOTENCY_KEY_LEN,
+    MAX_REMEMBERED_RECORDS, MAX_WINDOW_KEYS,
+};
+pub use layout::{validate_chunk_size, ChunkLayout, LayoutHistory, MAX_CHUNK_SIZE, MAX_LAYOUTS};
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -36,6 +61,13 @@ pub struct LogState {
     /// The token of the newest archived chunk, `""` before the first archive.
     #[serde(default)]
     pub latest_archived_chunk_token: String,
+    /// The layout history, oldest first; empty (and not stored) while the log keeps its
+    /// default chunk size.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub layouts: Vec<ChunkLayout>,
+    /// The idempotency window, absent (and not stored) while it is the default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotency_window: Option<IdempotencyWindow>,
 }
 
 impl Default for LogState {
@@ -43,6 +75,8 @@ impl Default for LogState {
         LogState {
             next_sequence: 1,
             latest_archived_chunk_token: String::new(),
+            layouts: Vec::new(),
+            idempotency_window: None,
         }
     }
 }
@@ -57,6 +91,26 @@ pub enum PageToken {
 }
 
 impl PageToken {
+    /// Checks a token's form only: `""` and `current` name the open chunk; anything else
+    /// must be exactly 20 ASCII digits, not all zero. Whether it names a chunk boundary
+    /// depends on the log's layout history; see [`ChunkedLog::parse_token_in`]. This is
+    /// what a caller checks before it loads the token's instance.
+    pub fn parse(token: &str) -> Result<PageToken> {
+        if token.is_empty() || token == CURRENT_CHUNK {
+            return Ok(PageToken::Current);
+        }
+        let invalid = || Error::InvalidPageToken {
+            token: token.to_owned(),
+        };
+        if token.len() != ARCHIVE_TOKEN_DIGITS || !token.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(invalid());
+        }
+        match token.parse::<u64>() {
+            Ok(first) if first > 0 => Ok(PageToken::Archive(first)),
+            _ => Err(invalid()),
+        }
+    }
+
     /// The map instance key holding this page.
     pub fn instance_key(self) -> String {
         match self {
@@ -160,23 +214,47 @@ impl ChunkedLog {
             .load_map_instance(self.chunk_map, CURRENT_CHUNK)
     }
 
-    /// Checks a page token: `""` and `current` name the open chunk; anything else must be
-    /// exactly 20 ASCII digits naming a chunk boundary (1, 1 + size, 1 + 2·size, …).
+    /// Checks a page token against the default layout (a log that never changed its chunk
+    /// size): `""` and `current` name the open chunk; anything else must be exactly 20 ASCII
+    /// digits naming a chunk boundary (1, 1 + size, 1 + 2·size, …).
     pub fn parse_token(&self, token: &str) -> Result<PageToken> {
-        if token.is_empty() || token == CURRENT_CHUNK {
-            return Ok(PageToken::Current);
+        self.parse_token_in(&LayoutHistory::single(self.chunk_size), token)
+    }
+
+    /// Checks a page token against a layout history: like [`ChunkedLog::parse_token`], but
+    /// an archive token must name a boundary of the layout its sequence falls in.
+    pub fn parse_token_in(&self, history: &LayoutHistory, token: &str) -> Result<PageToken> {
+        let parsed = PageToken::parse(token)?;
+        match parsed {
+            PageToken::Archive(first) if !history.is_boundary(first) => {
+                Err(Error::InvalidPageToken {
+                    token: token.to_owned(),
+                })
+            }
+            _ => Ok(parsed),
         }
-        let invalid = || Error::InvalidPageToken {
-            token: token.to_owned(),
-        };
-        if token.len() != ARCHIVE_TOKEN_DIGITS || !token.bytes().all(|b| b.is_ascii_digit()) {
-            return Err(invalid());
-        }
-        let first: u64 = token.parse().map_err(|_| invalid())?;
-        if first == 0 || (first - 1) % self.chunk_size != 0 {
-            return Err(invalid());
-        }
-        Ok(PageToken::Archive(first))
+    }
+
+    /// The log's layout history, read from its state.
+    pub fn layout_history(&self, ctx: &RpcContext<'_>) -> Result<LayoutHistory> {
+        self.layout_history_of(&self.state(ctx)?)
+    }
+
+    /// Moves the log to `chunk_size` records per chunk and returns the sequence it applies
+    /// from: the next chunk boundary (the open chunk keeps the size it was opened with), or
+    /// at once while the log is empty. A change whose boundary is not reached yet is
+    /// replaced by a later one. Sizes outside 1 to [`MAX_CHUNK_SIZE`], and a change beyond
+    /// [`MAX_LAYOUTS`] layouts, are [`Error::InvalidInput`]. The RPC needs
+    /// [`ChunkedLog::appending`]'s locks and load.
+    pub fn change_chunk_size(&self, ctx: &mut RpcContext<'_>, chunk_size: u64) -> Result<u64> {
+        let mut open = self.open_chunk(ctx)?;
+        let first = open.first_sequence();
+        let from = open
+            .history
+            .change_chunk_size(first, open.current.is_empty(), chunk_size)?;
+        open.state.layouts = open.history.to_stored(self.chunk_size);
+        ctx.set_attribute(self.state_attribute, encode("log state", &open.state)?)?;
+        Ok(from)
     }
 
     /// Appends the record `make` builds for the next sequence and returns it.
@@ -189,39 +267,19 @@ impl ChunkedLog {
         R: Serialize,
         F: FnOnce(u64) -> Result<R>,
     {
-        let mut state = self.state(ctx)?;
-        let mut current = self.records(ctx, CURRENT_CHUNK)?.ok_or_else(|| {
-            Error::storage(format!(
-                "flow {:?} has no {}/{CURRENT_CHUNK} chunk",
-                ctx.flow_id(),
-                self.chunk_map
-            ))
-        })?;
-        let sequence = state.next_sequence;
-        let record = make(sequence)?;
-        if current.len() as u64 >= self.chunk_size {
-            let first = sequence - current.len() as u64;
-            let token = archive_token(first);
-            let full = std::mem::take(&mut current);
-            ctx.set_map_instance(self.chunk_map, &token, self.chunk_value(full))?;
-            state.latest_archived_chunk_token = token;
-        }
-        current.push(encode("record", &record)?);
-        state.next_sequence = sequence.checked_add(1).ok_or_else(|| {
-            Error::storage(format!(
-                "log of flow {:?} ran out of sequences",
-                ctx.flow_id()
-            ))
-        })?;
-        ctx.set_map_instance(self.chunk_map, CURRENT_CHUNK, self.chunk_value(current))?;
-        ctx.set_attribute(self.state_attribute, encode("log state", &state)?)?;
+        let mut open = self.open_chunk(ctx)?;
+        let record = make(open.state.next_sequence)?;
+        self.push_record(ctx, &mut open, encode("record", &record)?)?;
+        self.close_chunk(ctx, open)?;
         Ok(record)
     }
 
     /// Reads the page `token` names, newest record first. The chunk must be loaded: the
     /// caller loads `token`'s instance (`current` for `""`) through RPC invoke options.
     pub fn page<R: DeserializeOwned>(&self, ctx: &RpcContext<'_>, token: &str) -> Result<Page<R>> {
-        let parsed = self.parse_token(token)?;
+        let state = self.state(ctx)?;
+        let history = self.layout_history_of(&state)?;
+        let parsed = self.parse_token_in(&history, token)?;
         let key = parsed.instance_key();
         let records = match (parsed, self.records(ctx, &key)?) {
             (_, Some(records)) => records,
@@ -235,11 +293,11 @@ impl ChunkedLog {
         };
         let next_page_token = match parsed {
             _ if records.is_empty() => String::new(),
-            PageToken::Current => self.state(ctx)?.latest_archived_chunk_token,
-            PageToken::Archive(first) if first > self.chunk_size => {
-                archive_token(first - self.chunk_size)
-            }
-            PageToken::Archive(_) => String::new(),
+            PageToken::Current => state.latest_archived_chunk_token,
+            PageToken::Archive(first) => history
+                .previous_boundary(first)
+                .map(archive_token)
+                .unwrap_or_default(),
         };
         let physical = format!("{}/{key}", self.chunk_map);
         let records = records
@@ -252,6 +310,10 @@ impl ChunkedLog {
             records,
             next_page_token,
         })
+    }
+
+    fn layout_history_of(&self, state: &LogState) -> Result<LayoutHistory> {
+        LayoutHistory::from_stored(&state.layouts, self.chunk_size)
     }
 
     fn state(&self, ctx: &RpcContext<'_>) -> Result<LogState> {

@@ -9,6 +9,9 @@
 //! Its first flow is the *sequentially chunked AttributeMap*
 //! ([`flows::chunked_subscriber`]): an append-only, insertion-ordered history where an
 //! append rewrites one bounded chunk and pages are read newest first with stable tokens.
+//! The generic [`chunked_log::ChunkedLog`] behind it also moves to new chunk sizes without
+//! invalidating a token ([`chunked_log::layout`]), appends batches in one transaction, and
+//! appends idempotently under a key ([`chunked_log::idempotency`]).
 //!
 //! ```
 //! use attrflow::flows::chunked_subscriber::{SubscriberArchive, FLOW_ID};

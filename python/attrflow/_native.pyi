@@ -8,6 +8,7 @@ from typing import Callable, final
 
 __all__ = [
     "CHUNKED_SUBSCRIBER_ARCHIVE_STATE_ATTRIBUTE",
+    "CHUNKED_SUBSCRIBER_CHANGE_CHUNK_SIZE",
     "CHUNKED_SUBSCRIBER_CHUNKS_MAP",
     "CHUNKED_SUBSCRIBER_CHUNK_SIZE",
     "CHUNKED_SUBSCRIBER_CURRENT_CHUNK_INSTANCE",
@@ -15,12 +16,21 @@ __all__ = [
     "CHUNKED_SUBSCRIBER_FLOW_TYPE",
     "CHUNKED_SUBSCRIBER_GET_SUBSCRIBER_PAGE",
     "CHUNKED_SUBSCRIBER_REGISTER_SUBSCRIBER",
+    "CHUNKED_SUBSCRIBER_REGISTER_SUBSCRIBERS",
+    "CHUNKED_SUBSCRIBER_REGISTER_SUBSCRIBER_ONCE",
+    "CHUNKED_SUBSCRIBER_SET_IDEMPOTENCY_WINDOW",
     "CUSTOMER_DIRECTORY_FLOW_ID",
     "CUSTOMER_DIRECTORY_FLOW_TYPE",
     "CUSTOMER_DIRECTORY_GET_CUSTOMER_PROFILE_BY_EMAIL",
     "CUSTOMER_DIRECTORY_PARTITION_COUNT",
     "CUSTOMER_DIRECTORY_PROFILES_MAP",
     "CUSTOMER_DIRECTORY_UPSERT_CUSTOMER_PROFILE",
+    "DEFAULT_IDEMPOTENCY_MAX_AGE_MS",
+    "DEFAULT_IDEMPOTENCY_MAX_KEYS",
+    "MAX_BATCH_SIZE",
+    "MAX_CHUNK_SIZE",
+    "MAX_IDEMPOTENCY_KEY_LEN",
+    "MAX_LAYOUTS",
     "RpcContext",
     "Runtime",
     "__version__",
@@ -30,6 +40,8 @@ __all__ = [
     "instance_physical_name",
     "validate_definition_name",
     "validate_flow_id",
+    "validate_idempotency_key",
+    "validate_page_token_form",
     "validate_subscriber_page_token",
 ]
 
@@ -49,6 +61,17 @@ CUSTOMER_DIRECTORY_PROFILES_MAP: str
 CUSTOMER_DIRECTORY_UPSERT_CUSTOMER_PROFILE: str
 CUSTOMER_DIRECTORY_GET_CUSTOMER_PROFILE_BY_EMAIL: str
 CUSTOMER_DIRECTORY_PARTITION_COUNT: int
+
+CHUNKED_SUBSCRIBER_REGISTER_SUBSCRIBERS: str
+CHUNKED_SUBSCRIBER_REGISTER_SUBSCRIBER_ONCE: str
+CHUNKED_SUBSCRIBER_CHANGE_CHUNK_SIZE: str
+CHUNKED_SUBSCRIBER_SET_IDEMPOTENCY_WINDOW: str
+MAX_BATCH_SIZE: int
+MAX_CHUNK_SIZE: int
+MAX_LAYOUTS: int
+MAX_IDEMPOTENCY_KEY_LEN: int
+DEFAULT_IDEMPOTENCY_MAX_KEYS: int
+DEFAULT_IDEMPOTENCY_MAX_AGE_MS: int
 
 _Lock = tuple[str, str | None]
 _Load = tuple[str, str]
@@ -111,3 +134,5 @@ def validate_subscriber_page_token(token: str) -> None: ...
 def archive_chunk_token(first_sequence: int) -> str: ...
 def canonical_email(email_address: str) -> str: ...
 def customer_profile_partition(email_address: str) -> str: ...
+def validate_page_token_form(token: str) -> None: ...
+def validate_idempotency_key(key: str) -> None: ...

@@ -36,8 +36,12 @@ def test_handles_carry_the_core_rpc_names_and_types(flow: ChunkedSubscriberFlow)
 def test_the_class_lists_its_rpcs() -> None:
     assert isinstance(ChunkedSubscriberFlow.register_subscriber, RpcDescriptor)
     assert sorted(ChunkedSubscriberFlow.rpc_definitions()) == [
+        "ChangeSubscriberChunkSize",
         "GetSubscriberPage",
         "RegisterSubscriber",
+        "RegisterSubscriberOnce",
+        "RegisterSubscribers",
+        "SetSubscriberIdempotencyWindow",
     ]
 
 

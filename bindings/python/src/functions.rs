@@ -55,3 +55,17 @@ pub(crate) fn canonical_email(py: Python<'_>, email_address: &str) -> PyResult<S
 pub(crate) fn customer_profile_partition(py: Python<'_>, email_address: &str) -> PyResult<String> {
     customer_directory::profile_partition(email_address).into_py_result(py)
 }
+
+/// Checks only a page token's form (`""`, `current`, or 20 digits, not all zero), as a
+/// caller does before loading the token's chunk under any layout history; raises
+/// `InvalidPageTokenError` with `invalid page token "<token>"`.
+#[pyfunction]
+pub(crate) fn validate_page_token_form(py: Python<'_>, token: &str) -> PyResult<()> {
+    chunked_subscriber::validate_page_token_form(token).into_py_result(py)
+}
+
+/// Checks an idempotency key; raises `InvalidInputError` naming what is wrong.
+#[pyfunction]
+pub(crate) fn validate_idempotency_key(py: Python<'_>, key: &str) -> PyResult<()> {
+    attrflow::chunked_log::validate_idempotency_key(key).into_py_result(py)
+}

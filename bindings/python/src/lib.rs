@@ -31,7 +31,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(functions::archive_chunk_token, m)?)?;
     m.add_function(wrap_pyfunction!(functions::canonical_email, m)?)?;
     m.add_function(wrap_pyfunction!(functions::customer_profile_partition, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::validate_page_token_form, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::validate_idempotency_key, m)?)?;
     add_chunked_subscriber_constants(m)?;
+    add_chunked_log_limits(m)?;
     add_customer_directory_constants(m)
 }
 
@@ -55,6 +58,40 @@ fn add_customer_directory_constants(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add(name, value)?;
     }
     m.add("CUSTOMER_DIRECTORY_PARTITION_COUNT", cd::PARTITION_COUNT)
+}
+
+/// The RPC names and limits of chunk-size changes, batch and idempotent appends.
+fn add_chunked_log_limits(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    use attrflow::chunked_log as log;
+    use chunked_subscriber as cs;
+    let names = [
+        (
+            "CHUNKED_SUBSCRIBER_REGISTER_SUBSCRIBERS",
+            cs::REGISTER_SUBSCRIBERS,
+        ),
+        (
+            "CHUNKED_SUBSCRIBER_REGISTER_SUBSCRIBER_ONCE",
+            cs::REGISTER_SUBSCRIBER_ONCE,
+        ),
+        (
+            "CHUNKED_SUBSCRIBER_CHANGE_CHUNK_SIZE",
+            cs::CHANGE_SUBSCRIBER_CHUNK_SIZE,
+        ),
+        (
+            "CHUNKED_SUBSCRIBER_SET_IDEMPOTENCY_WINDOW",
+            cs::SET_SUBSCRIBER_IDEMPOTENCY_WINDOW,
+        ),
+    ];
+    for (name, value) in names {
+        m.add(name, value)?;
+    }
+    m.add("MAX_BATCH_SIZE", log::MAX_BATCH_SIZE)?;
+    m.add("MAX_CHUNK_SIZE", log::MAX_CHUNK_SIZE)?;
+    m.add("MAX_LAYOUTS", log::MAX_LAYOUTS)?;
+    m.add("MAX_IDEMPOTENCY_KEY_LEN", log::MAX_IDEMPOTENCY_KEY_LEN)?;
+    let window = log::IdempotencyWindow::DEFAULT;
+    m.add("DEFAULT_IDEMPOTENCY_MAX_KEYS", window.max_keys)?;
+    m.add("DEFAULT_IDEMPOTENCY_MAX_AGE_MS", window.max_age_ms)
 }
 
 /// The layout constants of `ChunkedSubscriberFlow`, so Python never repeats their values.

@@ -4,11 +4,20 @@
 //! An RPC-only flow, started once under [`FLOW_ID`]. `RegisterSubscriber` appends a
 //! subscriber (locking the state and `current`); `GetSubscriberPage` reads one chunk,
 //! newest first, and has no fixed loads: the caller loads the token's instance per call.
+//!
+//! Beyond the seed ([`appends`], [`layout`]): `RegisterSubscribers` appends a batch in one
+//! transaction, `RegisterSubscriberOnce` appends under an idempotency key,
+//! `ChangeSubscriberChunkSize` moves new chunks to another size (the archive starts at
+//! [`SUBSCRIBER_CHUNK_SIZE`] = 100; old tokens stay valid), and
+//! `SetSubscriberIdempotencyWindow` bounds how long keys are remembered.
+
+pub mod appends;
+pub mod layout;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::chunked_log::{ChunkedLog, CURRENT_CHUNK};
+use crate::chunked_log::{ChunkedLog, PageToken, CURRENT_CHUNK};
 use crate::context::RpcContext;
 use crate::definition::{FlowDefinition, RpcDefinition};
 use crate::error::{Error, Result};
@@ -22,7 +31,11 @@ pub const FLOW_TYPE: &str = "ChunkedSubscriberFlow";
 pub const FLOW_ID: &str = "chunked-subscriber-archive";
 /// The instance key of the open chunk.
 pub const CURRENT_CHUNK_INSTANCE: &str = CURRENT_CHUNK;
-/// Subscribers per chunk. Part of the stored layout: archive tokens are its multiples + 1.
+/// Subscribers per chunk of an archive that never changed its chunk size. Part of the
+/// stored layout (archive tokens are its multiples + 1) of every archive without a layout
+/// history, so it never changes: a new size is set per archive with
+/// [`SubscriberArchive::change_chunk_size`] (RPC `ChangeSubscriberChunkSize`), which
+/// applies from the next chunk boundary and keeps every issued token valid.
 pub const SUBSCRIBER_CHUNK_SIZE: u64 = 100;
 /// The state Attribute.
 pub const ARCHIVE_STATE_ATTRIBUTE: &str = "subscriber_archive_state";
@@ -32,6 +45,14 @@ pub const SUBSCRIBER_CHUNKS_MAP: &str = "subscriber_chunks";
 pub const REGISTER_SUBSCRIBER: &str = "RegisterSubscriber";
 /// The paging RPC.
 pub const GET_SUBSCRIBER_PAGE: &str = "GetSubscriberPage";
+/// The batch-appending RPC.
+pub const REGISTER_SUBSCRIBERS: &str = "RegisterSubscribers";
+/// The idempotent appending RPC.
+pub const REGISTER_SUBSCRIBER_ONCE: &str = "RegisterSubscriberOnce";
+/// The RPC that changes the chunk size of new chunks.
+pub const CHANGE_SUBSCRIBER_CHUNK_SIZE: &str = "ChangeSubscriberChunkSize";
+/// The RPC that sets the idempotency window.
+pub const SET_SUBSCRIBER_IDEMPOTENCY_WINDOW: &str = "SetSubscriberIdempotencyWindow";
 
 /// The archive's layout.
 pub const LOG: ChunkedLog = ChunkedLog::new(
@@ -85,9 +106,18 @@ pub struct SubscriberPage {
     pub next_page_token: String,
 }
 
-/// Checks a page token by the archive's rules; the error is `invalid page token "<t>"`.
+/// Checks a page token by the rules of an archive with the default layout (100 per
+/// chunk); the error is `invalid page token "<t>"`. An archive that changed its chunk size
+/// checks tokens against its own layout history in `GetSubscriberPage`; check only the
+/// form ([`validate_page_token_form`]) before loading a page of such an archive.
 pub fn validate_subscriber_page_token(token: &str) -> Result<()> {
     LOG.parse_token(token).map(|_| ())
+}
+
+/// Checks only a page token's form (`""`, `current`, or 20 digits, not all zero): what a
+/// caller checks before loading the token's chunk, under any layout history.
+pub fn validate_page_token_form(token: &str) -> Result<()> {
+    PageToken::parse(token).map(|_| ())
 }
 
 /// The archive token of the chunk starting at `first_sequence`.
@@ -100,18 +130,17 @@ pub fn definition() -> FlowDefinition {
     LOG.declare(FlowDefinition::builder(FLOW_TYPE))
         .rpc(LOG.appending(RpcDefinition::new(REGISTER_SUBSCRIBER, register_subscriber)))
         .rpc(RpcDefinition::new(GET_SUBSCRIBER_PAGE, get_subscriber_page))
+        .rpc(appends::register_subscribers_rpc())
+        .rpc(appends::register_subscriber_once_rpc())
+        .rpc(layout::change_chunk_size_rpc())
+        .rpc(layout::set_idempotency_window_rpc())
         .build()
         .unwrap_or_else(|e| unreachable!("the built-in definition is valid: {e}"))
 }
 
 fn register_subscriber(ctx: &mut RpcContext<'_>, input: Value) -> Result<Value> {
     let input: RegisterSubscriberInput = decode_input(REGISTER_SUBSCRIBER, input)?;
-    if input.subscriber_id.is_empty() {
-        return Err(Error::invalid_input("subscriberId is required"));
-    }
-    if input.delivery_address.is_empty() {
-        return Err(Error::invalid_input("deliveryAddress is required"));
-    }
+    check_required_fields(&input.subscriber_id, &input.delivery_address)?;
     let subscriber = LOG.append(ctx, |sequence| {
         Ok(Subscriber {
             sequence,
@@ -120,6 +149,17 @@ fn register_subscriber(ctx: &mut RpcContext<'_>, input: Value) -> Result<Value> 
         })
     })?;
     encode("subscriber", &subscriber)
+}
+
+/// The rule every registering RPC applies: both fields are non-empty.
+fn check_required_fields(subscriber_id: &str, delivery_address: &str) -> Result<()> {
+    if subscriber_id.is_empty() {
+        return Err(Error::invalid_input("subscriberId is required"));
+    }
+    if delivery_address.is_empty() {
+        return Err(Error::invalid_input("deliveryAddress is required"));
+    }
+    Ok(())
 }
 
 fn get_subscriber_page(ctx: &mut RpcContext<'_>, input: Value) -> Result<Value> {
@@ -164,14 +204,7 @@ impl<'r> SubscriberArchive<'r> {
             subscriber_id: subscriber_id.to_owned(),
             delivery_address: delivery_address.to_owned(),
         };
-        let output = self.runtime.invoke_rpc(
-            FLOW_TYPE,
-            self.flow_id,
-            REGISTER_SUBSCRIBER,
-            encode("input", &input)?,
-            &RpcInvokeOptions::new(),
-        )?;
-        crate::typed::decode_stored("RegisterSubscriber output", &output)
+        self.call(REGISTER_SUBSCRIBER, &input)
     }
 
     /// Appends a subscriber, retrying lock conflicts up to `attempts` times with a short,
@@ -187,7 +220,9 @@ impl<'r> SubscriberArchive<'r> {
 
     /// Reads one page, loading the token's chunk.
     pub fn page(&self, page_token: &str) -> Result<SubscriberPage> {
-        let key = LOG.parse_token(page_token)?.instance_key();
+        // Only the form here: which boundaries exist depends on the stored layout
+        // history, which the RPC checks.
+        let key = PageToken::parse(page_token)?.instance_key();
         let input = GetSubscriberPageInput {
             page_token: page_token.to_owned(),
         };
@@ -199,5 +234,21 @@ impl<'r> SubscriberArchive<'r> {
             &RpcInvokeOptions::new().load_attribute_map_instance(SUBSCRIBER_CHUNKS_MAP, key),
         )?;
         crate::typed::decode_stored("GetSubscriberPage output", &output)
+    }
+
+    /// Invokes one of the archive's RPCs with typed input and output, no per-call options.
+    fn call<I: Serialize, O: serde::de::DeserializeOwned>(
+        &self,
+        rpc: &str,
+        input: &I,
+    ) -> Result<O> {
+        let output = self.runtime.invoke_rpc(
+            FLOW_TYPE,
+            self.flow_id,
+            rpc,
+            encode("input", input)?,
+            &RpcInvokeOptions::new(),
+        )?;
+        crate::typed::decode_stored(&format!("{rpc} output"), &output)
     }
 }

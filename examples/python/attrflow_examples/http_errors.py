@@ -59,6 +59,8 @@ ERROR_RULES: dict[type[AttrflowError], ErrorRule] = {
     RpcLockConflictError: ErrorRule(HTTPStatus.CONFLICT, retry_after=RETRY_AFTER_SECONDS),
     FlowNotFoundError: ErrorRule(HTTPStatus.NOT_FOUND),
     FlowAlreadyStartedError: ErrorRule(HTTPStatus.CONFLICT),
+    # Also a bad Idempotency-Key header, an idempotency key reused with a different body,
+    # and a batch that is empty or over the core's maximum (MAX_BATCH_SIZE).
     InvalidInputError: ErrorRule(HTTPStatus.BAD_REQUEST),
     InvalidPageTokenError: ErrorRule(HTTPStatus.BAD_REQUEST),
     PageNotFoundError: ErrorRule(HTTPStatus.NOT_FOUND),

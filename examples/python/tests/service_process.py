@@ -34,7 +34,11 @@ def free_port() -> int:
 
 
 def request_json(
-    method: str, url: str, body: object = None, timeout: float = REQUEST_TIMEOUT_SECONDS
+    method: str,
+    url: str,
+    body: object = None,
+    timeout: float = REQUEST_TIMEOUT_SECONDS,
+    headers: dict[str, str] | None = None,
 ) -> tuple[int, Any]:
     """Sends one request and returns its status and decoded JSON body, errors included.
 
@@ -42,7 +46,7 @@ def request_json(
     (``urllib.error.URLError`` is one).
     """
     data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(url, data=data, method=method)
+    request = urllib.request.Request(url, data=data, method=method, headers=headers or {})
     if data is not None:
         request.add_header("Content-Type", "application/json")
     try:
@@ -133,6 +137,8 @@ class ServiceProcess:
         """``GET path``: status and JSON body."""
         return request_json("GET", f"{self.base_url}{path}")
 
-    def post(self, path: str, body: object = None) -> tuple[int, Any]:
-        """``POST path`` with a JSON body: status and JSON body."""
-        return request_json("POST", f"{self.base_url}{path}", body)
+    def post(
+        self, path: str, body: object = None, headers: dict[str, str] | None = None
+    ) -> tuple[int, Any]:
+        """``POST path`` with a JSON body (and ``headers``): status and JSON body."""
+        return request_json("POST", f"{self.base_url}{path}", body, headers=headers)

@@ -25,11 +25,32 @@ its types and the constants, all read from the core so they are never repeated h
 ``RpcLockConflictError`` and should be retried. ``GetSubscriberPage`` reads the chunk the
 caller loads per call (``current`` for the newest page) and returns it newest first with the
 token of the next older page.
+
+Beyond the seed, all run by the core:
+
+- ``RegisterSubscribers`` (:class:`RegisterSubscribersInput`) appends up to
+  :data:`MAX_BATCH_SIZE` subscribers in one transaction, crossing as many chunk boundaries
+  as it needs; one bad subscriber fails the batch and nothing is stored.
+- ``RegisterSubscriberOnce`` (:class:`RegisterSubscriberOnceInput`) appends under an
+  idempotency key: a retry with the same key and subscriber within the archive's window
+  (:class:`IdempotencyWindow`, by default the newest 100 keys of the last 24 hours)
+  returns the first call's subscriber with its sequence and appends nothing, also when the
+  first call committed but its reply was lost. The same key with another subscriber raises
+  ``InvalidInputError``; after the key left the window, a retry is a new registration.
+  A batch takes an optional key the same way.
+- ``ChangeSubscriberChunkSize`` (:class:`ChangeChunkSizeInput`) moves the archive to a new
+  chunk size (1 to :data:`MAX_CHUNK_SIZE`) from the next chunk boundary, at once on an empty
+  archive. Every token issued before stays valid; pages walk across the change. An archive
+  that never changed keeps :data:`SUBSCRIBER_CHUNK_SIZE` (100).
+- ``SetSubscriberIdempotencyWindow`` (:class:`IdempotencyWindow`) sets the window.
+
+After a chunk-size change, check a token's form with :func:`validate_page_token_form`
+before loading it; the RPC checks it against the archive's layout history.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from attrflow import _native
 from attrflow.attribute import Attribute, AttributeMap
@@ -37,21 +58,39 @@ from attrflow.flow import Flow, core_rpc
 
 __all__ = [
     "ARCHIVE_STATE_ATTRIBUTE",
+    "CHANGE_SUBSCRIBER_CHUNK_SIZE",
     "CURRENT_CHUNK_INSTANCE",
+    "DEFAULT_IDEMPOTENCY_WINDOW",
     "FLOW_ID",
     "FLOW_TYPE",
     "GET_SUBSCRIBER_PAGE",
+    "MAX_BATCH_SIZE",
+    "MAX_CHUNK_SIZE",
+    "MAX_IDEMPOTENCY_KEY_LEN",
     "REGISTER_SUBSCRIBER",
+    "REGISTER_SUBSCRIBERS",
+    "REGISTER_SUBSCRIBER_ONCE",
+    "SET_SUBSCRIBER_IDEMPOTENCY_WINDOW",
     "SUBSCRIBER_CHUNKS_MAP",
     "SUBSCRIBER_CHUNK_SIZE",
+    "ChangeChunkSizeInput",
+    "ChunkLayout",
+    "ChunkSizeChange",
     "ChunkedSubscriberFlow",
     "GetSubscriberPageInput",
+    "IdempotencyWindow",
+    "NewSubscriber",
     "RegisterSubscriberInput",
+    "RegisterSubscriberOnceInput",
+    "RegisterSubscribersInput",
+    "RegisteredSubscribers",
     "Subscriber",
     "SubscriberArchiveState",
     "SubscriberChunk",
     "SubscriberPage",
     "archive_chunk_token",
+    "validate_idempotency_key",
+    "validate_page_token_form",
     "validate_subscriber_page_token",
 ]
 
@@ -71,6 +110,20 @@ REGISTER_SUBSCRIBER: str = _native.CHUNKED_SUBSCRIBER_REGISTER_SUBSCRIBER
 """The appending RPC's name."""
 GET_SUBSCRIBER_PAGE: str = _native.CHUNKED_SUBSCRIBER_GET_SUBSCRIBER_PAGE
 """The paging RPC's name."""
+REGISTER_SUBSCRIBERS: str = _native.CHUNKED_SUBSCRIBER_REGISTER_SUBSCRIBERS
+"""The batch-appending RPC's name."""
+REGISTER_SUBSCRIBER_ONCE: str = _native.CHUNKED_SUBSCRIBER_REGISTER_SUBSCRIBER_ONCE
+"""The idempotent appending RPC's name."""
+CHANGE_SUBSCRIBER_CHUNK_SIZE: str = _native.CHUNKED_SUBSCRIBER_CHANGE_CHUNK_SIZE
+"""The name of the RPC that changes the chunk size of new chunks."""
+SET_SUBSCRIBER_IDEMPOTENCY_WINDOW: str = _native.CHUNKED_SUBSCRIBER_SET_IDEMPOTENCY_WINDOW
+"""The name of the RPC that sets the idempotency window."""
+MAX_BATCH_SIZE: int = _native.MAX_BATCH_SIZE
+"""The most subscribers one ``RegisterSubscribers`` call takes."""
+MAX_CHUNK_SIZE: int = _native.MAX_CHUNK_SIZE
+"""The largest chunk size ``ChangeSubscriberChunkSize`` accepts."""
+MAX_IDEMPOTENCY_KEY_LEN: int = _native.MAX_IDEMPOTENCY_KEY_LEN
+"""The longest idempotency key (visible ASCII characters)."""
 
 
 @dataclass
@@ -124,6 +177,80 @@ class SubscriberPage:
     next_page_token: str = ""
 
 
+@dataclass
+class NewSubscriber:
+    """One subscriber of a batch, before it has a sequence; both fields are required."""
+
+    subscriber_id: str
+    delivery_address: str
+
+
+@dataclass
+class RegisterSubscribersInput:
+    """Input of ``RegisterSubscribers``: 1 to :data:`MAX_BATCH_SIZE` subscribers, in the
+    order they get their sequences, and an optional idempotency key (``""`` for none)."""
+
+    subscribers: list[NewSubscriber]
+    idempotency_key: str = ""
+
+
+@dataclass
+class RegisteredSubscribers:
+    """Output of ``RegisterSubscribers``: the subscribers with their sequences, in the
+    batch's order."""
+
+    subscribers: list[Subscriber]
+
+
+@dataclass
+class RegisterSubscriberOnceInput:
+    """Input of ``RegisterSubscriberOnce``; every field is required."""
+
+    idempotency_key: str
+    subscriber_id: str
+    delivery_address: str
+
+
+@dataclass
+class ChangeChunkSizeInput:
+    """Input of ``ChangeSubscriberChunkSize``: subscribers per chunk of new chunks."""
+
+    chunk_size: int
+
+
+@dataclass
+class ChunkLayout:
+    """One layout of the archive: chunks of ``chunk_size`` from ``from_sequence`` on."""
+
+    from_sequence: int
+    chunk_size: int
+
+
+@dataclass
+class ChunkSizeChange:
+    """Output of ``ChangeSubscriberChunkSize``: the size, the first sequence it applies
+    from, and the whole layout history afterwards, oldest first."""
+
+    chunk_size: int
+    from_sequence: int
+    layouts: list[ChunkLayout] = field(default_factory=list)
+
+
+@dataclass
+class IdempotencyWindow:
+    """How many idempotency keys the archive remembers (1 to 10000) and for how long, in
+    milliseconds (at least 1); input and output of ``SetSubscriberIdempotencyWindow``."""
+
+    max_keys: int
+    max_age_ms: int
+
+
+DEFAULT_IDEMPOTENCY_WINDOW = IdempotencyWindow(
+    _native.DEFAULT_IDEMPOTENCY_MAX_KEYS, _native.DEFAULT_IDEMPOTENCY_MAX_AGE_MS
+)
+"""The window of an archive that never set one: 100 keys, 24 hours."""
+
+
 class ChunkedSubscriberFlow(Flow):
     """The subscriber archive: an RPC-only flow, started once under :data:`FLOW_ID`."""
 
@@ -138,6 +265,22 @@ class ChunkedSubscriberFlow(Flow):
     """Appends a subscriber and returns it with its sequence."""
     get_subscriber_page = core_rpc(GET_SUBSCRIBER_PAGE, GetSubscriberPageInput, SubscriberPage)
     """Reads one page; the caller loads the token's chunk per call."""
+    register_subscribers = core_rpc(
+        REGISTER_SUBSCRIBERS, RegisterSubscribersInput, RegisteredSubscribers
+    )
+    """Appends a batch of subscribers in one transaction."""
+    register_subscriber_once = core_rpc(
+        REGISTER_SUBSCRIBER_ONCE, RegisterSubscriberOnceInput, Subscriber
+    )
+    """Appends a subscriber under an idempotency key; a retry returns the first result."""
+    change_chunk_size = core_rpc(
+        CHANGE_SUBSCRIBER_CHUNK_SIZE, ChangeChunkSizeInput, ChunkSizeChange
+    )
+    """Moves new chunks to another size from the next chunk boundary."""
+    set_idempotency_window = core_rpc(
+        SET_SUBSCRIBER_IDEMPOTENCY_WINDOW, IdempotencyWindow, IdempotencyWindow
+    )
+    """Sets how many idempotency keys are remembered, and for how long."""
 
 
 def validate_subscriber_page_token(token: str) -> None:
@@ -153,3 +296,16 @@ def archive_chunk_token(first_sequence: int) -> str:
     '00000000000000000101'
     """
     return _native.archive_chunk_token(first_sequence)
+
+
+def validate_page_token_form(token: str) -> None:
+    """Checks only a token's form (``""``, ``current`` or 20 digits, not all zero), as a
+    caller does before loading the token's chunk under any layout history; raises
+    ``InvalidPageTokenError``."""
+    _native.validate_page_token_form(token)
+
+
+def validate_idempotency_key(key: str) -> None:
+    """Checks an idempotency key (1 to :data:`MAX_IDEMPOTENCY_KEY_LEN` visible ASCII
+    characters); raises ``InvalidInputError``."""
+    _native.validate_idempotency_key(key)

@@ -1,9 +1,11 @@
 """HTTP routes of the sequentially chunked AttributeMap: a subscriber archive.
 
 ``POST /start`` starts the archive flow (idempotently), ``POST /register`` appends a
-subscriber, and ``GET /subscribers?pageToken=`` reads one chunk, newest first, loading only
-that chunk's AttributeMap instance. Errors are answered by
-:mod:`attrflow_examples.http_errors`.
+subscriber, ``POST /register-batch`` appends many in one transaction, and
+``GET /subscribers?pageToken=`` reads one chunk, newest first, loading only that chunk's
+AttributeMap instance. Both registering routes take an optional ``Idempotency-Key`` header:
+a retry with the same key and body returns the first response (same sequences) instead of
+appending again. Errors are answered by :mod:`attrflow_examples.http_errors`.
 """
 
 from __future__ import annotations
@@ -15,13 +17,18 @@ from attrflow.flows.chunked_subscriber import (
     GetSubscriberPageInput,
     RegisterSubscriberInput,
     Subscriber,
-    validate_subscriber_page_token,
+    validate_page_token_form,
 )
 from quart import Blueprint, Response, jsonify, request
 
 from attrflow_examples.app_state import AppState
 from attrflow_examples.json_body import read_json_object, required_text
 from attrflow_examples.lock_retry import retry_on
+from attrflow_examples.patterns.sequentially_chunked_attribute_map.keyed_appends import (
+    IDEMPOTENCY_KEY_HEADER,
+    register_batch,
+    register_once,
+)
 
 URL_PREFIX = "/patterns/sequentially-chunked-attribute-map"
 
@@ -53,6 +60,10 @@ def create_sequentially_chunked_attribute_map_blueprint(
         body = await read_json_object()
         subscriber_id = required_text(body, "subscriberId")
         delivery_address = required_text(body, "deliveryAddress")
+        idempotency_key = request.headers.get(IDEMPOTENCY_KEY_HEADER)
+        if idempotency_key is not None:
+            once = await register_once(app_state, idempotency_key, subscriber_id, delivery_address)
+            return jsonify(subscriber_json(once))
         flow = app_state.flow
         subscriber = await retry_on(
             RpcLockConflictError,
@@ -65,13 +76,22 @@ def create_sequentially_chunked_attribute_map_blueprint(
         )
         return jsonify(subscriber_json(subscriber))
 
+    @blueprint.post("/register-batch")
+    async def register_subscribers() -> Response:
+        body = await read_json_object()
+        key = request.headers.get(IDEMPOTENCY_KEY_HEADER)
+        subscribers = await register_batch(app_state, body, key)
+        return jsonify({"subscribers": [subscriber_json(s) for s in subscribers]})
+
     @blueprint.get("/subscribers")
     async def get_subscriber_page() -> Response:
         # An instance key may not be empty, so "no token" is spelled out before loading.
         page_token = request.args.get("pageToken", "") or CURRENT_CHUNK_INSTANCE
         # Checked before the load is built, so that any malformed token (one with a "/",
-        # say, which is no instance key at all) gets the core's page-token message.
-        validate_subscriber_page_token(page_token)
+        # say, which is no instance key at all) gets the core's page-token message. Only the
+        # form: whether it is a chunk boundary depends on the archive's layout history,
+        # which the RPC checks.
+        validate_page_token_form(page_token)
         flow = app_state.flow
         page = await app_state.client.invoke_rpc(
             flow.get_subscriber_page,

@@ -1,0 +1,130 @@
+//! Appending to a chunked log: one record or a batch, rolling full chunks into archives.
+//!
+//! The state and the open chunk are read once, every record goes through the same rule
+//! (a full open chunk is archived before the next record goes in, with the chunk size of
+//! the layout the chunk was opened in), and all writes are staged on the RPC context, so
+//! a batch that crosses several chunk boundaries commits as one transaction, or not at all.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::layout::LayoutHistory;
+use super::{archive_token, ChunkedLog, LogState, CURRENT_CHUNK};
+use crate::context::RpcContext;
+use crate::error::{Error, Result};
+use crate::typed::encode;
+
+/// The most records one batch append takes. It bounds the writes of one transaction
+/// (at most this many records plus the chunks they fill).
+pub const MAX_BATCH_SIZE: usize = 1_000;
+
+/// Checks a batch's length: 1 to [`MAX_BATCH_SIZE`] records.
+pub fn validate_batch_size(len: usize) -> Result<()> {
+    if len == 0 {
+        return Err(Error::invalid_input("a batch needs at least one record"));
+    }
+    if len > MAX_BATCH_SIZE {
+        return Err(Error::invalid_input(format!(
+            "a batch holds at most {MAX_BATCH_SIZE} records, got {len}"
+        )));
+    }
+    Ok(())
+}
+
+/// The open end of a log during one appending RPC.
+pub(super) struct OpenChunk {
+    pub(super) state: LogState,
+    pub(super) history: LayoutHistory,
+    pub(super) current: Vec<Value>,
+}
+
+impl OpenChunk {
+    /// The sequence of the open chunk's first record (or of its next, when empty).
+    pub(super) fn first_sequence(&self) -> u64 {
+        self.state.next_sequence - self.current.len() as u64
+    }
+}
+
+impl ChunkedLog {
+    /// Reads the state, layout history and open chunk an append works on.
+    pub(super) fn open_chunk(&self, ctx: &RpcContext<'_>) -> Result<OpenChunk> {
+        let state = self.state(ctx)?;
+        let history = self.layout_history_of(&state)?;
+        let current = self.records(ctx, CURRENT_CHUNK)?.ok_or_else(|| {
+            Error::storage(format!(
+                "flow {:?} has no {}/{CURRENT_CHUNK} chunk",
+                ctx.flow_id(),
+                self.chunk_map
+            ))
+        })?;
+        Ok(OpenChunk {
+            state,
+            history,
+            current,
+        })
+    }
+
+    /// Adds one record at `open.state.next_sequence`, first archiving the open chunk when
+    /// it is full.
+    pub(super) fn push_record(
+        &self,
+        ctx: &mut RpcContext<'_>,
+        open: &mut OpenChunk,
+        record: Value,
+    ) -> Result<()> {
+        let first = open.first_sequence();
+        if open.current.len() as u64 >= open.history.chunk_size_at(first) {
+            let token = archive_token(first);
+            let full = std::mem::take(&mut open.current);
+            ctx.set_map_instance(self.chunk_map, &token, self.chunk_value(full))?;
+            open.state.latest_archived_chunk_token = token;
+        }
+        open.current.push(record);
+        open.state.next_sequence = open.state.next_sequence.checked_add(1).ok_or_else(|| {
+            Error::storage(format!(
+                "log of flow {:?} ran out of sequences",
+                ctx.flow_id()
+            ))
+        })?;
+        Ok(())
+    }
+
+    /// Stages the open chunk and the state.
+    pub(super) fn close_chunk(&self, ctx: &mut RpcContext<'_>, open: OpenChunk) -> Result<()> {
+        ctx.set_map_instance(
+            self.chunk_map,
+            CURRENT_CHUNK,
+            self.chunk_value(open.current),
+        )?;
+        ctx.set_attribute(self.state_attribute, encode("log state", &open.state)?)
+    }
+
+    /// Appends one record per item, in order, each built by `make` from its sequence and
+    /// its item, and returns them. The batch may fill and archive several chunks (crossing
+    /// layout changes too); it is staged on `ctx` and commits as one transaction. When
+    /// `make` fails for any item, the error is returned and the RPC stores nothing.
+    ///
+    /// An empty batch, or one over [`MAX_BATCH_SIZE`] items, is [`Error::InvalidInput`].
+    /// The RPC needs [`ChunkedLog::appending`]'s locks and load.
+    pub fn append_batch<I, R, F>(
+        &self,
+        ctx: &mut RpcContext<'_>,
+        items: Vec<I>,
+        mut make: F,
+    ) -> Result<Vec<R>>
+    where
+        R: Serialize,
+        F: FnMut(u64, I) -> Result<R>,
+    {
+        validate_batch_size(items.len())?;
+        let mut open = self.open_chunk(ctx)?;
+        let mut records = Vec::with_capacity(items.len());
+        for item in items {
+            let record = make(open.state.next_sequence, item)?;
+            self.push_record(ctx, &mut open, encode("record", &record)?)?;
+            records.push(record);
+        }
+        self.close_chunk(ctx, open)?;
+        Ok(records)
+    }
+}

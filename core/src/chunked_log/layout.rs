@@ -1,0 +1,271 @@
+//! The layout history of a chunked log: from which sequence which chunk size applies.
+//!
+//! A log starts with one layout, `{from 1, the ChunkedLog's chunk size}`. Changing the chunk
+//! size adds a layout that starts at a chunk boundary, so every chunk, old or new, lies
+//! wholly inside one layout and every archive token ever handed out keeps naming the same
+//! chunk. A log whose state stores no history (every store written before layouts existed)
+//! reads as the single default layout.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// The largest chunk size a layout may have: it bounds what one append rewrites.
+pub const MAX_CHUNK_SIZE: u64 = 10_000;
+
+/// The most layouts one log keeps; a further chunk-size change is refused. It bounds the
+/// state Attribute every RPC of the flow reads.
+pub const MAX_LAYOUTS: usize = 64;
+
+/// One layout: chunks of `chunk_size` records, the first starting at `from_sequence`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChunkLayout {
+    /// The first sequence of the layout's first chunk (a boundary of the layout before).
+    pub from_sequence: u64,
+    /// Records per chunk in this layout.
+    pub chunk_size: u64,
+}
+
+/// A log's layouts, oldest first; never empty, the first always starts at sequence 1, and
+/// no two neighbours have the same chunk size.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LayoutHistory {
+    layouts: Vec<ChunkLayout>,
+}
+
+/// Checks a requested chunk size: 1 to [`MAX_CHUNK_SIZE`].
+pub fn validate_chunk_size(chunk_size: u64) -> Result<()> {
+    if chunk_size == 0 || chunk_size > MAX_CHUNK_SIZE {
+        return Err(Error::invalid_input(format!(
+            "chunk size must be between 1 and {MAX_CHUNK_SIZE}, got {chunk_size}"
+        )));
+    }
+    Ok(())
+}
+
+impl LayoutHistory {
+    /// The history of a log that never changed its chunk size.
+    pub fn single(chunk_size: u64) -> Self {
+        LayoutHistory {
+            layouts: vec![ChunkLayout {
+                from_sequence: 1,
+                chunk_size,
+            }],
+        }
+    }
+
+    /// The history a log state stores (`stored`), or the single default layout when it
+    /// stores none. A stored history that breaks the rules is a storage error.
+    pub fn from_stored(stored: &[ChunkLayout], default_chunk_size: u64) -> Result<Self> {
+        if stored.is_empty() {
+            return Ok(Self::single(default_chunk_size));
+        }
+        let corrupt =
+            |why: &str| Error::storage(format!("stored chunk layout history is invalid: {why}"));
+        if stored.len() > MAX_LAYOUTS {
+            return Err(corrupt("too many layouts"));
+        }
+        if stored[0].from_sequence != 1 {
+            return Err(corrupt("the first layout does not start at sequence 1"));
+        }
+        for layout in stored {
+            if validate_chunk_size(layout.chunk_size).is_err() {
+                return Err(corrupt("a chunk size is out of range"));
+            }
+        }
+        for pair in stored.windows(2) {
+            let (older, newer) = (pair[0], pair[1]);
+            let boundary = newer.from_sequence > older.from_sequence
+                && (newer.from_sequence - older.from_sequence) % older.chunk_size == 0;
+            if !boundary {
+                return Err(corrupt("a layout does not start at a chunk boundary"));
+            }
+        }
+        Ok(LayoutHistory {
+            layouts: stored.to_vec(),
+        })
+    }
+
+    /// The layouts, oldest first.
+    pub fn layouts(&self) -> &[ChunkLayout] {
+        &self.layouts
+    }
+
+    /// What a log state stores: nothing while the log has its default single layout, so
+    /// such a state stays byte-identical to one written before layouts existed.
+    pub fn to_stored(&self, default_chunk_size: u64) -> Vec<ChunkLayout> {
+        if *self == Self::single(default_chunk_size) {
+            Vec::new()
+        } else {
+            self.layouts.clone()
+        }
+    }
+
+    /// The layout the chunk holding (or starting at) `sequence` belongs to.
+    pub fn layout_at(&self, sequence: u64) -> ChunkLayout {
+        let index = self
+            .layouts
+            .partition_point(|layout| layout.from_sequence <= sequence);
+        self.layouts[index.saturating_sub(1)]
+    }
+
+    /// The chunk size of the chunk starting at `first_sequence`.
+    pub fn chunk_size_at(&self, first_sequence: u64) -> u64 {
+        self.layout_at(first_sequence).chunk_size
+    }
+
+    /// Whether a chunk starts at `sequence` in this history.
+    pub fn is_boundary(&self, sequence: u64) -> bool {
+        if sequence == 0 {
+            return false;
+        }
+        let layout = self.layout_at(sequence);
+        (sequence - layout.from_sequence) % layout.chunk_size == 0
+    }
+
+    /// The first sequence of the chunk just before the chunk starting at `first_sequence`,
+    /// `None` for the first chunk.
+    pub fn previous_boundary(&self, first_sequence: u64) -> Option<u64> {
+        if first_sequence <= 1 {
+            return None;
+        }
+        let last = first_sequence - 1;
+        let layout = self.layout_at(last);
+        let offset = (last - layout.from_sequence) / layout.chunk_size * layout.chunk_size;
+        Some(layout.from_sequence + offset)
+    }
+
+    /// Moves the log to `chunk_size` for the chunks after the one starting at
+    /// `current_first` (the open chunk), or from `current_first` itself when the open chunk
+    /// is still empty. Returns the sequence the new size applies from.
+    ///
+    /// The open chunk keeps the size it was opened with, so no chunk ever straddles two
+    /// layouts. A change not yet in effect (its boundary not yet reached) is replaced by a
+    /// later one; a change back to the size already in effect cancels it.
+    pub fn change_chunk_size(
+        &mut self,
+        current_first: u64,
+        current_is_empty: bool,
+        chunk_size: u64,
+    ) -> Result<u64> {
+        validate_chunk_size(chunk_size)?;
+        self.layouts
+            .retain(|layout| layout.from_sequence <= current_first);
+        let open = self.layout_at(current_first);
+        let from_sequence = if current_is_empty {
+            self.layouts
+                .retain(|layout| layout.from_sequence < current_first);
+            current_first
+        } else {
+            current_first.checked_add(open.chunk_size).ok_or_else(|| {
+                Error::invalid_input("the log has no sequences left for a new chunk size")
+            })?
+        };
+        let before = self.layouts.last().map(|layout| layout.chunk_size);
+        if before != Some(chunk_size) {
+            if self.layouts.len() >= MAX_LAYOUTS {
+                return Err(Error::invalid_input(format!(
+                    "the log already has {MAX_LAYOUTS} chunk layouts, the most it keeps"
+                )));
+            }
+            self.layouts.push(ChunkLayout {
+                from_sequence,
+                chunk_size,
+            });
+        }
+        Ok(from_sequence)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 100 for the first two chunks, then 50 for two chunks, then 250.
+    fn migrated() -> LayoutHistory {
+        let mut history = LayoutHistory::single(100);
+        assert_eq!(history.change_chunk_size(101, false, 50).unwrap(), 201);
+        assert_eq!(history.change_chunk_size(251, false, 250).unwrap(), 301);
+        history
+    }
+
+    #[test]
+    fn boundaries_follow_every_layout() {
+        let history = migrated();
+        let boundaries: Vec<u64> = (1..=900).filter(|s| history.is_boundary(*s)).collect();
+        assert_eq!(boundaries, [1, 101, 201, 251, 301, 551, 801]);
+        assert!(!history.is_boundary(0));
+    }
+
+    #[test]
+    fn previous_boundaries_walk_back_across_layouts() {
+        let history = migrated();
+        let mut walked = vec![801];
+        while let Some(previous) = history.previous_boundary(*walked.last().unwrap()) {
+            walked.push(previous);
+        }
+        assert_eq!(walked, [801, 551, 301, 251, 201, 101, 1]);
+    }
+
+    #[test]
+    fn an_unreached_change_is_replaced_or_cancelled() {
+        let mut history = LayoutHistory::single(100);
+        history.change_chunk_size(1, false, 50).unwrap();
+        history.change_chunk_size(1, false, 20).unwrap();
+        assert_eq!(history.layouts()[1].chunk_size, 20);
+        history.change_chunk_size(1, false, 100).unwrap();
+        assert_eq!(history, LayoutHistory::single(100));
+        assert!(history.to_stored(100).is_empty());
+    }
+
+    #[test]
+    fn an_empty_log_changes_at_once() {
+        let mut history = LayoutHistory::single(100);
+        assert_eq!(history.change_chunk_size(1, true, 7).unwrap(), 1);
+        assert_eq!(history, LayoutHistory::single(7));
+    }
+
+    #[test]
+    fn sizes_and_history_length_are_bounded() {
+        let mut history = LayoutHistory::single(100);
+        for bad in [0, MAX_CHUNK_SIZE + 1] {
+            let error = history.change_chunk_size(1, false, bad).unwrap_err();
+            assert_eq!(
+                error.to_string(),
+                format!("chunk size must be between 1 and {MAX_CHUNK_SIZE}, got {bad}")
+            );
+        }
+        let mut first = 1;
+        for n in 1..MAX_LAYOUTS as u64 {
+            first = history.change_chunk_size(first, false, 1 + n % 2).unwrap();
+        }
+        assert_eq!(history.layouts().len(), MAX_LAYOUTS);
+        assert!(history.change_chunk_size(first, false, 9).is_err());
+    }
+
+    #[test]
+    fn stored_histories_are_checked() {
+        let bad = [ChunkLayout {
+            from_sequence: 2,
+            chunk_size: 10,
+        }];
+        assert!(LayoutHistory::from_stored(&bad, 100).is_err());
+        let off_boundary = [
+            ChunkLayout {
+                from_sequence: 1,
+                chunk_size: 10,
+            },
+            ChunkLayout {
+                from_sequence: 15,
+                chunk_size: 5,
+            },
+        ];
+        assert!(LayoutHistory::from_stored(&off_boundary, 100).is_err());
+        let good = migrated();
+        assert_eq!(
+            LayoutHistory::from_stored(&good.to_stored(100), 100).unwrap(),
+            good
+        );
+    }
+}
