@@ -64,11 +64,9 @@ def read_archive(service: ServiceProcess) -> list[dict[str, Any]]:
     return subscribers
 
 
-def test_sigkill_mid_traffic_loses_and_duplicates_nothing(tmp_path: Path) -> None:
-    # A folder that does not exist yet: the service creates it.
-    store_path = tmp_path / "data" / "attrflow.db"
+def test_sigkill_mid_traffic_loses_and_duplicates_nothing(store: str, tmp_path: Path) -> None:
     log = tmp_path / "service.log"
-    service = ServiceProcess(str(store_path), log)
+    service = ServiceProcess(store, log)
     service.start()
     acked = threading.Semaphore(0)
     registrars = [Registrar(service, f"w{i}", acked) for i in range(WORKERS)]
@@ -87,7 +85,7 @@ def test_sigkill_mid_traffic_loses_and_duplicates_nothing(tmp_path: Path) -> Non
     assert not any(registrar.is_alive() for registrar in registrars)
     assert [r.refused for r in registrars] == [[]] * WORKERS, service.output()
 
-    restarted = ServiceProcess(str(store_path), log)
+    restarted = ServiceProcess(store, log)
     restarted.start()
     try:
         stored = read_archive(restarted)
