@@ -47,6 +47,11 @@ const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Idle time before the client's first TCP keepalive probe unless the URL says
 /// (`keepalives_idle`).
 const DEFAULT_KEEPALIVES_IDLE: Duration = Duration::from_secs(30);
+/// Time between the client's keepalive probes unless the URL says (`keepalives_interval`).
+const DEFAULT_KEEPALIVES_INTERVAL: Duration = Duration::from_secs(10);
+/// Unanswered probes after which the client drops the connection unless the URL says
+/// (`keepalives_retries`).
+const DEFAULT_KEEPALIVES_RETRIES: u32 = 3;
 
 /// A `postgresql://` URL as the driver reads it (attrflow's own parameters taken out).
 /// Its `Debug` form hides the password.
@@ -78,6 +83,12 @@ impl ConnectionUrl {
         }
         if !given("keepalives_idle") {
             config.keepalives_idle(DEFAULT_KEEPALIVES_IDLE);
+        }
+        if !given("keepalives_interval") {
+            config.keepalives_interval(DEFAULT_KEEPALIVES_INTERVAL);
+        }
+        if !given("keepalives_retries") {
+            config.keepalives_retries(DEFAULT_KEEPALIVES_RETRIES);
         }
         if !given("application_name") {
             config.application_name("attrflow");
