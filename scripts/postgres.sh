@@ -17,7 +17,7 @@ postgres_bindir() {
         return
     fi
     local newest
-    newest=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+    newest=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)
     if [ -n "$newest" ] && [ -x "$newest/initdb" ]; then
         echo "$newest"
     elif command -v initdb >/dev/null 2>&1; then
@@ -38,13 +38,17 @@ postgres_install() {
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=600 postgresql >/dev/null
 }
 
-# Runs a server binary as the cluster's owner.
+# Runs a server binary as the cluster's owner, from the cluster's folder (the owner may not
+# be allowed into the caller's).
 postgres_as_owner() {
-    if [ "$(id -u)" -eq 0 ]; then
-        runuser -u postgres -- "$@"
-    else
-        "$@"
-    fi
+    (
+        cd "$POSTGRES_DIR"
+        if [ "$(id -u)" -eq 0 ]; then
+            exec runuser -u postgres -- "$@"
+        else
+            exec "$@"
+        fi
+    )
 }
 
 postgres_free_port() {

@@ -12,7 +12,7 @@ section "Rust: format, lints"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
-section "PostgreSQL: a throwaway server on loopback (ATTRFLOW_TEST_POSTGRES_URL given: that one)"
+section "PostgreSQL: a throwaway server on loopback, unless ATTRFLOW_TEST_POSTGRES_URL names one"
 if [ -z "${ATTRFLOW_TEST_POSTGRES_URL:-}" ]; then
     # shellcheck source=scripts/postgres.sh
     source scripts/postgres.sh
