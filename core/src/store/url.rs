@@ -11,9 +11,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{
-    ConnectionUrl, PostgresOptions, PostgresStore, SqliteOptions, SqliteStore, Store, Synchronous,
-};
+#[cfg(feature = "postgres")]
+use super::{ConnectionUrl, PostgresOptions, PostgresStore};
+use super::{SqliteOptions, SqliteStore, Store, Synchronous};
 use crate::error::{Error, Result};
 
 /// A parsed store URL.
@@ -27,6 +27,7 @@ pub enum StoreUrl {
         options: SqliteOptions,
     },
     /// A PostgreSQL database (one schema in it) and attrflow's options for it.
+    #[cfg(feature = "postgres")]
     Postgres {
         /// The URL the driver connects with (attrflow's own parameters taken out).
         url: ConnectionUrl,
@@ -71,7 +72,13 @@ impl StoreUrl {
                     sqlite_options(url, query)?,
                 ))
             }
+            #[cfg(feature = "postgres")]
             "postgres" | "postgresql" => postgres_url(url),
+            #[cfg(not(feature = "postgres"))]
+            "postgres" | "postgresql" => Err(Error::invalid_input(format!(
+                "store URL {:?}: this build of attrflow has no PostgreSQL backend (feature \"postgres\")",
+                redact(url)
+            ))),
             other => Err(Error::invalid_input(format!(
                 "store URL {:?} has unknown scheme {other:?}; use a file path, sqlite:PATH or postgresql://HOST/DB",
                 redact(url)
@@ -86,8 +93,10 @@ impl StoreUrl {
     /// Overrides the durability setting of an SQLite store. A PostgreSQL store commits as
     /// its server is configured (`synchronous_commit`), so this leaves it unchanged.
     pub fn with_synchronous(mut self, synchronous: Synchronous) -> Self {
-        if let StoreUrl::Sqlite { options, .. } = &mut self {
-            options.synchronous = synchronous;
+        match &mut self {
+            StoreUrl::Sqlite { options, .. } => options.synchronous = synchronous,
+            #[cfg(feature = "postgres")]
+            StoreUrl::Postgres { .. } => {}
         }
         self
     }
@@ -98,6 +107,7 @@ impl StoreUrl {
             StoreUrl::Sqlite { path, options } => {
                 Ok(Arc::new(SqliteStore::open_with(path, options.clone())?))
             }
+            #[cfg(feature = "postgres")]
             StoreUrl::Postgres { url, options } => {
                 Ok(Arc::new(PostgresStore::open_with(url, options.clone())?))
             }
@@ -144,6 +154,7 @@ fn sqlite_options(url: &str, query: &str) -> Result<SqliteOptions> {
 }
 
 /// Takes attrflow's parameters out of a `postgresql://` URL.
+#[cfg(feature = "postgres")]
 fn postgres_url(url: &str) -> Result<StoreUrl> {
     let (base, query) = url.split_once('?').unwrap_or((url, ""));
     let redacted = redact(url);
@@ -214,9 +225,11 @@ mod tests {
             pg.contains("user:***@host") && !pg.contains("secret"),
             "{pg}"
         );
+        #[cfg(feature = "postgres")]
         assert!(message("postgresql://h/db?schema=A").contains(r#"schema "A""#));
     }
 
+    #[cfg(feature = "postgres")]
     #[test]
     fn postgres_urls_keep_the_driver_parameters_and_hide_the_password() {
         let url =
