@@ -7,6 +7,7 @@ they are in flight; a new process on the same store must hold every registration
 
 from __future__ import annotations
 
+import http.client
 import threading
 from pathlib import Path
 from typing import Any
@@ -43,7 +44,7 @@ class Registrar(threading.Thread):
             }
             try:
                 status, answer = self.service.post(f"{PREFIX}/register", body)
-            except OSError:
+            except (OSError, http.client.HTTPException):
                 return  # the service is gone; this registration's outcome is unknown
             if status != 200:
                 self.refused.append((status, answer))
