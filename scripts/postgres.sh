@@ -110,8 +110,10 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
             echo "store URL: $ATTRFLOW_TEST_POSTGRES_URL"
             echo "  make run STORE=$ATTRFLOW_TEST_POSTGRES_URL"
             echo "Ctrl-C stops the server and deletes its data."
-            trap 'exit 0' INT TERM
-            while true; do sleep 3600; done
+            # Waiting in `wait`, not in a foreground sleep, lets the signal trap run at once.
+            sleep infinity &
+            trap 'kill $! 2>/dev/null; exit 0' INT TERM
+            wait $!
             ;;
         *)
             echo "usage: scripts/postgres.sh run   (or source it and call postgres_start)" >&2
