@@ -1,6 +1,6 @@
 # The README's two commands: `make run` (the HTTP subscriber-archive service on the embedded
 # store) and `make test` (every check and test). Both install what they need.
-.PHONY: run test bootstrap fmt
+.PHONY: run test bootstrap fmt postgres
 
 HOST ?= 127.0.0.1
 PORT ?= 8080
@@ -11,6 +11,11 @@ run:
 
 test:
 	scripts/test.sh
+
+# A throwaway PostgreSQL server on loopback for trying attrflow on it; prints its store URL
+# (use it as `make run STORE=<url>`) and deletes everything on Ctrl-C.
+postgres:
+	scripts/postgres.sh run
 
 bootstrap:
 	scripts/bootstrap.sh

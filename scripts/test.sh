@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every check and test of the project: Rust formatting, lints and tests; the Python
 # package's lints, type checks and tests; the example HTTP service's tests (in-process and
-# against the real server process on loopback). Installs what it needs first.
+# against the real server process on loopback), on SQLite and on a throwaway PostgreSQL
+# server (scripts/postgres.sh). Installs what it needs first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,8 +12,19 @@ section "Rust: format, lints"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
+section "PostgreSQL: a throwaway server on loopback, unless ATTRFLOW_TEST_POSTGRES_URL names one"
+if [ -z "${ATTRFLOW_TEST_POSTGRES_URL:-}" ]; then
+    # shellcheck source=scripts/postgres.sh
+    source scripts/postgres.sh
+    postgres_start # stopped, and its data removed, when this script exits
+fi
+export ATTRFLOW_TEST_POSTGRES_REQUIRED=1
+
 section "Rust: tests (unit, integration, doctests)"
 cargo test --workspace --locked
+
+section "Rust: integration tests again, on PostgreSQL"
+ATTRFLOW_TEST_BACKEND=postgres cargo test -p attrflow --test '*' --locked
 
 section "Python: install attrflow and test dependencies into .venv"
 scripts/bootstrap.sh

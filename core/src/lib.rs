@@ -4,7 +4,7 @@
 //! hold typed **Attributes** and **AttributeMaps** and serve **RPCs**. Each RPC declares
 //! what it locks and loads; the runtime takes the locks (fail-fast), builds a snapshot,
 //! runs the handler and commits all of its writes atomically, or none. The store is an
-//! SQLite file.
+//! SQLite file, or a PostgreSQL database shared by many processes and hosts.
 //!
 //! Its first flow is the *sequentially chunked AttributeMap*
 //! ([`flows::chunked_subscriber`]): an append-only, insertion-ordered history where an

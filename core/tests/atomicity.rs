@@ -14,7 +14,7 @@ use attrflow::flows::chunked_subscriber::{
     ARCHIVE_STATE_ATTRIBUTE, FLOW_ID, SUBSCRIBER_CHUNKS_MAP,
 };
 use attrflow::{Error, FlowDefinition, RpcDefinition, RpcInvokeOptions, StartFlowOptions};
-use common::{delivery_address, register_in_order, stored_values, subscriber_id, TestStore};
+use common::{delivery_address, register_in_order, subscriber_id, TestStore};
 use serde_json::{json, Value};
 
 const LEDGER: &str = "Ledger";
@@ -85,12 +85,12 @@ fn rewrite(t: &TestStore, ending: &str) -> attrflow::Result<Value> {
 #[test]
 fn a_successful_handler_stores_every_staged_set_and_delete() {
     let t = started_ledger();
-    assert_eq!(stored_values(&t.path, FLOW), opening_state());
+    assert_eq!(t.stored_values(FLOW), opening_state());
 
     assert_eq!(rewrite(&t, "succeed").unwrap(), json!("done"));
 
     assert_eq!(
-        stored_values(&t.path, FLOW),
+        t.stored_values(FLOW),
         BTreeMap::from([
             ("balance".to_owned(), json!(90)),
             ("entries/debit".to_owned(), json!({ "amount": -10 })),
@@ -106,7 +106,7 @@ fn a_handler_that_fails_after_staging_writes_stores_none_of_them() {
     let err = rewrite(&t, "fail").unwrap_err();
     assert_eq!(err, Error::handler("changed my mind"));
 
-    assert_eq!(stored_values(&t.path, FLOW), opening_state());
+    assert_eq!(t.stored_values(FLOW), opening_state());
 }
 
 #[test]
@@ -122,7 +122,7 @@ fn a_handler_that_panics_after_staging_writes_stores_none_of_them() {
         }
     );
 
-    assert_eq!(stored_values(&t.path, FLOW), opening_state());
+    assert_eq!(t.stored_values(FLOW), opening_state());
     assert_eq!(
         rewrite(&t, "succeed").unwrap(),
         json!("done"),
@@ -137,7 +137,7 @@ fn the_archive_rollover_stores_archive_current_and_state_in_one_commit() {
     archive.start().unwrap();
     register_in_order(&archive, 1..=100);
 
-    let full = stored_values(&t.path, FLOW_ID);
+    let full = t.stored_values(FLOW_ID);
     let current = format!("{SUBSCRIBER_CHUNKS_MAP}/current");
     let first_archive = format!("{SUBSCRIBER_CHUNKS_MAP}/00000000000000000001");
     assert_eq!(
@@ -153,7 +153,7 @@ fn the_archive_rollover_stores_archive_current_and_state_in_one_commit() {
 
     register_in_order(&archive, 101..=101);
 
-    let rolled = stored_values(&t.path, FLOW_ID);
+    let rolled = t.stored_values(FLOW_ID);
     assert_eq!(
         rolled.keys().collect::<Vec<_>>(),
         [
@@ -221,18 +221,18 @@ fn a_rollover_that_fails_after_staging_leaves_the_full_chunk_unarchived() {
     for sequence in 1..=3 {
         assert_eq!(append(false).unwrap(), json!({ "sequence": sequence }));
     }
-    let full = stored_values(&t.path, "log");
+    let full = t.stored_values("log");
 
     let err = append(true).unwrap_err();
     assert_eq!(err, Error::handler("failed after staging the append"));
     assert_eq!(
-        stored_values(&t.path, "log"),
+        t.stored_values("log"),
         full,
         "no archive, the full current chunk and the old state"
     );
 
     assert_eq!(append(false).unwrap(), json!({ "sequence": 4 }));
-    let rolled = stored_values(&t.path, "log");
+    let rolled = t.stored_values("log");
     assert_eq!(
         rolled["chunks/00000000000000000001"],
         full["chunks/current"]

@@ -30,7 +30,7 @@ fn a_batch_fills_and_archives_several_chunks_in_one_call() {
         registered,
         (41..=390).map(expected_subscriber).collect::<Vec<_>>()
     );
-    let stored = common::stored_values(&t.path, FLOW_ID);
+    let stored = t.stored_values(FLOW_ID);
     for token in [
         "00000000000000000001",
         "00000000000000000101",
@@ -74,14 +74,14 @@ fn one_bad_subscriber_fails_the_whole_batch_and_stores_nothing() {
     let archive = t.archive();
     archive.start().unwrap();
     register_in_order(&archive, 1..=5);
-    let before = common::stored_values(&t.path, FLOW_ID);
+    let before = t.stored_values(FLOW_ID);
     let mut subscribers = batch(6..=305);
     subscribers[249].delivery_address.clear();
     assert_eq!(
         archive.register_batch(&subscribers, None).unwrap_err(),
         Error::InvalidInput("subscribers[249]: deliveryAddress is required".into())
     );
-    assert_eq!(common::stored_values(&t.path, FLOW_ID), before);
+    assert_eq!(t.stored_values(FLOW_ID), before);
     assert_eq!(t.held_locks(), 0);
     register_in_order(&archive, 6..=6);
 }

@@ -108,7 +108,7 @@ fn token_validation_accepts_exactly_the_boundaries_of_every_layout() {
 fn the_layout_history_is_stored_in_the_state_and_survives_reopening() {
     let t = TestStore::fast();
     migrate(&t);
-    let state = &common::stored_values(&t.path, FLOW_ID)["subscriber_archive_state"];
+    let state = &t.stored_values(FLOW_ID)["subscriber_archive_state"];
     assert_eq!(
         *state,
         json!({
@@ -133,7 +133,7 @@ fn an_archive_that_never_changed_stores_the_seed_state() {
     let archive = t.archive();
     archive.start().unwrap();
     register_in_order(&archive, 1..=101);
-    let state = &common::stored_values(&t.path, FLOW_ID)["subscriber_archive_state"];
+    let state = &t.stored_values(FLOW_ID)["subscriber_archive_state"];
     assert_eq!(
         *state,
         json!({"nextSequence": 102, "latestArchivedChunkToken": "00000000000000000001"})
@@ -145,7 +145,7 @@ fn an_archive_that_never_changed_stores_the_seed_state() {
         "no change, nothing stored"
     );
     assert_eq!(
-        common::stored_values(&t.path, FLOW_ID)["subscriber_archive_state"],
+        t.stored_values(FLOW_ID)["subscriber_archive_state"],
         *state
     );
 }
@@ -182,7 +182,7 @@ fn invalid_sizes_are_refused_and_change_nothing() {
     let archive = t.archive();
     archive.start().unwrap();
     register_in_order(&archive, 1..=3);
-    let before = common::stored_values(&t.path, FLOW_ID);
+    let before = t.stored_values(FLOW_ID);
     for bad in [0, MAX_CHUNK_SIZE + 1, u64::MAX] {
         assert_eq!(
             archive.change_chunk_size(bad).unwrap_err(),
@@ -191,6 +191,6 @@ fn invalid_sizes_are_refused_and_change_nothing() {
             ))
         );
     }
-    assert_eq!(common::stored_values(&t.path, FLOW_ID), before);
+    assert_eq!(t.stored_values(FLOW_ID), before);
     assert_eq!(t.held_locks(), 0);
 }

@@ -11,7 +11,7 @@ use attrflow::flows::customer_directory::{
     PROFILES_MAP, UPSERT_CUSTOMER_PROFILE,
 };
 use attrflow::{Error, RpcInvokeOptions};
-use common::{retry_lock_conflicts, stored_values, TestStore};
+use common::{retry_lock_conflicts, TestStore};
 use serde_json::{json, Value};
 
 const COLLIDING: [u32; 12] = [
@@ -48,7 +48,7 @@ fn colliding_profiles_upserted_concurrently_all_read_back_exactly() {
             .unwrap();
         assert_eq!(read, profile);
     }
-    let stored = stored_values(&t.path, FLOW_ID);
+    let stored = t.stored_values(FLOW_ID);
     assert_eq!(stored.len(), 1, "one bucket: {stored:?}");
     let bucket = &stored[&format!("{PROFILES_MAP}/partition-963")];
     assert_eq!(
@@ -86,7 +86,7 @@ fn a_bucket_is_stored_in_camel_case_under_the_canonical_email() {
     let directory = CustomerDirectory::new(&t.runtime, FLOW_ID);
     directory.start().unwrap();
     assert!(
-        stored_values(&t.path, FLOW_ID).is_empty(),
+        t.stored_values(FLOW_ID).is_empty(),
         "no initial buckets"
     );
     directory
@@ -97,7 +97,7 @@ fn a_bucket_is_stored_in_camel_case_under_the_canonical_email() {
             customer_tier: "silver".into(),
         })
         .unwrap();
-    let stored = stored_values(&t.path, FLOW_ID);
+    let stored = t.stored_values(FLOW_ID);
     assert_eq!(
         stored[&format!("{PROFILES_MAP}/partition-278")],
         json!({"profilesByCanonicalEmail": {"alice@example.com": {
@@ -157,7 +157,7 @@ fn bad_input_names_the_field_and_stores_nothing() {
         upsert_raw(&t, missing, "partition-145").unwrap_err(),
         Error::invalid_input("customerTier is required")
     );
-    assert!(stored_values(&t.path, FLOW_ID).is_empty());
+    assert!(t.stored_values(FLOW_ID).is_empty());
     assert_eq!(
         CustomerDirectory::new(&t.runtime, FLOW_ID)
             .get("josé@example.com")
@@ -189,5 +189,5 @@ fn reading_or_upserting_without_loading_the_partition_fails_as_not_loaded() {
         &RpcInvokeOptions::new(),
     );
     assert_eq!(read.unwrap_err(), not_loaded);
-    assert!(stored_values(&t.path, FLOW_ID).is_empty());
+    assert!(t.stored_values(FLOW_ID).is_empty());
 }

@@ -6,12 +6,10 @@
 
 mod common;
 
-use std::sync::Arc;
-
-use attrflow::store::SqliteStore;
 use attrflow::{
     Error, FlowDefinition, MapInstance, RpcDefinition, RpcInvokeOptions, StartFlowOptions,
 };
+use common::OpenedStore;
 use common::TestStore;
 use serde_json::{json, Value};
 
@@ -21,7 +19,7 @@ const FLOW: &str = "catalog";
 /// A flow type with a singleton and a map of items `stocked` (has a value) and others
 /// (none). `Read` loads `items/stocked` by definition and returns the instances its input
 /// lists; `CountLocks` locks `config` and reports how many locks this call holds.
-fn catalog(store: Arc<SqliteStore>) -> FlowDefinition {
+fn catalog(store: OpenedStore) -> FlowDefinition {
     FlowDefinition::builder(CATALOG)
         .attribute("config")
         .map("items")

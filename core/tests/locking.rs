@@ -259,7 +259,7 @@ fn a_handler_that_writes_through_its_own_store_fails_fast_instead_of_waiting_on_
 
     let t = TestStore::fast();
     t.archive().start().unwrap();
-    let store = t.store.clone();
+    let store = t.store.as_store();
     let nested = FlowDefinition::builder("Nested")
         .attribute("a")
         .rpc(
@@ -298,12 +298,12 @@ fn a_handler_that_writes_through_its_own_store_fails_fast_instead_of_waiting_on_
     let refusal = format!(
         "store {}: an RPC handler cannot write to the store it is running in \
          (start a flow or call a writing RPC) before its own RPC returns",
-        t.path.display()
+        t.location()
     );
     assert_eq!(output, json!([{ "Err": refusal }, { "Err": refusal }]));
     assert_eq!(t.flow("inner"), None);
     assert!(t.archive().page("current").unwrap().subscribers.is_empty());
-    assert_eq!(common::stored_values(&t.path, "outer")["a"], "outer write");
+    assert_eq!(t.stored_values("outer")["a"], "outer write");
     assert_eq!(t.held_locks(), 0);
 }
 

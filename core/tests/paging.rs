@@ -8,9 +8,7 @@ use attrflow::flows::chunked_subscriber::{
     FLOW_ID, FLOW_TYPE, GET_SUBSCRIBER_PAGE, SUBSCRIBER_CHUNKS_MAP,
 };
 use attrflow::{Error, RpcInvokeOptions};
-use common::{
-    expected_subscriber, page_via_rpc, register_in_order, sequences, stored_values, TestStore,
-};
+use common::{expected_subscriber, page_via_rpc, register_in_order, sequences, TestStore};
 use serde_json::{json, Value};
 
 const FIRST_ARCHIVE: &str = "00000000000000000001";
@@ -149,7 +147,8 @@ fn archived_pages_read_the_same_on_every_reread_and_after_later_appends() {
     register_in_order(&archive, 1..=101);
 
     let first_read = archive.page(FIRST_ARCHIVE).unwrap();
-    let stored_first_read = stored_values(&t.path, FLOW_ID)
+    let stored_first_read = t
+        .stored_values(FLOW_ID)
         .remove(&format!("{SUBSCRIBER_CHUNKS_MAP}/{FIRST_ARCHIVE}"))
         .unwrap();
     let reread = archive.page(FIRST_ARCHIVE).unwrap();
@@ -161,7 +160,8 @@ fn archived_pages_read_the_same_on_every_reread_and_after_later_appends() {
         after_appends, first_read,
         "after another chunk was archived"
     );
-    let stored_after_appends = stored_values(&t.path, FLOW_ID)
+    let stored_after_appends = t
+        .stored_values(FLOW_ID)
         .remove(&format!("{SUBSCRIBER_CHUNKS_MAP}/{FIRST_ARCHIVE}"))
         .unwrap();
     assert_eq!(stored_after_appends, stored_first_read);
@@ -226,12 +226,12 @@ fn reading_a_page_writes_nothing() {
     let archive = t.archive();
     archive.start().unwrap();
     register_in_order(&archive, 1..=101);
-    let before: Vec<(String, Value)> = stored_values(&t.path, FLOW_ID).into_iter().collect();
+    let before: Vec<(String, Value)> = t.stored_values(FLOW_ID).into_iter().collect();
 
     archive.page("current").unwrap();
     archive.page(FIRST_ARCHIVE).unwrap();
     archive.page(SECOND_ARCHIVE).unwrap_err();
 
-    let after: Vec<(String, Value)> = stored_values(&t.path, FLOW_ID).into_iter().collect();
+    let after: Vec<(String, Value)> = t.stored_values(FLOW_ID).into_iter().collect();
     assert_eq!(after, before);
 }

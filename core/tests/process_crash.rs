@@ -7,7 +7,7 @@
 mod common;
 
 use attrflow::{FlowDefinition, RpcDefinition, RpcInvokeOptions, Runtime, StartFlowOptions};
-use common::{stored_values, TestStore};
+use common::TestStore;
 use serde_json::{json, Value};
 
 const CHILD_TEST: &str = "child_process_dies_inside_a_handler";
@@ -59,10 +59,9 @@ fn a_process_that_dies_inside_a_handler_stores_nothing_and_holds_no_lock() {
             &StartFlowOptions::new().with_attribute("state", json!("before")),
         )
         .unwrap();
-    let before = stored_values(&t.path, FLOW);
+    let before = t.stored_values(FLOW);
 
-    let path = t.path.to_str().unwrap();
-    let status = common::spawn_test_process(CHILD_TEST, &[(DB_PATH_ENV, path)])
+    let status = common::spawn_test_process(CHILD_TEST, &[(DB_PATH_ENV, &t.url)])
         .wait()
         .unwrap();
     assert_eq!(
@@ -71,7 +70,7 @@ fn a_process_that_dies_inside_a_handler_stores_nothing_and_holds_no_lock() {
         "the child died in the handler"
     );
 
-    assert_eq!(stored_values(&t.path, FLOW), before);
+    assert_eq!(t.stored_values(FLOW), before);
     let written = t
         .runtime
         .invoke_rpc(
@@ -83,7 +82,7 @@ fn a_process_that_dies_inside_a_handler_stores_nothing_and_holds_no_lock() {
         )
         .unwrap();
     assert_eq!(written, json!("after"));
-    assert_eq!(stored_values(&t.path, FLOW)["items/x"], "after");
+    assert_eq!(t.stored_values(FLOW)["items/x"], "after");
 }
 
 /// The child side of the test above; does nothing when run on its own.

@@ -5,7 +5,7 @@ mod common;
 
 use attrflow::flows::chunked_subscriber::{FLOW_ID, FLOW_TYPE, REGISTER_SUBSCRIBER};
 use attrflow::{Error, RpcInvokeOptions};
-use common::{expected_subscriber, register_in_order, stored_values, TestStore};
+use common::{expected_subscriber, register_in_order, TestStore};
 use serde_json::{json, Value};
 
 fn register_raw(t: &TestStore, input: Value) -> attrflow::Result<Value> {
@@ -94,12 +94,12 @@ fn a_rejected_registration_uses_up_no_sequence_and_stores_nothing() {
     let archive = t.archive();
     archive.start().unwrap();
     register_in_order(&archive, 1..=2);
-    let before = stored_values(&t.path, FLOW_ID);
+    let before = t.stored_values(FLOW_ID);
 
     assert!(archive.register("subscriber-003", "").is_err());
     assert!(register_raw(&t, json!(null)).is_err());
 
-    assert_eq!(stored_values(&t.path, FLOW_ID), before);
+    assert_eq!(t.stored_values(FLOW_ID), before);
     register_in_order(&archive, 3..=3);
     assert_eq!(
         archive.page("current").unwrap().subscribers[0],

@@ -9,7 +9,7 @@ use attrflow::flows::chunked_subscriber::{
     ARCHIVE_STATE_ATTRIBUTE, FLOW_ID, FLOW_TYPE as SUBSCRIBER_FLOW, REGISTER_SUBSCRIBER,
 };
 use attrflow::{Error, FlowDefinition, RpcDefinition, RpcInvokeOptions, StartFlowOptions};
-use common::{register_in_order, stored_values, TestStore};
+use common::{register_in_order, TestStore};
 use serde_json::{json, Value};
 
 const PROFILE: &str = "Profile";
@@ -106,7 +106,7 @@ fn a_second_start_with_ignore_returns_the_first_run_id_and_overwrites_nothing() 
     let archive = t.archive();
     let run_id = archive.start().unwrap();
     register_in_order(&archive, 1..=3);
-    let before = stored_values(&t.path, FLOW_ID);
+    let before = t.stored_values(FLOW_ID);
 
     let reset = StartFlowOptions::new()
         .with_attribute(ARCHIVE_STATE_ATTRIBUTE, json!({ "nextSequence": 1 }))
@@ -130,7 +130,7 @@ fn a_second_start_with_ignore_returns_the_first_run_id_and_overwrites_nothing() 
         "the typed start ignores too"
     );
 
-    assert_eq!(stored_values(&t.path, FLOW_ID), before);
+    assert_eq!(t.stored_values(FLOW_ID), before);
     assert_eq!(t.flow(FLOW_ID).unwrap().run_id, run_id);
     register_in_order(&archive, 4..=4);
 }
@@ -227,7 +227,7 @@ fn bad_initial_values_are_invalid_input_and_create_no_flow() {
     for (options, message) in cases {
         assert_invalid_input(t.runtime.start_flow(PROFILE, "bad", &options), message);
         assert_eq!(t.flow("bad"), None, "{message}");
-        assert!(stored_values(&t.path, "bad").is_empty(), "{message}");
+        assert!(t.stored_values("bad").is_empty(), "{message}");
         assert_eq!(
             show(&t, "bad").unwrap_err(),
             Error::FlowNotFound {
@@ -291,7 +291,7 @@ fn an_rpc_of_one_flow_type_on_a_flow_of_another_is_invalid_input_and_writes_noth
     t.runtime
         .start_flow(PROFILE, "profile", &StartFlowOptions::new())
         .unwrap();
-    let before = stored_values(&t.path, "profile");
+    let before = t.stored_values("profile");
 
     assert_invalid_input(
         t.runtime.invoke_rpc(
@@ -303,7 +303,7 @@ fn an_rpc_of_one_flow_type_on_a_flow_of_another_is_invalid_input_and_writes_noth
         ),
         r#"flow "profile" is a Profile, not a ChunkedSubscriberFlow"#,
     );
-    assert_eq!(stored_values(&t.path, "profile"), before);
+    assert_eq!(t.stored_values("profile"), before);
     assert_eq!(t.held_locks(), 0);
 }
 
@@ -388,7 +388,7 @@ fn a_call_pinned_to_another_run_is_rejected_and_runs_nothing() {
         register("another-run"),
         &format!(r#"flow "{FLOW_ID}" has no run "another-run"; its run is "{run_id}""#),
     );
-    let before = stored_values(&t.path, FLOW_ID);
+    let before = t.stored_values(FLOW_ID);
     assert_eq!(before[ARCHIVE_STATE_ATTRIBUTE]["nextSequence"], json!(1));
     let registered = register(&run_id).unwrap();
     assert_eq!(registered["sequence"], json!(1));

@@ -60,7 +60,7 @@ fn wait_until_ready(lines: &mut impl Iterator<Item = String>, child: u64) {
 fn appends_from_several_processes_get_every_sequence_exactly_once() {
     let t = TestStore::new();
     t.archive().start().unwrap();
-    let path = t.path.to_str().unwrap().to_owned();
+    let path = t.url.clone();
 
     let mut children: Vec<_> = (0..CHILDREN)
         .map(|child| {

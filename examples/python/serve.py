@@ -29,7 +29,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--store",
         default=DEFAULT_STORE,
-        help="SQLite file path or sqlite: URL of the store (default: %(default)s)",
+        help="SQLite file path, sqlite: or postgresql:// URL of the store (default: %(default)s)",
     )
     return parser.parse_args(argv)
 

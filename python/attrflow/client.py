@@ -31,8 +31,9 @@ _DEFAULT_INVOKE = RPCInvokeOptions()
 class Client:
     """A blocking client over one store.
 
-    ``store`` is a path or an ``sqlite:`` URL (``sqlite:data/a.db?synchronous=normal``);
-    ``synchronous`` (``"full"`` or ``"normal"``) overrides the URL's durability setting.
+    ``store`` is a path or an ``sqlite:`` URL (``sqlite:data/a.db?synchronous=normal``), or a
+    ``postgresql://`` URL of a PostgreSQL database that many processes and hosts share;
+    ``synchronous`` (``"full"`` or ``"normal"``) overrides an SQLite URL's durability setting.
     The store is created if missing. Use it as a context manager, or call :meth:`close`.
 
     Flow types with ``@rpc`` handlers written in Python are registered on their first use

@@ -16,8 +16,8 @@ from attrflow.flows.chunked_subscriber import (
 )
 
 
-def test_a_closed_client_raises_storage_error(store_path: Path) -> None:
-    with Client(store_path) as client:
+def test_a_closed_client_raises_storage_error(store_url: str) -> None:
+    with Client(store_url) as client:
         archive = Archive(client)
         archive.start()
     assert client.closed
@@ -67,6 +67,8 @@ def test_synchronous_overrides_the_url(store_path: Path) -> None:
         ("", "must not be empty"),
         ("mysql://host/db", 'unknown scheme "mysql"'),
         ("sqlite:a.db?cache=big", 'unknown parameter "cache"'),
+        ("postgresql://db.internal/app?sslmode=require", 'sslmode="require" is not supported'),
+        ("postgresql://db.internal/app?pool_max_size=0", "pool_max_size must be at least 1"),
     ],
 )
 def test_bad_store_urls_say_what_is_wrong(store: str, message: str) -> None:
@@ -81,13 +83,13 @@ def test_a_file_that_is_not_a_store_is_a_storage_error(tmp_path: Path) -> None:
         Client(not_a_store)
 
 
-def test_the_async_client_closes_with_or_without_await(store_path: Path) -> None:
+def test_the_async_client_closes_with_or_without_await(store_url: str) -> None:
     async def main() -> tuple[bool, bool, bool]:
-        async with AsyncClient(store_path) as scoped:
+        async with AsyncClient(store_url) as scoped:
             await scoped.start_flow(ChunkedSubscriberFlow(), FLOW_ID)
-        awaited = AsyncClient(store_path)
+        awaited = AsyncClient(store_url)
         await awaited.close()
-        plain = AsyncClient(store_path)
+        plain = AsyncClient(store_url)
         plain.close()
         return scoped.closed, awaited.closed, plain.closed
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import random
 import threading
-from pathlib import Path
 
 from archive_support import Archive, retry_on_conflict, subscriber_input
 
@@ -68,9 +67,9 @@ def test_threads_sharing_one_blocking_client(archive: Archive, client: Client) -
     check_archive(archive, list(results.values()))
 
 
-def test_asyncio_tasks_sharing_one_async_client(store_path: Path) -> None:
+def test_asyncio_tasks_sharing_one_async_client(store_url: str) -> None:
     async def main() -> list[Subscriber]:
-        async with AsyncClient(store_path) as client:
+        async with AsyncClient(store_url) as client:
             flow = ChunkedSubscriberFlow()
 
             async def register(n: int) -> Subscriber:
@@ -88,5 +87,5 @@ def test_asyncio_tasks_sharing_one_async_client(store_path: Path) -> None:
             return list(await asyncio.gather(*(register(n) for n in CONCURRENT)))
 
     concurrent = asyncio.run(main())
-    with Client(store_path) as client:
+    with Client(store_url) as client:
         check_archive(Archive(client), concurrent)

@@ -36,14 +36,12 @@ print(json.dumps(added))
 """
 
 
-def test_two_processes_append_without_losing_or_duplicating(
-    store_path: Path, tmp_path: Path
-) -> None:
-    with Client(store_path) as client:
+def test_two_processes_append_without_losing_or_duplicating(store_url: str, tmp_path: Path) -> None:
+    with Client(store_url) as client:
         Archive(client).start()
     children = [
         subprocess.Popen(
-            [sys.executable, "-c", APPENDER, str(store_path), name, str(PER_PROCESS)],
+            [sys.executable, "-c", APPENDER, store_url, name, str(PER_PROCESS)],
             cwd=tmp_path,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -64,7 +62,7 @@ def test_two_processes_append_without_losing_or_duplicating(
 
     total = 2 * PER_PROCESS
     assert sorted(added.values()) == list(range(1, total + 1))
-    with Client(store_path) as client:
+    with Client(store_url) as client:
         everyone = Archive(client).all_subscribers()
     assert [s.sequence for s in everyone] == list(range(total, 0, -1))
     assert {s.subscriber_id: s.sequence for s in everyone} == added

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from archive_support import Archive, RunPython
 
@@ -39,9 +38,9 @@ print(json.dumps(seen))
 """
 
 
-def test_a_child_writes_and_the_parent_reads(store_path: Path, run_python: RunPython) -> None:
-    run_python(CHILD_WRITES, str(store_path), "150")
-    with Client(store_path) as client:
+def test_a_child_writes_and_the_parent_reads(store_url: str, run_python: RunPython) -> None:
+    run_python(CHILD_WRITES, store_url, "150")
+    with Client(store_url) as client:
         archive = Archive(client)
         current = archive.page("current")
         assert [s.sequence for s in current.subscribers] == list(range(150, 100, -1))
@@ -50,21 +49,21 @@ def test_a_child_writes_and_the_parent_reads(store_path: Path, run_python: RunPy
     assert [s.subscriber_id for s in everyone] == [f"child-{n}" for n in range(150, 0, -1)]
 
 
-def test_the_parent_writes_and_a_child_reads(store_path: Path, run_python: RunPython) -> None:
-    with Client(store_path) as client:
+def test_the_parent_writes_and_a_child_reads(store_url: str, run_python: RunPython) -> None:
+    with Client(store_url) as client:
         archive = Archive(client)
         archive.start()
         for n in range(1, 106):
             archive.register(n)
-    result = run_python(CHILD_READS, str(store_path))
+    result = run_python(CHILD_READS, store_url)
     seen = json.loads(result.stdout)
     assert seen == [[n, f"subscriber-{n:03d}"] for n in range(105, 0, -1)]
 
 
-def test_a_reopened_store_continues_the_sequence(store_path: Path, run_python: RunPython) -> None:
-    run_python(CHILD_WRITES, str(store_path), "3")
-    with Client(store_path) as client:
+def test_a_reopened_store_continues_the_sequence(store_url: str, run_python: RunPython) -> None:
+    run_python(CHILD_WRITES, store_url, "3")
+    with Client(store_url) as client:
         assert Archive(client).register(4).sequence == 4
-    run_python(CHILD_WRITES, str(store_path), "2")
-    seen = json.loads(run_python(CHILD_READS, str(store_path)).stdout)
+    run_python(CHILD_WRITES, store_url, "2")
+    seen = json.loads(run_python(CHILD_READS, store_url).stdout)
     assert [sequence for sequence, _ in seen] == [6, 5, 4, 3, 2, 1]

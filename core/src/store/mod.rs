@@ -3,10 +3,14 @@
 //! atomically. The rest of core never sees SQL.
 
 mod lock_table;
+#[cfg(feature = "postgres")]
+pub mod postgres;
 pub mod sqlite;
 mod url;
 
 pub use lock_table::{LockGuard, LockTable};
+#[cfg(feature = "postgres")]
+pub use postgres::{ConnectionUrl, PostgresOptions, PostgresStore};
 pub use sqlite::{SqliteOptions, SqliteStore, Synchronous};
 pub use url::{open_store, StoreUrl};
 

@@ -2,12 +2,17 @@
 //!
 //! - a plain path, `data/attrflow.db`: an SQLite file;
 //! - `sqlite:data/attrflow.db`, `sqlite://data/attrflow.db`, `sqlite:///abs/path.db`, with
-//!   optional query parameters `synchronous=full|normal` and `busy_timeout_ms=N`.
+//!   optional query parameters `synchronous=full|normal` and `busy_timeout_ms=N`;
+//! - `postgresql://user:password@host:port/dbname?...` (or `postgres://`): a PostgreSQL
+//!   database, with attrflow's parameters of [`PostgresOptions`] and the driver's own
+//!   (`connect_timeout`, `sslmode=disable|prefer`, `application_name`, …).
 
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+#[cfg(feature = "postgres")]
+use super::{ConnectionUrl, PostgresOptions, PostgresStore};
 use super::{SqliteOptions, SqliteStore, Store, Synchronous};
 use crate::error::{Error, Result};
 
@@ -21,6 +26,14 @@ pub enum StoreUrl {
         /// Durability and waiting settings.
         options: SqliteOptions,
     },
+    /// A PostgreSQL database (one schema in it) and attrflow's options for it.
+    #[cfg(feature = "postgres")]
+    Postgres {
+        /// The URL the driver connects with (attrflow's own parameters taken out).
+        url: ConnectionUrl,
+        /// Schema, pool and timeout settings.
+        options: PostgresOptions,
+    },
 }
 
 impl StoreUrl {
@@ -29,9 +42,12 @@ impl StoreUrl {
     /// ```
     /// use attrflow::store::{StoreUrl, Synchronous};
     /// let url = StoreUrl::parse("sqlite:data/a.db?synchronous=normal").unwrap();
-    /// let StoreUrl::Sqlite { path, options } = url;
+    /// let StoreUrl::Sqlite { path, options } = url else { panic!("an SQLite URL") };
     /// assert_eq!(path.to_str(), Some("data/a.db"));
     /// assert_eq!(options.synchronous, Synchronous::Normal);
+    /// let pg = StoreUrl::parse("postgresql://app@db.internal/archive?pool_max_size=4").unwrap();
+    /// let StoreUrl::Postgres { options, .. } = pg else { panic!("a PostgreSQL URL") };
+    /// assert_eq!(options.pool_max_size, 4);
     /// assert!(StoreUrl::parse("mysql://db").is_err());
     /// ```
     pub fn parse(url: &str) -> Result<Self> {
@@ -56,12 +72,15 @@ impl StoreUrl {
                     sqlite_options(url, query)?,
                 ))
             }
+            #[cfg(feature = "postgres")]
+            "postgres" | "postgresql" => postgres_url(url),
+            #[cfg(not(feature = "postgres"))]
             "postgres" | "postgresql" => Err(Error::invalid_input(format!(
-                "store URL {:?}: this build of attrflow has no PostgreSQL backend yet",
+                "store URL {:?}: this build of attrflow has no PostgreSQL backend (feature \"postgres\")",
                 redact(url)
             ))),
             other => Err(Error::invalid_input(format!(
-                "store URL {:?} has unknown scheme {other:?}; use a file path or sqlite:PATH",
+                "store URL {:?} has unknown scheme {other:?}; use a file path, sqlite:PATH or postgresql://HOST/DB",
                 redact(url)
             ))),
         }
@@ -71,10 +90,14 @@ impl StoreUrl {
         StoreUrl::Sqlite { path, options }
     }
 
-    /// Overrides the durability setting.
+    /// Overrides the durability setting of an SQLite store. A PostgreSQL store commits as
+    /// its server is configured (`synchronous_commit`), so this leaves it unchanged.
     pub fn with_synchronous(mut self, synchronous: Synchronous) -> Self {
-        let StoreUrl::Sqlite { options, .. } = &mut self;
-        options.synchronous = synchronous;
+        match &mut self {
+            StoreUrl::Sqlite { options, .. } => options.synchronous = synchronous,
+            #[cfg(feature = "postgres")]
+            StoreUrl::Postgres { .. } => {}
+        }
         self
     }
 
@@ -83,6 +106,10 @@ impl StoreUrl {
         match self {
             StoreUrl::Sqlite { path, options } => {
                 Ok(Arc::new(SqliteStore::open_with(path, options.clone())?))
+            }
+            #[cfg(feature = "postgres")]
+            StoreUrl::Postgres { url, options } => {
+                Ok(Arc::new(PostgresStore::open_with(url, options.clone())?))
             }
         }
     }
@@ -126,8 +153,25 @@ fn sqlite_options(url: &str, query: &str) -> Result<SqliteOptions> {
     Ok(options)
 }
 
+/// Takes attrflow's parameters out of a `postgresql://` URL.
+#[cfg(feature = "postgres")]
+fn postgres_url(url: &str) -> Result<StoreUrl> {
+    let (base, query) = url.split_once('?').unwrap_or((url, ""));
+    let redacted = redact(url);
+    let (options, rest) = PostgresOptions::from_query(&redacted, query)?;
+    let driver_url = if rest.is_empty() {
+        base.to_owned()
+    } else {
+        format!("{base}?{}", rest.join("&"))
+    };
+    Ok(StoreUrl::Postgres {
+        url: ConnectionUrl::new(driver_url),
+        options,
+    })
+}
+
 /// The URL without a password, for messages.
-fn redact(url: &str) -> String {
+pub(crate) fn redact(url: &str) -> String {
     match (url.find("://"), url.rfind('@')) {
         (Some(start), Some(at)) if at > start => {
             let authority = &url[start + 3..at];
@@ -145,8 +189,10 @@ mod tests {
     use super::*;
 
     fn sqlite(url: &str) -> (PathBuf, SqliteOptions) {
-        let StoreUrl::Sqlite { path, options } = StoreUrl::parse(url).unwrap();
-        (path, options)
+        match StoreUrl::parse(url).unwrap() {
+            StoreUrl::Sqlite { path, options } => (path, options),
+            other => panic!("{url} is not an SQLite URL: {other:?}"),
+        }
     }
 
     #[test]
@@ -174,10 +220,33 @@ mod tests {
         assert!(message("sqlite:a.db?busy_timeout_ms=x").contains("busy_timeout_ms"));
         assert!(message("sqlite:a.db?cache=big").contains(r#"unknown parameter "cache""#));
         assert!(message("mysql://h/db").contains(r#"unknown scheme "mysql""#));
-        let pg = message("postgresql://user:secret@host/db");
+        let pg = message("postgresql://user:secret@host/db?sslmode=require");
         assert!(
             pg.contains("user:***@host") && !pg.contains("secret"),
             "{pg}"
+        );
+        #[cfg(feature = "postgres")]
+        assert!(message("postgresql://h/db?schema=A").contains(r#"schema "A""#));
+    }
+
+    #[cfg(feature = "postgres")]
+    #[test]
+    fn postgres_urls_keep_the_driver_parameters_and_hide_the_password() {
+        let url =
+            "postgres://app:secret@db:5433/archive?schema=tenant&connect_timeout=3&pool_max_size=2";
+        let StoreUrl::Postgres { url, options } = StoreUrl::parse(url).unwrap() else {
+            panic!("a PostgreSQL URL");
+        };
+        assert_eq!(options.schema, "tenant");
+        assert_eq!(options.pool_max_size, 2);
+        assert_eq!(
+            url,
+            ConnectionUrl::new("postgres://app:secret@db:5433/archive?connect_timeout=3")
+        );
+        let shown = format!("{url:?}");
+        assert!(
+            shown.contains("app:***@db") && !shown.contains("secret"),
+            "{shown}"
         );
     }
 }

@@ -1,6 +1,7 @@
-//! Helpers shared by the integration tests: a store in a temporary folder, the subscriber
-//! names of the Dex scenarios, retry-on-conflict loops, direct reads of the SQLite file, and
-//! a checkpoint that parks a handler (with its locks held) until the test lets it go.
+//! Helpers shared by the integration tests: a fresh store of the backend under test (an
+//! SQLite file, or a PostgreSQL schema), the subscriber names of the Dex scenarios,
+//! retry-on-conflict loops, direct reads of the database, and a checkpoint that parks a
+//! handler (with its locks held) until the test lets it go.
 //!
 //! Every test file compiles this module as its own copy and uses only part of it.
 #![allow(dead_code)]
@@ -15,7 +16,9 @@ use std::time::Duration;
 use attrflow::flows::chunked_subscriber::{
     self, Subscriber, SubscriberArchive, SubscriberPage, FLOW_ID,
 };
-use attrflow::store::{FlowRecord, SqliteOptions, SqliteStore, Store, Synchronous};
+use attrflow::store::{
+    FlowRecord, PostgresStore, SqliteOptions, SqliteStore, Store, StoreUrl, Synchronous,
+};
 use attrflow::{Error, Result, RpcInvokeOptions, Runtime};
 use serde_json::{json, Value};
 use tempfile::TempDir;
@@ -30,18 +33,118 @@ pub const MAX_CONFLICTS: u32 = 100_000;
 /// cannot make a waiting thread run out of tries.
 const QUICK_RETRIES: u32 = 100;
 
-/// A runtime over a fresh SQLite file in a temporary folder that lives as long as this.
+/// The backend the tests run on: SQLite unless `ATTRFLOW_TEST_BACKEND=postgres`, which
+/// runs every test that opens its store through [`TestStore`] against the PostgreSQL
+/// server named by `ATTRFLOW_TEST_POSTGRES_URL` (each store in a fresh schema).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// A fresh SQLite file in a temporary folder.
+    Sqlite,
+    /// A fresh schema in the test PostgreSQL database.
+    Postgres,
+}
+
+impl Backend {
+    /// The backend chosen for this test run. An unknown name, or `postgres` without a
+    /// server URL, fails the test instead of quietly testing SQLite again.
+    pub fn under_test() -> Self {
+        match std::env::var(BACKEND_ENV).as_deref() {
+            Err(_) | Ok("") | Ok("sqlite") => Backend::Sqlite,
+            Ok("postgres") => Backend::Postgres,
+            Ok(other) => panic!("{BACKEND_ENV}={other:?}: expected sqlite or postgres"),
+        }
+    }
+}
+
+/// Selects the backend of [`Backend::under_test`].
+pub const BACKEND_ENV: &str = "ATTRFLOW_TEST_BACKEND";
+/// The PostgreSQL database the `postgres` backend creates its schemas in.
+pub const POSTGRES_URL_ENV: &str = "ATTRFLOW_TEST_POSTGRES_URL";
+
+fn postgres_base_url() -> String {
+    std::env::var(POSTGRES_URL_ENV).unwrap_or_else(|_| {
+        panic!(
+            "{BACKEND_ENV}=postgres needs {POSTGRES_URL_ENV} (scripts/postgres.sh starts a server and sets it)"
+        )
+    })
+}
+
+/// The store of a [`TestStore`], typed, so tests can ask it how many locks are held.
+#[derive(Debug, Clone)]
+pub enum OpenedStore {
+    /// An SQLite store.
+    Sqlite(Arc<SqliteStore>),
+    /// A PostgreSQL store.
+    Postgres(Arc<PostgresStore>),
+}
+
+impl OpenedStore {
+    fn open(url: &str) -> Self {
+        match StoreUrl::parse(url).expect("a valid test store URL") {
+            StoreUrl::Sqlite { path, options } => OpenedStore::Sqlite(Arc::new(
+                SqliteStore::open_with(path, options).expect("open the store"),
+            )),
+            StoreUrl::Postgres { url, options } => OpenedStore::Postgres(Arc::new(
+                PostgresStore::open_with(&url, options).expect("open the store"),
+            )),
+        }
+    }
+
+    /// The store as the runtime takes it.
+    pub fn as_store(&self) -> Arc<dyn Store> {
+        match self {
+            OpenedStore::Sqlite(store) => store.clone(),
+            OpenedStore::Postgres(store) => store.clone(),
+        }
+    }
+
+    /// Locks held on this store in this process now.
+    pub fn held_lock_count(&self) -> usize {
+        match self {
+            OpenedStore::Sqlite(store) => store.held_lock_count(),
+            OpenedStore::Postgres(store) => store.held_lock_count(),
+        }
+    }
+
+    /// The flow with this ID, if it was started.
+    pub fn flow(&self, flow_id: &str) -> Result<Option<FlowRecord>> {
+        self.as_store().flow(flow_id)
+    }
+}
+
+/// Where a test store lives; removed when the [`TestStore`] is dropped.
+enum Place {
+    /// A temporary folder holding the SQLite file.
+    Folder(TempDir),
+    /// A schema of its own in the test database.
+    Schema { base_url: String, schema: String },
+}
+
+impl Drop for Place {
+    fn drop(&mut self) {
+        if let Place::Schema { base_url, schema } = self {
+            if let Ok(mut client) = postgres::Client::connect(base_url, postgres::NoTls) {
+                let _ =
+                    client.batch_execute(&format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE"));
+            }
+        }
+    }
+}
+
+/// A runtime over a fresh store of the backend under test ([`Backend::under_test`]) that
+/// lives as long as this: a new SQLite file in a temporary folder, or a new schema in the
+/// test PostgreSQL database.
 pub struct TestStore {
-    /// The database file.
+    /// The store URL that opens this store, as a front end or a child process would.
+    pub url: String,
+    /// The SQLite file (meaningful on the SQLite backend only).
     pub path: PathBuf,
-    /// The store, kept typed so tests can ask it how many locks are held.
-    pub store: Arc<SqliteStore>,
+    /// The store.
+    pub store: OpenedStore,
     /// The runtime over `store`, with the built-in flow types registered.
     pub runtime: Runtime,
-    /// What `store` was opened with.
-    pub options: SqliteOptions,
-    /// Dropped last, removing the folder.
-    _dir: TempDir,
+    /// Dropped last, removing the folder or the schema.
+    place: Place,
 }
 
 impl TestStore {
@@ -50,8 +153,8 @@ impl TestStore {
         Self::with_options(SqliteOptions::default())
     }
 
-    /// A store that skips the fsync at each commit. For tests that append many records and
-    /// assert nothing about power loss.
+    /// A store that skips the fsync at each commit on SQLite. For tests that append many
+    /// records and assert nothing about power loss.
     pub fn fast() -> Self {
         Self::with_options(SqliteOptions {
             synchronous: Synchronous::Normal,
@@ -59,43 +162,80 @@ impl TestStore {
         })
     }
 
-    /// A store with the given options.
+    /// A store with the given SQLite options (used by the SQLite backend only).
     pub fn with_options(options: SqliteOptions) -> Self {
-        let dir = tempfile::tempdir().expect("create a temporary folder");
-        let path = dir.path().join("attrflow.db");
-        Self::open_in(dir, path, options)
-    }
-
-    /// Drops the runtime and the store (closing every connection) and opens the same file
-    /// again, as a restarted process would.
-    pub fn reopen(self) -> Self {
-        let TestStore {
-            path,
-            store,
-            runtime,
-            options,
-            _dir: dir,
-        } = self;
-        drop(runtime);
-        drop(store);
-        Self::open_in(dir, path, options)
-    }
-
-    fn open_in(dir: TempDir, path: PathBuf, options: SqliteOptions) -> Self {
-        let (store, runtime) = open(&path, &options);
-        TestStore {
-            path,
-            store,
-            runtime,
-            options,
-            _dir: dir,
+        match Backend::under_test() {
+            Backend::Sqlite => Self::sqlite_with(options),
+            Backend::Postgres => Self::postgres(),
         }
     }
 
-    /// A second, independent store and runtime on the same file, as another part of the
+    /// An SQLite store whatever the backend under test, for tests of SQLite itself.
+    pub fn sqlite() -> Self {
+        Self::sqlite_with(SqliteOptions::default())
+    }
+
+    fn sqlite_with(options: SqliteOptions) -> Self {
+        let dir = tempfile::tempdir().expect("create a temporary folder");
+        let path = dir.path().join("attrflow.db");
+        let url = format!(
+            "sqlite:{}?synchronous={}&busy_timeout_ms={}",
+            path.display(),
+            match options.synchronous {
+                Synchronous::Full => "full",
+                Synchronous::Normal => "normal",
+            },
+            options.busy_timeout.as_millis()
+        );
+        Self::open_in(url, path, Place::Folder(dir))
+    }
+
+    fn postgres() -> Self {
+        let base_url = postgres_base_url();
+        let schema = format!("test_{}", uuid::Uuid::new_v4().simple());
+        let separator = if base_url.contains('?') { '&' } else { '?' };
+        let url = format!("{base_url}{separator}schema={schema}");
+        Self::open_in(url, PathBuf::new(), Place::Schema { base_url, schema })
+    }
+
+    /// Which backend this store is on.
+    pub fn backend(&self) -> Backend {
+        match self.place {
+            Place::Folder(_) => Backend::Sqlite,
+            Place::Schema { .. } => Backend::Postgres,
+        }
+    }
+
+    /// Drops the runtime and the store (closing every connection) and opens the same store
+    /// again, as a restarted process would.
+    pub fn reopen(self) -> Self {
+        let TestStore {
+            url,
+            path,
+            store,
+            runtime,
+            place,
+        } = self;
+        drop(runtime);
+        drop(store);
+        Self::open_in(url, path, place)
+    }
+
+    fn open_in(url: String, path: PathBuf, place: Place) -> Self {
+        let (store, runtime) = open(&url);
+        TestStore {
+            url,
+            path,
+            store,
+            runtime,
+            place,
+        }
+    }
+
+    /// A second, independent store and runtime on the same store, as another part of the
     /// same process would open it.
-    pub fn open_again(&self) -> (Arc<SqliteStore>, Runtime) {
-        open(&self.path, &self.options)
+    pub fn open_again(&self) -> (OpenedStore, Runtime) {
+        open(&self.url)
     }
 
     /// The subscriber archive under the pattern's flow ID.
@@ -108,16 +248,87 @@ impl TestStore {
         self.store.flow(flow_id).expect("read the flow record")
     }
 
-    /// Locks held on this store's file in this process now.
+    /// Locks held on this store in this process now.
     pub fn held_locks(&self) -> usize {
         self.store.held_lock_count()
     }
+
+    /// Where the store lives, as its messages name it.
+    pub fn location(&self) -> String {
+        self.store.as_store().location()
+    }
+
+    /// Every value stored for `flow_id`, by physical name, read straight from the database
+    /// with a connection of the test's own (not through attrflow).
+    pub fn stored_values(&self, flow_id: &str) -> BTreeMap<String, Value> {
+        let rows = match &self.place {
+            Place::Folder(_) => sqlite_rows(&self.path, flow_id),
+            Place::Schema { base_url, schema } => postgres_rows(base_url, schema, flow_id),
+        };
+        rows.into_iter()
+            .map(|(name, json)| {
+                let value = serde_json::from_str(&json).expect("stored values are JSON");
+                (name, value)
+            })
+            .collect()
+    }
+
+    /// Overwrites the schema version the store records, as a newer attrflow would.
+    pub fn set_schema_version(&self, version: i64) {
+        match &self.place {
+            Place::Folder(_) => {
+                let conn = rusqlite::Connection::open(&self.path).expect("open the store file");
+                conn.execute("UPDATE attrflow_schema SET version = ?1", [version])
+                    .expect("set the schema version");
+            }
+            Place::Schema { base_url, schema } => {
+                let mut client = postgres::Client::connect(base_url, postgres::NoTls)
+                    .expect("connect to the test database");
+                client
+                    .execute(
+                        &format!("UPDATE \"{schema}\".attrflow_schema SET version = $1"),
+                        &[&version],
+                    )
+                    .expect("set the schema version");
+            }
+        }
+    }
 }
 
-fn open(path: &Path, options: &SqliteOptions) -> (Arc<SqliteStore>, Runtime) {
-    let store = Arc::new(SqliteStore::open_with(path, options.clone()).expect("open the store"));
-    let runtime = Runtime::new(store.clone());
+fn open(url: &str) -> (OpenedStore, Runtime) {
+    let store = OpenedStore::open(url);
+    let runtime = Runtime::new(store.as_store());
     (store, runtime)
+}
+
+fn sqlite_rows(path: &Path, flow_id: &str) -> Vec<(String, String)> {
+    let conn = rusqlite::Connection::open(path).expect("open the store file");
+    let mut stmt = conn
+        .prepare("SELECT name, value FROM attribute_values WHERE flow_id = ?1 ORDER BY name")
+        .expect("prepare the read");
+    let rows = stmt
+        .query_map([flow_id], |row| Ok((row.get(0)?, row.get(1)?)))
+        .expect("read the values");
+    rows.map(|row| row.expect("read a row")).collect()
+}
+
+fn postgres_rows(base_url: &str, schema: &str, flow_id: &str) -> Vec<(String, String)> {
+    let mut client =
+        postgres::Client::connect(base_url, postgres::NoTls).expect("connect to the test database");
+    client
+        .query(
+            &format!(
+                "SELECT name, value FROM \"{schema}\".attribute_values WHERE flow_id = $1 ORDER BY name"
+            ),
+            &[&flow_id],
+        )
+        .expect("read the values")
+        .iter()
+        .map(|row| {
+            let name: Vec<u8> = row.get(0);
+            (String::from_utf8(name).expect("names are UTF-8"), row.get(1))
+        })
+        .collect()
 }
 
 /// `subscriber-%03d`, as the Dex scenarios name subscriber `n`.
@@ -211,26 +422,6 @@ pub fn page_via_rpc(
         &RpcInvokeOptions::new()
             .load_attribute_map_instance(chunked_subscriber::SUBSCRIBER_CHUNKS_MAP, instance),
     )
-}
-
-/// Every value stored for `flow_id`, by physical name, read straight from the SQLite file
-/// with a connection of the test's own (not through attrflow).
-pub fn stored_values(path: &Path, flow_id: &str) -> BTreeMap<String, Value> {
-    let conn = rusqlite::Connection::open(path).expect("open the store file");
-    let mut stmt = conn
-        .prepare("SELECT name, value FROM attribute_values WHERE flow_id = ?1 ORDER BY name")
-        .expect("prepare the read");
-    let rows = stmt
-        .query_map([flow_id], |row| {
-            Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?))
-        })
-        .expect("read the values");
-    rows.map(|row| {
-        let (name, json) = row.expect("read a row");
-        let value = serde_json::from_str(&json).expect("stored values are JSON");
-        (name, value)
-    })
-    .collect()
 }
 
 /// Starts this test binary again as a child process that runs only the (ignored) test

@@ -42,8 +42,8 @@ def create_app(
     """The app, serving every route on the attrflow store ``store``.
 
     Args:
-        store: A SQLite file path or a ``sqlite:`` URL; opened when the app starts serving
-            and closed when it stops.
+        store: A SQLite file path, a ``sqlite:`` or a ``postgresql://`` URL; opened when the
+            app starts serving and closed when it stops.
         start_flow: Start the subscriber archive and the customer directory (idempotently)
             at start-up, so that a fresh service answers at once. Without it, calls before
             ``POST .../start`` are 404s.

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import sys
+import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -20,11 +22,27 @@ from archive_api import HttpClient  # noqa: E402
 
 from attrflow_examples.app import create_app  # noqa: E402
 
+POSTGRES_URL_ENV = "ATTRFLOW_TEST_POSTGRES_URL"
+"""The PostgreSQL database the ``postgres`` cases make their stores in (a schema each)."""
+POSTGRES_REQUIRED_ENV = "ATTRFLOW_TEST_POSTGRES_REQUIRED"
+"""``1`` makes the ``postgres`` cases fail, not skip, when no database is given."""
 
-@pytest.fixture
-def store(tmp_path: Path) -> str:
-    """A store URL in a fresh folder; ``synchronous=normal``, as no test here cuts the power."""
-    return f"sqlite:{tmp_path / 'attrflow.db'}?synchronous=normal"
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A fresh store URL on each backend, so every test that takes it runs on both: an
+    SQLite file in a fresh folder (``synchronous=normal``, as no test here cuts the power),
+    or a new schema in the test PostgreSQL database."""
+    if request.param == "sqlite":
+        return f"sqlite:{tmp_path / 'attrflow.db'}?synchronous=normal"
+    base_url = os.environ.get(POSTGRES_URL_ENV, "")
+    if not base_url:
+        reason = f"{POSTGRES_URL_ENV} names no PostgreSQL database (scripts/postgres.sh starts one)"
+        if os.environ.get(POSTGRES_REQUIRED_ENV) == "1":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    separator = "&" if "?" in base_url else "?"
+    return f"{base_url}{separator}schema=test_{uuid.uuid4().hex}"
 
 
 @pytest_asyncio.fixture

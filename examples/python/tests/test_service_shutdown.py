@@ -13,9 +13,8 @@ PREFIX = "/patterns/sequentially-chunked-attribute-map"
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_a_shutdown_signal_stops_the_service_cleanly(
-    tmp_path: Path, signum: signal.Signals
+    store: str, tmp_path: Path, signum: signal.Signals
 ) -> None:
-    store = str(tmp_path / "attrflow.db")
     log = tmp_path / "service.log"
     service = ServiceProcess(store, log)
     service.start()

@@ -1,0 +1,477 @@
+//! The shared store: one PostgreSQL database (or one schema in it) that many processes on
+//! many hosts use at once.
+//!
+//! Every RPC runs in one transaction on one pooled connection:
+//!
+//! - an exclusive RPC runs at `REPEATABLE READ`. It takes its locks as row locks on
+//!   `attribute_locks` with `FOR UPDATE NOWAIT`, so a held lock fails at once with
+//!   [`Error::LockConflict`] (SQLSTATE `55P03`), and bumps the rows it locked: a
+//!   transaction whose snapshot was taken before the previous holder committed fails with
+//!   a serialization error (`40001`), also a retryable lock conflict, instead of reading a
+//!   stale value. Values are read, the handler runs, and its writes commit together, or
+//!   the transaction rolls back and nothing is written;
+//! - a shared RPC reads one consistent snapshot (`REPEATABLE READ READ ONLY`) and commits
+//!   any writes afterwards in a transaction of their own, last writer wins.
+//!
+//! A process that dies while it holds locks closes its connections; the server aborts its
+//! transaction and the locks are free again. A peer that hangs without closing its
+//! connection is cut off by the server's `idle_in_transaction_session_timeout` and TCP
+//! keepalives, both set on every connection (see [`PostgresOptions`]).
+
+mod errors;
+mod options;
+mod pool;
+mod schema;
+
+pub use options::{PostgresOptions, KNOWN_PARAMETERS};
+pub use schema::SCHEMA_VERSION;
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::str::FromStr;
+use std::sync::{Arc, OnceLock, Weak};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use parking_lot::Mutex;
+use postgres::{IsolationLevel, Transaction};
+
+use self::errors::pg_error;
+use self::pool::{Connection, Pool, Statements};
+use super::{
+    FlowRecord, Isolation, LockTable, RpcBody, SnapshotReader, StartOutcome, Store, Write,
+};
+use crate::error::{Error, Result};
+
+/// How long a new connection may take to open unless the URL says (`connect_timeout`).
+const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// Idle time before the client's first TCP keepalive probe unless the URL says
+/// (`keepalives_idle`).
+const DEFAULT_KEEPALIVES_IDLE: Duration = Duration::from_secs(30);
+/// Time between the client's keepalive probes unless the URL says (`keepalives_interval`).
+const DEFAULT_KEEPALIVES_INTERVAL: Duration = Duration::from_secs(10);
+/// Unanswered probes after which the client drops the connection unless the URL says
+/// (`keepalives_retries`).
+const DEFAULT_KEEPALIVES_RETRIES: u32 = 3;
+
+/// A `postgresql://` URL as the driver reads it (attrflow's own parameters taken out).
+/// Its `Debug` form hides the password.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ConnectionUrl(String);
+
+impl ConnectionUrl {
+    /// Wraps a driver URL.
+    pub fn new(url: impl Into<String>) -> Self {
+        ConnectionUrl(url.into())
+    }
+
+    /// The URL with its password replaced by `***`.
+    pub fn redacted(&self) -> String {
+        super::url::redact(&self.0)
+    }
+
+    fn config(&self) -> Result<postgres::Config> {
+        let mut config = postgres::Config::from_str(&self.0)
+            .map_err(|e| Error::invalid_input(format!("store URL {:?}: {e}", self.redacted())))?;
+        let query = self.0.split_once('?').map_or("", |(_, query)| query);
+        let given = |key: &str| {
+            query
+                .split('&')
+                .any(|pair| pair.split('=').next() == Some(key))
+        };
+        if !given("connect_timeout") {
+            config.connect_timeout(DEFAULT_CONNECT_TIMEOUT);
+        }
+        if !given("keepalives_idle") {
+            config.keepalives_idle(DEFAULT_KEEPALIVES_IDLE);
+        }
+        if !given("keepalives_interval") {
+            config.keepalives_interval(DEFAULT_KEEPALIVES_INTERVAL);
+        }
+        if !given("keepalives_retries") {
+            config.keepalives_retries(DEFAULT_KEEPALIVES_RETRIES);
+        }
+        if !given("application_name") {
+            config.application_name("attrflow");
+        }
+        Ok(config)
+    }
+}
+
+impl std::fmt::Debug for ConnectionUrl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("ConnectionUrl")
+            .field(&self.redacted())
+            .finish()
+    }
+}
+
+thread_local! {
+    /// The stores (by address) in whose write this thread is now, inside a handler.
+    static WRITING: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
+}
+
+/// This thread's write on one store; dropping it ends the write.
+struct WriteScope {
+    key: usize,
+}
+
+impl Drop for WriteScope {
+    fn drop(&mut self) {
+        WRITING.with(|writing| writing.borrow_mut().retain(|&key| key != self.key));
+    }
+}
+
+/// The lock table of every store opened on `location` in this process, so that two stores
+/// on one database share their in-process locks (and their held-lock count), as two
+/// SQLite stores on one file do.
+fn locks_for(location: &str) -> Arc<LockTable> {
+    static TABLES: OnceLock<Mutex<HashMap<String, Weak<LockTable>>>> = OnceLock::new();
+    let mut tables = TABLES.get_or_init(Default::default).lock();
+    tables.retain(|_, table| table.strong_count() > 0);
+    if let Some(table) = tables.get(location).and_then(Weak::upgrade) {
+        return table;
+    }
+    let table = Arc::new(LockTable::new());
+    tables.insert(location.to_owned(), Arc::downgrade(&table));
+    table
+}
+
+/// A store in a PostgreSQL database.
+pub struct PostgresStore {
+    location: String,
+    options: PostgresOptions,
+    pool: Pool,
+    locks: Arc<LockTable>,
+}
+
+impl std::fmt::Debug for PostgresStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostgresStore")
+            .field("location", &self.location)
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PostgresStore {
+    /// Opens the store named by a `postgresql://` URL (see [`crate::store::StoreUrl`]).
+    pub fn open(url: &str) -> Result<Self> {
+        match super::StoreUrl::parse(url)? {
+            super::StoreUrl::Postgres { url, options } => Self::open_with(&url, options),
+            super::StoreUrl::Sqlite { .. } => Err(Error::invalid_input(format!(
+                "store URL {:?} names an SQLite file, not a PostgreSQL database",
+                super::url::redact(url)
+            ))),
+        }
+    }
+
+    /// Connects, creates the schema and its tables when missing (or migrates them), and
+    /// keeps up to `options.pool_max_size` connections for the calls to come.
+    pub fn open_with(url: &ConnectionUrl, options: PostgresOptions) -> Result<Self> {
+        let config = url.config()?;
+        let location = if options.schema == PostgresOptions::default().schema {
+            url.redacted()
+        } else {
+            format!("{} (schema {})", url.redacted(), options.schema)
+        };
+        let pool = Pool::new(config, options.clone(), location.clone());
+        let mut client = pool.connect_bare()?;
+        schema::migrate(&mut client, &options.schema, &location)?;
+        Ok(PostgresStore {
+            options,
+            pool,
+            locks: locks_for(&location),
+            location,
+        })
+    }
+
+    /// The options it was opened with.
+    pub fn options(&self) -> &PostgresOptions {
+        &self.options
+    }
+
+    /// Locks held through this store in this process now (for tests and diagnostics).
+    pub fn held_lock_count(&self) -> usize {
+        self.locks.held_count()
+    }
+
+    /// Marks this thread as writing to this store. A handler that writes through the store
+    /// its own RPC runs in gets an error, as on SQLite: its write would commit on its own
+    /// even if the RPC around it failed.
+    fn write_scope(&self) -> Result<WriteScope> {
+        let key = Arc::as_ptr(&self.locks) as usize;
+        if WRITING.with(|writing| writing.borrow().contains(&key)) {
+            return Err(Error::invalid_input(format!(
+                "store {}: an RPC handler cannot write to the store it is running in \
+                 (start a flow or call a writing RPC) before its own RPC returns",
+                self.location
+            )));
+        }
+        WRITING.with(|writing| writing.borrow_mut().push(key));
+        Ok(WriteScope { key })
+    }
+
+    /// A name stored as bytes, as the string it was written from.
+    fn text(&self, bytes: Vec<u8>) -> Result<String> {
+        String::from_utf8(bytes).map_err(|e| {
+            Error::storage(format!(
+                "store {}: a stored name is not UTF-8: {e}",
+                self.location
+            ))
+        })
+    }
+
+    fn error(&self, doing: &str) -> impl Fn(postgres::Error) -> Error + '_ {
+        let doing = doing.to_owned();
+        move |e| pg_error(&self.location, &doing, e)
+    }
+
+    fn begin<'c>(
+        &self,
+        client: &'c mut postgres::Client,
+        isolation: IsolationLevel,
+        read_only: bool,
+    ) -> Result<Transaction<'c>> {
+        client
+            .build_transaction()
+            .isolation_level(isolation)
+            .read_only(read_only)
+            .start()
+            .map_err(self.error("beginning a transaction"))
+    }
+
+    fn load_flow(
+        &self,
+        tx: &mut Transaction<'_>,
+        statements: &Statements,
+        flow_id: &str,
+    ) -> Result<Option<FlowRecord>> {
+        let row = tx
+            .query_opt(&statements.load_flow, &[&flow_id])
+            .map_err(self.error("reading a flow"))?;
+        row.map(|row| {
+            Ok(FlowRecord {
+                flow_id: flow_id.to_owned(),
+                flow_type: self.text(row.get(0))?,
+                run_id: row.get(1),
+            })
+        })
+        .transpose()
+    }
+
+    fn require_flow(
+        &self,
+        tx: &mut Transaction<'_>,
+        statements: &Statements,
+        flow_id: &str,
+    ) -> Result<FlowRecord> {
+        self.load_flow(tx, statements, flow_id)?
+            .ok_or_else(|| Error::FlowNotFound {
+                flow_id: flow_id.to_owned(),
+            })
+    }
+
+    fn apply_writes(
+        &self,
+        tx: &mut Transaction<'_>,
+        statements: &Statements,
+        flow_id: &str,
+        writes: &[Write],
+    ) -> Result<()> {
+        let (mut names, mut values, mut deleted) = (Vec::new(), Vec::new(), Vec::new());
+        for (name, value) in writes {
+            match value {
+                Some(json) => {
+                    names.push(name.as_bytes());
+                    values.push(json.as_str());
+                }
+                None => deleted.push(name.as_bytes()),
+            }
+        }
+        if !names.is_empty() {
+            tx.execute(&statements.upsert_values, &[&flow_id, &names, &values])
+                .map_err(self.error("writing values"))?;
+        }
+        if !deleted.is_empty() {
+            tx.execute(&statements.delete_values, &[&flow_id, &deleted])
+                .map_err(self.error("deleting values"))?;
+        }
+        Ok(())
+    }
+
+    /// Takes the row locks of `locks`. `Ok(false)` means some lock rows do not exist yet:
+    /// the caller creates them outside this transaction and starts again.
+    fn lock_rows(
+        &self,
+        tx: &mut Transaction<'_>,
+        statements: &Statements,
+        flow_id: &str,
+        locks: &[String],
+    ) -> Result<bool> {
+        let names = as_bytes(locks);
+        let rows = tx
+            .query(&statements.lock_rows, &[&flow_id, &names])
+            .map_err(|e| match e.code() {
+                Some(code) if *code == postgres::error::SqlState::LOCK_NOT_AVAILABLE => {
+                    Error::LockConflict(format!(
+                        "one or more attribute keys are locked: flow {flow_id:?}, {}",
+                        locks.join(", ")
+                    ))
+                }
+                _ => pg_error(&self.location, "taking locks", e),
+            })?;
+        if rows.len() < locks.len() {
+            return Ok(false);
+        }
+        tx.execute(&statements.bump_locks, &[&flow_id, &names])
+            .map_err(self.error("taking locks"))?;
+        Ok(true)
+    }
+
+    fn run_exclusive(&self, flow_id: &str, locks: &[String], body: &mut RpcBody<'_>) -> Result<()> {
+        let _held = self.locks.try_lock_all(flow_id, locks)?;
+        let _scope = self.write_scope()?;
+        let mut pooled = self.pool.get()?;
+        let Connection { client, statements } = pooled.get()?;
+        let mut created_lock_rows = false;
+        loop {
+            let mut tx = self.begin(client, IsolationLevel::RepeatableRead, false)?;
+            let flow = self.require_flow(&mut tx, statements, flow_id)?;
+            if !locks.is_empty() && !self.lock_rows(&mut tx, statements, flow_id, locks)? {
+                drop(tx);
+                if created_lock_rows {
+                    return Err(Error::storage(format!(
+                        "store {}: lock rows of flow {flow_id:?} vanished right after they were created",
+                        self.location
+                    )));
+                }
+                client
+                    .execute(&statements.create_lock_rows, &[&flow_id, &as_bytes(locks)])
+                    .map_err(self.error("creating lock rows"))?;
+                created_lock_rows = true;
+                continue;
+            }
+            let writes = body(&mut TxReader {
+                store: self,
+                tx: &mut tx,
+                statements,
+                flow,
+            })?;
+            self.apply_writes(&mut tx, statements, flow_id, &writes)?;
+            return tx.commit().map_err(self.error("committing"));
+        }
+    }
+
+    fn run_shared(&self, flow_id: &str, body: &mut RpcBody<'_>) -> Result<()> {
+        let mut pooled = self.pool.get()?;
+        let Connection { client, statements } = pooled.get()?;
+        let writes = {
+            let mut tx = self.begin(client, IsolationLevel::RepeatableRead, true)?;
+            let flow = self.require_flow(&mut tx, statements, flow_id)?;
+            let writes = body(&mut TxReader {
+                store: self,
+                tx: &mut tx,
+                statements,
+                flow,
+            })?;
+            tx.commit().map_err(self.error("ending a read"))?;
+            writes
+        };
+        if writes.is_empty() {
+            return Ok(());
+        }
+        let _scope = self.write_scope()?;
+        let mut tx = self.begin(client, IsolationLevel::ReadCommitted, false)?;
+        self.require_flow(&mut tx, statements, flow_id)?;
+        self.apply_writes(&mut tx, statements, flow_id, &writes)?;
+        tx.commit().map_err(self.error("committing"))
+    }
+}
+
+impl Store for PostgresStore {
+    fn start_flow(&self, flow: &FlowRecord, initial: &[(String, String)]) -> Result<StartOutcome> {
+        let _scope = self.write_scope()?;
+        let mut pooled = self.pool.get()?;
+        let Connection { client, statements } = pooled.get()?;
+        let mut tx = self.begin(client, IsolationLevel::ReadCommitted, false)?;
+        let started_at_ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+        let inserted = tx
+            .execute(
+                &statements.insert_flow,
+                &[
+                    &flow.flow_id,
+                    &flow.flow_type.as_bytes(),
+                    &flow.run_id,
+                    &started_at_ms,
+                ],
+            )
+            .map_err(self.error("creating a flow"))?;
+        if inserted == 0 {
+            return match self.load_flow(&mut tx, statements, &flow.flow_id)? {
+                Some(existing) => Ok(StartOutcome::AlreadyExists(existing)),
+                None => Err(Error::LockConflict(format!(
+                    "store {}: flow {:?} was being created by another call; retry",
+                    self.location, flow.flow_id
+                ))),
+            };
+        }
+        let writes: Vec<Write> = initial
+            .iter()
+            .map(|(name, json)| (name.clone(), Some(json.clone())))
+            .collect();
+        self.apply_writes(&mut tx, statements, &flow.flow_id, &writes)?;
+        tx.commit().map_err(self.error("committing"))?;
+        Ok(StartOutcome::Started)
+    }
+
+    fn run_rpc(&self, flow_id: &str, isolation: &Isolation, body: &mut RpcBody<'_>) -> Result<()> {
+        match isolation {
+            Isolation::Exclusive { locks } => self.run_exclusive(flow_id, locks, body),
+            Isolation::Shared => self.run_shared(flow_id, body),
+        }
+    }
+
+    fn flow(&self, flow_id: &str) -> Result<Option<FlowRecord>> {
+        let mut pooled = self.pool.get()?;
+        let Connection { client, statements } = pooled.get()?;
+        let mut tx = self.begin(client, IsolationLevel::ReadCommitted, true)?;
+        self.load_flow(&mut tx, statements, flow_id)
+    }
+
+    fn location(&self) -> String {
+        self.location.clone()
+    }
+}
+
+struct TxReader<'a, 't> {
+    store: &'a PostgresStore,
+    tx: &'a mut Transaction<'t>,
+    statements: &'a Statements,
+    flow: FlowRecord,
+}
+
+impl SnapshotReader for TxReader<'_, '_> {
+    fn flow(&self) -> &FlowRecord {
+        &self.flow
+    }
+
+    fn read(&mut self, physical_names: &[String]) -> Result<Vec<(String, String)>> {
+        let rows = self
+            .tx
+            .query(
+                &self.statements.read_values,
+                &[&self.flow.flow_id, &as_bytes(physical_names)],
+            )
+            .map_err(self.store.error("reading values"))?;
+        rows.iter()
+            .map(|row| Ok((self.store.text(row.get(0))?, row.get(1))))
+            .collect()
+    }
+}
+
+/// Names as the byte strings the tables hold.
+fn as_bytes(names: &[String]) -> Vec<&[u8]> {
+    names.iter().map(|name| name.as_bytes()).collect()
+}

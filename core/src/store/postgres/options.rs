@@ -1,0 +1,196 @@
+//! Settings of a PostgreSQL store, read from the query of its `postgresql://` URL.
+//!
+//! attrflow's own parameters are taken out of the query; everything else (`host`, `port`,
+//! `user`, `password`, `dbname`, `connect_timeout`, `keepalives_idle`, `application_name`,
+//! `options`, `target_session_attrs`, `sslmode`, …) is handed to the driver unchanged.
+
+use std::time::Duration;
+
+use postgres::config::SslMode;
+
+use crate::error::{Error, Result};
+
+/// The parameters attrflow itself reads from a `postgresql://` URL.
+pub const KNOWN_PARAMETERS: [&str; 5] = [
+    "schema",
+    "pool_max_size",
+    "pool_timeout_ms",
+    "lock_timeout_ms",
+    "idle_in_transaction_timeout_ms",
+];
+
+/// The longest schema name PostgreSQL keeps without truncating it.
+const MAX_SCHEMA_BYTES: usize = 63;
+
+/// How an attrflow store uses its PostgreSQL database.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PostgresOptions {
+    /// The schema holding attrflow's tables (`schema=NAME`, default `public`); created when
+    /// missing. Lower-case letters, digits and `_`, starting with a letter or `_`.
+    pub schema: String,
+    /// Connections the store opens at most (`pool_max_size=N`, default 8). A call that
+    /// finds every connection busy waits for one for up to `pool_timeout`.
+    pub pool_max_size: usize,
+    /// How long a call waits for a free connection (`pool_timeout_ms=N`, default 5 s)
+    /// before failing with a retryable [`Error::LockConflict`].
+    pub pool_timeout: Duration,
+    /// The server's `lock_timeout` (`lock_timeout_ms=N`, default 5 s): the longest any
+    /// statement waits on a row another transaction holds. The RPC locks themselves never
+    /// wait; this bounds the rarer waits on value rows and on flow creation.
+    pub lock_timeout: Duration,
+    /// The server's `idle_in_transaction_session_timeout`
+    /// (`idle_in_transaction_timeout_ms=N`, default 60 s): a client that stops talking in
+    /// the middle of an RPC (hung, or cut off without the connection closing) has its
+    /// transaction aborted and its locks released after this long. It also bounds how
+    /// long one handler may run.
+    pub idle_in_transaction_timeout: Duration,
+}
+
+impl Default for PostgresOptions {
+    fn default() -> Self {
+        PostgresOptions {
+            schema: "public".to_owned(),
+            pool_max_size: 8,
+            pool_timeout: Duration::from_secs(5),
+            lock_timeout: Duration::from_secs(5),
+            idle_in_transaction_timeout: Duration::from_secs(60),
+        }
+    }
+}
+
+impl PostgresOptions {
+    /// Splits a URL query into attrflow's options and the pairs left for the driver.
+    pub(crate) fn from_query(url: &str, query: &str) -> Result<(Self, Vec<String>)> {
+        let mut options = PostgresOptions::default();
+        let mut rest = Vec::new();
+        for pair in query.split('&').filter(|p| !p.is_empty()) {
+            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+            match key {
+                "schema" => options.schema = validate_schema(url, value)?,
+                "pool_max_size" => {
+                    options.pool_max_size = whole_number(url, key, value)?;
+                    if options.pool_max_size == 0 {
+                        return Err(Error::invalid_input(format!(
+                            "store URL {url:?}: pool_max_size must be at least 1"
+                        )));
+                    }
+                }
+                "pool_timeout_ms" => options.pool_timeout = millis(url, key, value)?,
+                "lock_timeout_ms" => options.lock_timeout = millis(url, key, value)?,
+                "idle_in_transaction_timeout_ms" => {
+                    options.idle_in_transaction_timeout = millis(url, key, value)?
+                }
+                "sslmode" => {
+                    check_ssl_mode(url, value)?;
+                    rest.push(pair.to_owned());
+                }
+                _ => rest.push(pair.to_owned()),
+            }
+        }
+        Ok((options, rest))
+    }
+
+    /// The statements that set up every new connection.
+    pub(crate) fn session_setup(&self) -> String {
+        format!(
+            "SET search_path TO \"{schema}\";
+             SET lock_timeout = {lock};
+             SET idle_in_transaction_session_timeout = {idle};
+             SET tcp_keepalives_idle = 30;
+             SET tcp_keepalives_interval = 10;
+             SET tcp_keepalives_count = 3;",
+            schema = self.schema,
+            lock = self.lock_timeout.as_millis(),
+            idle = self.idle_in_transaction_timeout.as_millis(),
+        )
+    }
+}
+
+/// Only plaintext connections are built in: `sslmode=require` (or stricter) is refused
+/// rather than silently weakened.
+fn check_ssl_mode(url: &str, value: &str) -> Result<SslMode> {
+    match value {
+        "disable" => Ok(SslMode::Disable),
+        "prefer" => Ok(SslMode::Prefer),
+        _ => Err(Error::invalid_input(format!(
+            "store URL {url:?}: sslmode={value:?} is not supported; this build connects without \
+             TLS, so use sslmode=disable (or prefer, which then connects in plaintext), and \
+             protect the connection by other means (a local socket, a private network, a TLS tunnel)"
+        ))),
+    }
+}
+
+fn validate_schema(url: &str, value: &str) -> Result<String> {
+    let valid = !value.is_empty()
+        && value.len() <= MAX_SCHEMA_BYTES
+        && value.starts_with(|c: char| c.is_ascii_lowercase() || c == '_')
+        && value
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if valid {
+        Ok(value.to_owned())
+    } else {
+        Err(Error::invalid_input(format!(
+            "store URL {url:?}: schema {value:?} must be 1 to {MAX_SCHEMA_BYTES} lower-case \
+             letters, digits or '_', starting with a letter or '_'"
+        )))
+    }
+}
+
+fn whole_number(url: &str, key: &str, value: &str) -> Result<usize> {
+    value.parse().map_err(|_| {
+        Error::invalid_input(format!(
+            "store URL {url:?}: {key} must be a whole number, not {value:?}"
+        ))
+    })
+}
+
+fn millis(url: &str, key: &str, value: &str) -> Result<Duration> {
+    let ms: u64 = value.parse().map_err(|_| {
+        Error::invalid_input(format!(
+            "store URL {url:?}: {key} must be a whole number of milliseconds, not {value:?}"
+        ))
+    })?;
+    Ok(Duration::from_millis(ms))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn attrflow_parameters_are_taken_and_the_rest_is_left_for_the_driver() {
+        let (options, rest) = PostgresOptions::from_query(
+            "u",
+            "schema=tenant_1&pool_max_size=3&pool_timeout_ms=250&lock_timeout_ms=100\
+             &idle_in_transaction_timeout_ms=9000&connect_timeout=4&sslmode=disable",
+        )
+        .unwrap();
+        assert_eq!(options.schema, "tenant_1");
+        assert_eq!(options.pool_max_size, 3);
+        assert_eq!(options.pool_timeout, Duration::from_millis(250));
+        assert_eq!(options.lock_timeout, Duration::from_millis(100));
+        assert_eq!(options.idle_in_transaction_timeout, Duration::from_secs(9));
+        assert_eq!(rest, ["connect_timeout=4", "sslmode=disable"]);
+        assert_eq!(
+            PostgresOptions::from_query("u", "").unwrap().0,
+            PostgresOptions::default()
+        );
+    }
+
+    #[test]
+    fn bad_parameters_say_what_is_wrong() {
+        let message = |query: &str| {
+            PostgresOptions::from_query("u", query)
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(message("schema=Bad-Name").contains(r#"schema "Bad-Name""#));
+        assert!(message("schema=").contains("schema"));
+        assert!(message("pool_max_size=0").contains("at least 1"));
+        assert!(message("pool_max_size=many").contains("pool_max_size must be a whole number"));
+        assert!(message("lock_timeout_ms=-1").contains("lock_timeout_ms"));
+        assert!(message("sslmode=require").contains(r#"sslmode="require" is not supported"#));
+        assert!(message("sslmode=verify-full").contains("not supported"));
+    }
+}

@@ -1,0 +1,198 @@
+//! A small, bounded pool of PostgreSQL connections with prepared statements.
+//!
+//! At most `pool_max_size` connections are open; a caller that finds every one in use
+//! waits up to `pool_timeout` for one to come back and then gets a retryable lock
+//! conflict. A connection that broke (the server restarted, a timeout ended its session)
+//! is dropped instead of going back into the pool.
+
+use std::time::Instant;
+
+use parking_lot::{Condvar, Mutex};
+use postgres::{Client, NoTls, Statement};
+
+use super::errors::pg_error;
+use super::PostgresOptions;
+use crate::error::{Error, Result};
+
+/// The statements every RPC uses, prepared once per connection.
+pub(crate) struct Statements {
+    pub load_flow: Statement,
+    pub insert_flow: Statement,
+    pub read_values: Statement,
+    pub upsert_values: Statement,
+    pub delete_values: Statement,
+    pub lock_rows: Statement,
+    pub bump_locks: Statement,
+    pub create_lock_rows: Statement,
+}
+
+impl Statements {
+    fn prepare(client: &mut Client) -> Result<Self, postgres::Error> {
+        Ok(Statements {
+            load_flow: client.prepare("SELECT flow_type, run_id FROM flows WHERE flow_id = $1")?,
+            insert_flow: client.prepare(
+                "INSERT INTO flows (flow_id, flow_type, run_id, started_at_ms)
+                 VALUES ($1, $2, $3, $4) ON CONFLICT (flow_id) DO NOTHING",
+            )?,
+            read_values: client.prepare(
+                "SELECT name, value FROM attribute_values WHERE flow_id = $1 AND name = ANY($2)",
+            )?,
+            upsert_values: client.prepare(
+                "INSERT INTO attribute_values (flow_id, name, value)
+                 SELECT $1, n, v FROM unnest($2::bytea[], $3::text[]) AS w(n, v)
+                 ON CONFLICT (flow_id, name) DO UPDATE SET value = excluded.value",
+            )?,
+            delete_values: client
+                .prepare("DELETE FROM attribute_values WHERE flow_id = $1 AND name = ANY($2)")?,
+            lock_rows: client.prepare(
+                "SELECT name FROM attribute_locks WHERE flow_id = $1 AND name = ANY($2)
+                 ORDER BY name FOR UPDATE NOWAIT",
+            )?,
+            bump_locks: client.prepare(
+                "UPDATE attribute_locks SET grants = grants + 1
+                 WHERE flow_id = $1 AND name = ANY($2)",
+            )?,
+            create_lock_rows: client.prepare(
+                "INSERT INTO attribute_locks (flow_id, name)
+                 SELECT $1, unnest($2::bytea[]) ON CONFLICT DO NOTHING",
+            )?,
+        })
+    }
+}
+
+/// One open connection and its prepared statements.
+pub(crate) struct Connection {
+    pub client: Client,
+    pub statements: Statements,
+}
+
+struct PoolState {
+    idle: Vec<Connection>,
+    open: usize,
+}
+
+/// The store's connections.
+pub(crate) struct Pool {
+    config: postgres::Config,
+    options: PostgresOptions,
+    location: String,
+    state: Mutex<PoolState>,
+    returned: Condvar,
+}
+
+impl Pool {
+    pub(crate) fn new(
+        config: postgres::Config,
+        options: PostgresOptions,
+        location: String,
+    ) -> Self {
+        Pool {
+            config,
+            options,
+            location,
+            state: Mutex::new(PoolState {
+                idle: Vec::new(),
+                open: 0,
+            }),
+            returned: Condvar::new(),
+        }
+    }
+
+    /// A connection with the session set up but no statements prepared, for migrations.
+    pub(crate) fn connect_bare(&self) -> Result<Client> {
+        let mut client = self
+            .config
+            .connect(NoTls)
+            .map_err(|e| pg_error(&self.location, "connecting", e))?;
+        client
+            .batch_execute(&self.options.session_setup())
+            .map_err(|e| pg_error(&self.location, "setting up the session", e))?;
+        Ok(client)
+    }
+
+    fn connect(&self) -> Result<Connection> {
+        let mut client = self.connect_bare()?;
+        let statements = Statements::prepare(&mut client)
+            .map_err(|e| pg_error(&self.location, "preparing statements", e))?;
+        Ok(Connection { client, statements })
+    }
+
+    /// A connection for one call; it goes back to the pool when the guard drops.
+    pub(crate) fn get(&self) -> Result<PooledConnection<'_>> {
+        let deadline = Instant::now() + self.options.pool_timeout;
+        let mut state = self.state.lock();
+        loop {
+            if let Some(conn) = state.idle.pop() {
+                if conn.client.is_closed() {
+                    state.open -= 1;
+                    continue;
+                }
+                return Ok(self.lend(conn));
+            }
+            if state.open < self.options.pool_max_size {
+                state.open += 1;
+                drop(state);
+                return match self.connect() {
+                    Ok(conn) => Ok(self.lend(conn)),
+                    Err(e) => {
+                        self.forget_one();
+                        Err(e)
+                    }
+                };
+            }
+            if self.returned.wait_until(&mut state, deadline).timed_out() {
+                return Err(Error::LockConflict(format!(
+                    "store {}: all {} connections stayed busy for {:?}; retry, or raise \
+                     pool_max_size or pool_timeout_ms",
+                    self.location, self.options.pool_max_size, self.options.pool_timeout
+                )));
+            }
+        }
+    }
+
+    fn lend(&self, conn: Connection) -> PooledConnection<'_> {
+        PooledConnection {
+            pool: self,
+            conn: Some(conn),
+        }
+    }
+
+    fn forget_one(&self) {
+        self.state.lock().open -= 1;
+        self.returned.notify_one();
+    }
+
+    fn give_back(&self, conn: Connection) {
+        let mut state = self.state.lock();
+        if conn.client.is_closed() {
+            state.open -= 1;
+        } else {
+            state.idle.push(conn);
+        }
+        drop(state);
+        self.returned.notify_one();
+    }
+}
+
+/// A connection lent to one call.
+pub(crate) struct PooledConnection<'p> {
+    pool: &'p Pool,
+    conn: Option<Connection>,
+}
+
+impl PooledConnection<'_> {
+    /// The connection; present until the guard drops.
+    pub(crate) fn get(&mut self) -> Result<&mut Connection> {
+        self.conn
+            .as_mut()
+            .ok_or_else(|| Error::storage("a pooled connection was used after it was returned"))
+    }
+}
+
+impl Drop for PooledConnection<'_> {
+    fn drop(&mut self) {
+        if let Some(conn) = self.conn.take() {
+            self.pool.give_back(conn);
+        }
+    }
+}
