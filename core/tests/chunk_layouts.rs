@@ -144,10 +144,7 @@ fn an_archive_that_never_changed_stores_the_seed_state() {
         [layout(1, 100)],
         "no change, nothing stored"
     );
-    assert_eq!(
-        t.stored_values(FLOW_ID)["subscriber_archive_state"],
-        *state
-    );
+    assert_eq!(t.stored_values(FLOW_ID)["subscriber_archive_state"], *state);
 }
 
 #[test]

@@ -85,10 +85,7 @@ fn a_bucket_is_stored_in_camel_case_under_the_canonical_email() {
     let t = TestStore::fast();
     let directory = CustomerDirectory::new(&t.runtime, FLOW_ID);
     directory.start().unwrap();
-    assert!(
-        t.stored_values(FLOW_ID).is_empty(),
-        "no initial buckets"
-    );
+    assert!(t.stored_values(FLOW_ID).is_empty(), "no initial buckets");
     directory
         .upsert(&CustomerProfile {
             email_address: " Alice@Example.COM ".into(),
