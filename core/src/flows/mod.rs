@@ -1,10 +1,11 @@
 //! Flows built into attrflow: the patterns of the Dex documentation, in Rust.
 
+pub mod app_log;
 pub mod chunked_subscriber;
 
 use crate::definition::FlowDefinition;
 
 /// Every built-in flow type, registered by [`crate::Runtime::new`].
 pub fn built_in() -> Vec<FlowDefinition> {
-    vec![chunked_subscriber::definition()]
+    vec![chunked_subscriber::definition(), app_log::definition()]
 }
