@@ -22,6 +22,9 @@ cargo run --locked -q -p attrflow-rust-examples --example subscriber_archive -- 
 cargo run --locked -q -p attrflow-rust-examples --example app_log -- "$work/app.db"
 
 echo "--- Kotlin: a store written from Python, then mvn test"
+"$venv/bin/ruff" check bindings/ffi/kotlin/src/test/python
+"$venv/bin/ruff" format --check bindings/ffi/kotlin/src/test/python
+"$venv/bin/mypy" --strict bindings/ffi/kotlin/src/test/python
 "$venv/bin/python" bindings/ffi/kotlin/src/test/python/write_store.py \
     "$work/python.db" "$work/python-pages.tsv"
 rm -rf bindings/ffi/kotlin/target/surefire-reports

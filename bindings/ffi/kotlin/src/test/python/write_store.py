@@ -23,7 +23,9 @@ def main(store: str, pages_path: str) -> None:
     flow = ChunkedSubscriberFlow()
     lines: list[str] = []
     with Client(store) as client:
-        client.start_flow(flow, FLOW_ID, None, StartFlowOptions(ignore_already_started=True))
+        client.start_flow(
+            flow, FLOW_ID, None, StartFlowOptions(ignore_already_started=True)
+        )
         for n in range(1, SUBSCRIBERS + 1):
             subscriber_id = f"python-{n:03}"
             client.invoke_rpc(
@@ -42,7 +44,12 @@ def main(store: str, pages_path: str) -> None:
                 ),
             )
             for s in page.subscribers:
-                fields = (page.page_token, s.sequence, s.subscriber_id, s.delivery_address)
+                fields = (
+                    page.page_token,
+                    s.sequence,
+                    s.subscriber_id,
+                    s.delivery_address,
+                )
                 lines.append("\t".join(map(str, (*fields, page.next_page_token))))
             token = page.next_page_token
     with open(pages_path, "w", encoding="utf-8") as pages:
