@@ -10,6 +10,9 @@
 //! ([`flows::chunked_subscriber`]): an append-only, insertion-ordered history where an
 //! append rewrites one bounded chunk and pages are read newest first with stable tokens.
 //!
+//! Apps that need no flow type of their own keep named logs of JSON records in the built-in
+//! app log ([`flows::app_log`], with a quick start there).
+//!
 //! ```
 //! use attrflow::flows::chunked_subscriber::{SubscriberArchive, FLOW_ID};
 //! use attrflow::{Error, Runtime};
