@@ -7,6 +7,12 @@ Every method that touches the store releases the GIL while it runs.
 from typing import final
 
 __all__ = [
+    "APP_LOG_APPEND_LOG_RECORD",
+    "APP_LOG_CHUNKS_MAP",
+    "APP_LOG_CHUNK_SIZE",
+    "APP_LOG_FLOW_TYPE",
+    "APP_LOG_GET_LOG_PAGE",
+    "APP_LOG_STATES_MAP",
     "CHUNKED_SUBSCRIBER_ARCHIVE_STATE_ATTRIBUTE",
     "CHUNKED_SUBSCRIBER_CHUNKS_MAP",
     "CHUNKED_SUBSCRIBER_CHUNK_SIZE",
@@ -17,6 +23,7 @@ __all__ = [
     "CHUNKED_SUBSCRIBER_REGISTER_SUBSCRIBER",
     "Runtime",
     "__version__",
+    "app_log_page_chunk_key",
     "archive_chunk_token",
     "instance_physical_name",
     "validate_definition_name",
@@ -34,6 +41,13 @@ CHUNKED_SUBSCRIBER_ARCHIVE_STATE_ATTRIBUTE: str
 CHUNKED_SUBSCRIBER_CHUNKS_MAP: str
 CHUNKED_SUBSCRIBER_REGISTER_SUBSCRIBER: str
 CHUNKED_SUBSCRIBER_GET_SUBSCRIBER_PAGE: str
+
+APP_LOG_FLOW_TYPE: str
+APP_LOG_STATES_MAP: str
+APP_LOG_CHUNKS_MAP: str
+APP_LOG_APPEND_LOG_RECORD: str
+APP_LOG_GET_LOG_PAGE: str
+APP_LOG_CHUNK_SIZE: int
 
 @final
 class Runtime:
@@ -71,3 +85,4 @@ def validate_definition_name(what: str, name: str) -> None: ...
 def instance_physical_name(map: str, instance: str) -> str: ...
 def validate_subscriber_page_token(token: str) -> None: ...
 def archive_chunk_token(first_sequence: int) -> str: ...
+def app_log_page_chunk_key(log: str, page_token: str) -> str: ...

@@ -6,6 +6,7 @@
 //! rule — names, tokens, chunking, locking — stays in the core. Store work runs with the
 //! GIL released, so Python threads and asyncio executors calling in really overlap.
 
+mod app_log;
 mod errors;
 mod functions;
 mod runtime;
@@ -26,6 +27,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m
     )?)?;
     m.add_function(wrap_pyfunction!(functions::archive_chunk_token, m)?)?;
+    app_log::add_to(m)?;
     add_chunked_subscriber_constants(m)
 }
 

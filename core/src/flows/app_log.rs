@@ -160,13 +160,24 @@ pub fn append_options(log: &str) -> RpcInvokeOptions {
         .load_attribute_map_instance(LOG_CHUNKS_MAP, current)
 }
 
+/// The chunk instance key that holds `log`'s page `page_token`, after checking both.
+///
+/// ```
+/// use attrflow::flows::app_log::page_chunk_key;
+/// assert_eq!(page_chunk_key("audit", "").unwrap(), "audit.current");
+/// assert!(page_chunk_key("audit", "7").is_err());
+/// ```
+pub fn page_chunk_key(log: &str, page_token: &str) -> Result<String> {
+    validate_log_name(log)?;
+    Ok(chunk_key(log, TOKENS.parse_token(page_token)?))
+}
+
 /// The per-call loads a read of `log`'s page `page_token` needs; checks both first.
 pub fn page_options(log: &str, page_token: &str) -> Result<RpcInvokeOptions> {
-    validate_log_name(log)?;
-    let token = TOKENS.parse_token(page_token)?;
+    let key = page_chunk_key(log, page_token)?;
     Ok(RpcInvokeOptions::new()
         .load_attribute_map_instance(LOG_STATES_MAP, log)
-        .load_attribute_map_instance(LOG_CHUNKS_MAP, chunk_key(log, token)))
+        .load_attribute_map_instance(LOG_CHUNKS_MAP, key))
 }
 
 fn append_log_record(ctx: &mut RpcContext<'_>, input: Value) -> Result<Value> {

@@ -9,27 +9,46 @@ import org.junit.jupiter.api.Test
 /**
  * A store written by the Python package reads back the same from Kotlin: the test script
  * writes it with `src/test/python/write_store.py`, which also records every page Python read,
- * one subscriber a line; Kotlin pages the same file and must produce the same lines.
+ * one entry a line; Kotlin pages the same file and must produce the same lines.
  */
 class PythonStoreTest {
-    @Test
-    fun `pages of a store written from Python read back identically`() {
-        val store = System.getProperty("attrflow.python.store").orEmpty()
+    private val store = System.getProperty("attrflow.python.store").orEmpty()
+    private val expected: List<String> by lazy {
         val pages = System.getProperty("attrflow.python.pages").orEmpty()
         assertFalse(store.isEmpty() || pages.isEmpty(), "attrflow.python.store and attrflow.python.pages must be set")
-        val expected = Files.readAllLines(Path.of(pages))
+        Files.readAllLines(Path.of(pages))
+    }
 
+    @Test
+    fun `subscriber pages written from Python read back identically`() {
         Store.open(store, null).use { opened ->
             val flowId = subscriberArchiveFlowId()
             val lines = opened.allSubscriberPages(flowId).flatMap { page ->
                 page.subscribers.map { s ->
-                    listOf(page.pageToken, s.sequence, s.subscriberId, s.deliveryAddress, page.nextPageToken).joinToString("\t")
+                    line("subscribers", page.pageToken, s.sequence, s.subscriberId, s.deliveryAddress, page.nextPageToken)
                 }
             }
-            assertEquals(expected, lines)
+            assertEquals(expected.filter { it.startsWith("subscribers\t") }, lines)
             assertEquals(150, lines.size)
             val next = opened.registerSubscriber(flowId, "kotlin-151", "kotlin-151@example.com")
             assertEquals(151uL, next.sequence, "Kotlin appends after Python's records")
         }
     }
+
+    @Test
+    fun `an app log written from Python reads back identically`() {
+        Store.open(store, null).use { opened ->
+            val lines = mutableListOf<String>()
+            var token = "current"
+            while (token.isNotEmpty()) {
+                val page = opened.getLogPage("python-app", "audit", token)
+                page.entries.forEach { lines += line("log", page.pageToken, it.sequence, it.recordJson, page.nextPageToken) }
+                token = page.nextPageToken
+            }
+            assertEquals(expected.filter { it.startsWith("log\t") }, lines)
+            assertEquals(120, lines.size)
+        }
+    }
+
+    private fun line(vararg fields: Any): String = fields.joinToString("\t")
 }
