@@ -10,6 +10,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 venv=${VENV:-.venv}
+if ! command -v mvn >/dev/null || ! command -v javac >/dev/null; then
+    echo "--- installing Java and Maven (apt)"
+    apt-get update -o DPkg::Lock::Timeout=600
+    apt-get install -y -o DPkg::Lock::Timeout=600 default-jdk-headless maven
+fi
 target=${CARGO_TARGET_DIR:-target}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
