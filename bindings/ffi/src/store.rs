@@ -38,9 +38,9 @@ pub struct Store {
 #[uniffi::export]
 impl Store {
     /// Opens (creating if needed) the store at `location`: a file path, or an `sqlite:`
-    /// URL. `durability`, when given, overrides the URL's `synchronous` setting; the
-    /// default is [`Durability::Full`].
-    #[uniffi::constructor]
+    /// URL. `durability`, when given, overrides the URL's `synchronous` setting; the URL's
+    /// own default is [`Durability::Full`].
+    #[uniffi::constructor(default(durability = None))]
     pub fn open(location: String, durability: Option<Durability>) -> Result<Arc<Self>> {
         let mut url = StoreUrl::parse(&location)?;
         if let Some(durability) = durability {

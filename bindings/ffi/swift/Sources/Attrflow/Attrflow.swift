@@ -636,10 +636,10 @@ open class Store: StoreProtocol, @unchecked Sendable {
     
     /**
      * Opens (creating if needed) the store at `location`: a file path, or an `sqlite:`
-     * URL. `durability`, when given, overrides the URL's `synchronous` setting; the
-     * default is [`Durability::Full`].
+     * URL. `durability`, when given, overrides the URL's `synchronous` setting; the URL's
+     * own default is [`Durability::Full`].
      */
-public static func `open`(location: String, durability: Durability?)throws  -> Store  {
+public static func `open`(location: String, durability: Durability? = nil)throws  -> Store  {
     return try  FfiConverterTypeStore_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
         uniffiCallStatus in
     uniffi_attrflow_ffi_fn_constructor_store_open(
@@ -1484,7 +1484,7 @@ private let initializationResult: InitializationResult = {
     if (uniffi_attrflow_ffi_checksum_method_store_start_subscriber_archive() != 64453) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_attrflow_ffi_checksum_constructor_store_open() != 25834) {
+    if (uniffi_attrflow_ffi_checksum_constructor_store_open() != 37945) {
         return InitializationResult.apiChecksumMismatch
     }
 

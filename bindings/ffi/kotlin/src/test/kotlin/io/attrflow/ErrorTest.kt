@@ -67,7 +67,7 @@ class ErrorTest {
         val file = java.nio.file.Files.createTempFile("attrflow-kotlin", ".db")
         java.nio.file.Files.writeString(file, "this is not an SQLite database, it is text long enough to be read")
         val error = assertThrows<AttrflowException.Storage> {
-            Store.open(file.toString(), null).use { it.startSubscriberArchive(flowId) }
+            Store.open(file.toString()).use { it.startSubscriberArchive(flowId) }
         }
         assertTrue(error.message!!.startsWith("storage error:"), error.message)
     }

@@ -21,7 +21,7 @@ class PythonStoreTest {
 
     @Test
     fun `subscriber pages written from Python read back identically`() {
-        Store.open(store, null).use { opened ->
+        Store.open(store).use { opened ->
             val flowId = subscriberArchiveFlowId()
             val lines = opened.allSubscriberPages(flowId).flatMap { page ->
                 page.subscribers.map { s ->
@@ -37,7 +37,7 @@ class PythonStoreTest {
 
     @Test
     fun `an app log written from Python reads back identically`() {
-        Store.open(store, null).use { opened ->
+        Store.open(store).use { opened ->
             val lines = mutableListOf<String>()
             var token = "current"
             while (token.isNotEmpty()) {
