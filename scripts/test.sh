@@ -38,3 +38,6 @@ section "Python: ruff, mypy"
 
 section "Python: pytest (package and HTTP service)"
 "$venv/bin/python" -m pytest python/tests examples/python/tests
+
+section "Kotlin, Swift (UniFFI) and Rust examples: bindings, staleness check, mvn test"
+scripts/ffi-test.sh

@@ -13,6 +13,9 @@
 //! invalidating a token ([`chunked_log::layout`]), appends batches in one transaction, and
 //! appends idempotently under a key ([`chunked_log::idempotency`]).
 //!
+//! Apps that need no flow type of their own keep named logs of JSON records in the built-in
+//! app log ([`flows::app_log`], with a quick start there).
+//!
 //! ```
 //! use attrflow::flows::chunked_subscriber::{SubscriberArchive, FLOW_ID};
 //! use attrflow::{Error, Runtime};

@@ -7,6 +7,12 @@ Every method that touches the store releases the GIL while it runs.
 from typing import Callable, final
 
 __all__ = [
+    "APP_LOG_APPEND_LOG_RECORD",
+    "APP_LOG_CHUNKS_MAP",
+    "APP_LOG_CHUNK_SIZE",
+    "APP_LOG_FLOW_TYPE",
+    "APP_LOG_GET_LOG_PAGE",
+    "APP_LOG_STATES_MAP",
     "CHUNKED_SUBSCRIBER_ARCHIVE_STATE_ATTRIBUTE",
     "CHUNKED_SUBSCRIBER_CHANGE_CHUNK_SIZE",
     "CHUNKED_SUBSCRIBER_CHUNKS_MAP",
@@ -34,6 +40,7 @@ __all__ = [
     "RpcContext",
     "Runtime",
     "__version__",
+    "app_log_page_chunk_key",
     "archive_chunk_token",
     "canonical_email",
     "customer_profile_partition",
@@ -90,6 +97,13 @@ class RpcContext:
     def set_map_instance(self, map: str, instance: str, json: str) -> None: ...
     def delete_map_instance(self, map: str, instance: str) -> None: ...
 
+APP_LOG_FLOW_TYPE: str
+APP_LOG_STATES_MAP: str
+APP_LOG_CHUNKS_MAP: str
+APP_LOG_APPEND_LOG_RECORD: str
+APP_LOG_GET_LOG_PAGE: str
+APP_LOG_CHUNK_SIZE: int
+
 @final
 class Runtime:
     """One store (a path or ``sqlite:`` URL) with the built-in flow types registered."""
@@ -136,3 +150,4 @@ def canonical_email(email_address: str) -> str: ...
 def customer_profile_partition(email_address: str) -> str: ...
 def validate_page_token_form(token: str) -> None: ...
 def validate_idempotency_key(key: str) -> None: ...
+def app_log_page_chunk_key(log: str, page_token: str) -> str: ...

@@ -6,6 +6,7 @@
 //! rule — names, tokens, chunking, locking — stays in the core. Store work runs with the
 //! GIL released, so Python threads and asyncio executors calling in really overlap.
 
+mod app_log;
 mod errors;
 mod functions;
 mod python_flow;
@@ -35,6 +36,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(functions::validate_idempotency_key, m)?)?;
     add_chunked_subscriber_constants(m)?;
     add_chunked_log_limits(m)?;
+    app_log::add_to(m)?;
     add_customer_directory_constants(m)
 }
 

@@ -1,5 +1,6 @@
 //! Flows built into attrflow: the patterns of the Dex documentation, in Rust.
 
+pub mod app_log;
 pub mod chunked_subscriber;
 pub mod customer_directory;
 
@@ -10,5 +11,6 @@ pub fn built_in() -> Vec<FlowDefinition> {
     vec![
         chunked_subscriber::definition(),
         customer_directory::definition(),
+        app_log::definition(),
     ]
 }

@@ -1,0 +1,24 @@
+//! UniFFI bindings of attrflow: the same flows, store file and errors as Python, for
+//! Kotlin and Swift.
+//!
+//! Thin by design: every rule (validation, tokens, chunking, locking) lives in the core
+//! crate; this crate only converts types and errors. Everything is exported with
+//! proc-macros, and Kotlin and Swift sources are generated from the built library with the
+//! workspace's `uniffi-bindgen` (library mode), so generator and runtime always match.
+//!
+//! - [`Store`]: a store opened by path or URL, with the subscriber archive
+//!   (`ChunkedSubscriberFlow`) and the app log (`ChunkedLogFlow`) as blocking methods,
+//!   callable from any thread;
+//! - [`AttrflowError`]: the core's errors, one variant each, messages unchanged.
+
+uniffi::setup_scaffolding!();
+
+mod app_log;
+mod error;
+mod store;
+mod subscribers;
+
+pub use app_log::{LogEntry, LogPage};
+pub use error::AttrflowError;
+pub use store::{Durability, Store};
+pub use subscribers::{Subscriber, SubscriberPage};

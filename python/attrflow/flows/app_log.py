@@ -1,0 +1,158 @@
+"""``ChunkedLogFlow``: the app log, many named append-only logs of JSON records in one flow.
+
+Each log is kept by the rules of the sequentially chunked AttributeMap: an open ``current``
+chunk of at most :data:`LOG_CHUNK_SIZE` entries plus immutable archived chunks named by
+their first sequence (20 digits), read newest first one page at a time. The RPCs run in
+the Rust core, so a store written here reads the same from Rust, Kotlin and Swift.
+
+::
+
+    flow = ChunkedLogFlow()
+    await client.start_flow(flow, "my-app", options=StartFlowOptions(ignore_already_started=True))
+    entry = await client.invoke_rpc(
+        flow.append_log_record,
+        "my-app",
+        AppendLogRecordInput("audit", {"event": "login"}),
+        options=flow.append_options("audit"),
+    )
+    page = await client.invoke_rpc(
+        flow.get_log_page,
+        "my-app",
+        GetLogPageInput("audit", page_token),
+        options=flow.page_options("audit", page_token),
+    )
+
+An append locks only its own log's state and ``current`` chunk: concurrent appends to one
+log may raise ``RpcLockConflictError`` (retry), appends to different logs never conflict.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from attrflow import _native
+from attrflow.attribute import AttributeMap
+from attrflow.flow import Flow, core_rpc
+from attrflow.options import RPCInvokeOptions
+
+__all__ = [
+    "APPEND_LOG_RECORD",
+    "FLOW_TYPE",
+    "GET_LOG_PAGE",
+    "LOG_CHUNKS_MAP",
+    "LOG_CHUNK_SIZE",
+    "LOG_STATES_MAP",
+    "AppendLogRecordInput",
+    "ChunkedLogFlow",
+    "GetLogPageInput",
+    "LogChunk",
+    "LogEntry",
+    "LogPage",
+    "LogState",
+    "page_chunk_key",
+]
+
+FLOW_TYPE: str = _native.APP_LOG_FLOW_TYPE
+"""The flow type, ``ChunkedLogFlow``."""
+LOG_STATES_MAP: str = _native.APP_LOG_STATES_MAP
+"""The AttributeMap of log states, one instance a log."""
+LOG_CHUNKS_MAP: str = _native.APP_LOG_CHUNKS_MAP
+"""The AttributeMap of chunks, instances ``<log>.current`` and ``<log>.<archive token>``."""
+APPEND_LOG_RECORD: str = _native.APP_LOG_APPEND_LOG_RECORD
+"""The appending RPC's name."""
+GET_LOG_PAGE: str = _native.APP_LOG_GET_LOG_PAGE
+"""The paging RPC's name."""
+LOG_CHUNK_SIZE: int = _native.APP_LOG_CHUNK_SIZE
+"""Entries per chunk; part of the stored layout."""
+
+
+@dataclass
+class LogEntry:
+    """One record of a log; ``sequence`` counts from 1 without gaps."""
+
+    sequence: int
+    record: Any
+
+
+@dataclass
+class LogChunk:
+    """One chunk of a log, oldest entry first."""
+
+    entries: list[LogEntry]
+
+
+@dataclass
+class LogState:
+    """A log's bookkeeping: the next sequence and the newest archived chunk's token."""
+
+    next_sequence: int
+    latest_archived_chunk_token: str = ""
+
+
+@dataclass
+class AppendLogRecordInput:
+    """Input of ``AppendLogRecord``: the log's name and any JSON value but ``None``."""
+
+    log: str
+    record: Any
+
+
+@dataclass
+class GetLogPageInput:
+    """Input of ``GetLogPage``: ``""`` or ``current`` for the newest page, else a token."""
+
+    log: str
+    page_token: str = ""
+
+
+@dataclass
+class LogPage:
+    """One page of a log, newest entry first, with the next older page's token (``""``
+    when there is none)."""
+
+    log: str
+    page_token: str
+    entries: list[LogEntry]
+    next_page_token: str = ""
+
+
+def page_chunk_key(log: str, page_token: str) -> str:
+    """The chunk instance key holding ``log``'s page ``page_token``.
+
+    >>> page_chunk_key("audit", "")
+    'audit.current'
+    """
+    return _native.app_log_page_chunk_key(log, page_token)
+
+
+class ChunkedLogFlow(Flow):
+    """The app log: an RPC-only flow holding any number of named logs."""
+
+    flow_type = FLOW_TYPE
+
+    log_states = AttributeMap(LOG_STATES_MAP, LogState)
+    """The logs' states (``log_states``), by log name."""
+    log_chunks = AttributeMap(LOG_CHUNKS_MAP, LogChunk)
+    """The logs' chunks (``log_chunks``), by ``<log>.<page token>``."""
+
+    append_log_record = core_rpc(APPEND_LOG_RECORD, AppendLogRecordInput, LogEntry)
+    """Appends a record and returns its entry; call it with :meth:`append_options`."""
+    get_log_page = core_rpc(GET_LOG_PAGE, GetLogPageInput, LogPage)
+    """Reads one page; call it with :meth:`page_options`."""
+
+    def append_options(self, log: str) -> RPCInvokeOptions:
+        """The locks and loads an append to ``log`` needs: its state and open chunk."""
+        current = page_chunk_key(log, "current")
+        return RPCInvokeOptions(
+            lock_attribute_map_instances=(self.log_states.lock(log), self.log_chunks.lock(current)),
+            load_attribute_map_instances=(self.log_states.load(log), self.log_chunks.load(current)),
+        )
+
+    def page_options(self, log: str, page_token: str) -> RPCInvokeOptions:
+        """The loads a read of ``log``'s page ``page_token`` needs; raises
+        ``InvalidPageTokenError`` for a malformed token."""
+        chunk = page_chunk_key(log, page_token)
+        return RPCInvokeOptions(
+            load_attribute_map_instances=(self.log_states.load(log), self.log_chunks.load(chunk))
+        )
