@@ -190,30 +190,35 @@ impl ChunkedLog {
         F: FnOnce(u64) -> Result<R>,
     {
         let mut state = self.state(ctx)?;
-        let mut current = self.records(ctx, CURRENT_CHUNK)?.ok_or_else(|| {
-            Error::storage(format!(
-                "flow {:?} has no {}/{CURRENT_CHUNK} chunk",
-                ctx.flow_id(),
-                self.chunk_map
-            ))
-        })?;
+        let held = self
+            .records(ctx, CURRENT_CHUNK)?
+            .ok_or_else(|| self.no_current(ctx))?
+            .len() as u64;
         let sequence = state.next_sequence;
         let record = make(sequence)?;
-        if current.len() as u64 >= self.chunk_size {
-            let first = sequence - current.len() as u64;
-            let token = archive_token(first);
-            let full = std::mem::take(&mut current);
-            ctx.set_map_instance(self.chunk_map, &token, self.chunk_value(full))?;
-            state.latest_archived_chunk_token = token;
-        }
-        current.push(encode("record", &record)?);
+        let encoded = encode("record", &record)?;
         state.next_sequence = sequence.checked_add(1).ok_or_else(|| {
             Error::storage(format!(
                 "log of flow {:?} ran out of sequences",
                 ctx.flow_id()
             ))
         })?;
-        ctx.set_map_instance(self.chunk_map, CURRENT_CHUNK, self.chunk_value(current))?;
+        // Everything that can fail has run: change `current` in place (no copy of the chunk).
+        let full = {
+            let current = ctx
+                .map_instance_mut(self.chunk_map, CURRENT_CHUNK)?
+                .and_then(|chunk| chunk.get_mut(self.records_field))
+                .and_then(Value::as_array_mut)
+                .ok_or_else(|| Error::storage("the current chunk changed during an append"))?;
+            let full = (held >= self.chunk_size).then(|| std::mem::take(current));
+            current.push(encoded);
+            full
+        };
+        if let Some(full) = full {
+            let token = archive_token(sequence - held);
+            ctx.set_map_instance(self.chunk_map, &token, self.chunk_value(full))?;
+            state.latest_archived_chunk_token = token;
+        }
         ctx.set_attribute(self.state_attribute, encode("log state", &state)?)?;
         Ok(record)
     }
@@ -225,7 +230,7 @@ impl ChunkedLog {
         let key = parsed.instance_key();
         let records = match (parsed, self.records(ctx, &key)?) {
             (_, Some(records)) => records,
-            (PageToken::Current, None) => Vec::new(),
+            (PageToken::Current, None) => &[],
             (PageToken::Archive(_), None) => {
                 return Err(Error::PageNotFound(format!(
                     "{} page {token:?} not found",
@@ -265,20 +270,28 @@ impl ChunkedLog {
         decode_stored(self.state_attribute, value)
     }
 
-    /// The raw records of a chunk; the records stay JSON so an append never decodes the
-    /// whole chunk into typed values.
-    fn records(&self, ctx: &RpcContext<'_>, key: &str) -> Result<Option<Vec<Value>>> {
+    /// The raw records of a chunk, borrowed; the records stay JSON so an append never
+    /// decodes the whole chunk into typed values.
+    fn records<'c>(&self, ctx: &'c RpcContext<'_>, key: &str) -> Result<Option<&'c [Value]>> {
         let Some(chunk) = ctx.map_instance(self.chunk_map, key)? else {
             return Ok(None);
         };
         let physical = format!("{}/{key}", self.chunk_map);
         match chunk.get(self.records_field) {
-            Some(Value::Array(records)) => Ok(Some(records.clone())),
+            Some(Value::Array(records)) => Ok(Some(records)),
             _ => Err(Error::storage(format!(
                 "stored chunk {physical:?} has no {:?} list",
                 self.records_field
             ))),
         }
+    }
+
+    fn no_current(&self, ctx: &RpcContext<'_>) -> Error {
+        Error::storage(format!(
+            "flow {:?} has no {}/{CURRENT_CHUNK} chunk",
+            ctx.flow_id(),
+            self.chunk_map
+        ))
     }
 
     fn chunk_value(&self, records: Vec<Value>) -> Value {

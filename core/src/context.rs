@@ -87,6 +87,34 @@ impl<'a> RpcContext<'a> {
         Ok(())
     }
 
+    /// The map instance `map`/`instance` for changing in place, or `None` when it is
+    /// loaded but holds no value. Its current value is staged as it is (moved out of the
+    /// snapshot, not copied), so reads see it and the change commits with the call; an
+    /// instance that is not loaded is [`Error::AttributeMapNotLoaded`].
+    pub(crate) fn map_instance_mut(
+        &mut self,
+        map: &str,
+        instance: &str,
+    ) -> Result<Option<&mut Value>> {
+        let physical = self
+            .definition
+            .instance_physical_name(&MapInstance::new(map, instance))?;
+        if !self.staged.contains_key(&physical) {
+            if !self.loaded.contains(&physical) {
+                return Err(Error::AttributeMapNotLoaded {
+                    physical_name: physical,
+                });
+            }
+            match self.snapshot.remove(&physical) {
+                Some(value) => {
+                    self.staged.insert(physical.clone(), Some(value));
+                }
+                None => return Ok(None),
+            }
+        }
+        Ok(self.staged.get_mut(&physical).and_then(Option::as_mut))
+    }
+
     /// Stages the deletion of a map instance.
     pub fn delete_map_instance(&mut self, map: &str, instance: &str) -> Result<()> {
         self.set_map_instance(map, instance, Value::Null)
