@@ -1,6 +1,6 @@
 # The README's two commands: `make run` (the HTTP subscriber-archive service on the embedded
 # store) and `make test` (every check and test). Both install what they need.
-.PHONY: run test bootstrap fmt
+.PHONY: run test bootstrap fmt bench
 
 HOST ?= 127.0.0.1
 PORT ?= 8080
@@ -11,6 +11,9 @@ run:
 
 test:
 	scripts/test.sh
+
+bench:
+	scripts/bench.sh
 
 bootstrap:
 	scripts/bootstrap.sh

@@ -26,3 +26,10 @@ section "Python: ruff, mypy"
 
 section "Python: pytest (package and HTTP service)"
 "$venv/bin/python" -m pytest python/tests examples/python/tests
+
+section "Benchmarks: lints, types, and the harness at its smallest sizes (make bench --smoke)"
+"$venv/bin/ruff" check bench
+"$venv/bin/ruff" format --check bench
+"$venv/bin/mypy" --config-file bench/pyproject.toml bench/run.py bench/attrflow_bench bench/tests
+cargo build --locked -p attrflow-bench
+"$venv/bin/python" -m pytest bench/tests

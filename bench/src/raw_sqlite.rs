@@ -82,7 +82,7 @@ impl RawChunkedLog {
             }
             records.push(serde_json::to_value(subscriber(sequence))?);
             state.next_sequence = sequence + 1;
-            upsert.execute(params![CURRENT, open.to_string()])?;
+            upsert.execute(params![CURRENT, serde_json::to_string(&open)?])?;
             upsert.execute(params![STATE, serde_json::to_string(&state)?])?;
         }
         tx.commit()?;
