@@ -13,7 +13,7 @@ from types import TracebackType
 
 import redis
 
-from attrflow_bench.service import HOST, free_port
+from attrflow_bench.service import HOST, free_port, stop
 
 STREAM = "subscribers"
 READY_TIMEOUT_SECONDS = 30.0
@@ -55,12 +55,7 @@ class RedisServer:
         trace: TracebackType | None,
     ) -> None:
         if self.process is not None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+            stop(self.process)
         shutil.rmtree(self.folder, ignore_errors=True)
 
 

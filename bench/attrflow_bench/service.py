@@ -66,13 +66,8 @@ class Service:
         error: BaseException | None,
         trace: TracebackType | None,
     ) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        if self.process is not None:
+            stop(self.process)
 
     def get(
         self, path: str, connection: http.client.HTTPConnection | None = None
@@ -104,6 +99,17 @@ class Service:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1])
         raise RuntimeError("VmRSS missing from /proc status")
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """Ends ``process`` with SIGTERM, or SIGKILL when it has not exited 30 s later."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 def page_through(service: Service) -> int:
