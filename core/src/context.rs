@@ -199,6 +199,33 @@ mod tests {
     }
 
     #[test]
+    fn changing_in_place_stages_the_loaded_value_and_keeps_the_rules_of_reading() {
+        let def = definition();
+        let loaded = HashSet::from(["chunks/a".to_owned(), "chunks/empty".to_owned()]);
+        let snapshot = HashMap::from([("chunks/a".to_owned(), json!([1]))]);
+        let mut ctx = RpcContext::new("f", &def, loaded, snapshot);
+        ctx.map_instance_mut("chunks", "a")
+            .unwrap()
+            .and_then(Value::as_array_mut)
+            .unwrap()
+            .push(json!(2));
+        assert_eq!(
+            ctx.map_instance("chunks", "a").unwrap(),
+            Some(&json!([1, 2]))
+        );
+        assert_eq!(ctx.map_instance_mut("chunks", "empty").unwrap(), None);
+        assert_eq!(
+            ctx.map_instance_mut("chunks", "b").unwrap_err(),
+            Error::AttributeMapNotLoaded {
+                physical_name: "chunks/b".into()
+            }
+        );
+        let writes = ctx.into_writes();
+        assert_eq!(writes.get("chunks/a"), Some(&Some(json!([1, 2]))));
+        assert!(!writes.contains_key("chunks/empty"));
+    }
+
+    #[test]
     fn undeclared_names_are_rejected() {
         let def = definition();
         let mut ctx = RpcContext::new("f", &def, HashSet::new(), HashMap::new());
