@@ -71,6 +71,14 @@ def json_name(python_name: str) -> str:
 def encode(value: Any, tp: Any, *, what: str = "value") -> Any:
     """``value`` as JSON-ready Python data (dicts, lists, scalars), checked against ``tp``."""
     try:
+        fast = _fast_encoder(tp)
+    except TypeError:  # an unhashable type cannot be cached: take the checking path only
+        fast = _no_fast_path
+    try:
+        return fast(value)
+    except _NoFastPath:
+        pass  # the checking path below names the mismatch
+    try:
         return _encode(value, tp, "")
     except _Mismatch as mismatch:
         raise _error("encode", what, mismatch) from None
@@ -289,19 +297,19 @@ def _dict_value_type(tp: Any, args: tuple[Any, ...], path: str) -> Any:
     return args[1]
 
 
-# The fast decoding path. ``_decode`` dispatches on the type for every value and builds
-# each value's field path as it goes; a page of 100 records spends most of its time there.
-# ``_fast_decoder`` resolves a type's dispatch once into nested closures and builds no
-# paths. It accepts exactly what ``_decode`` accepts and returns the same values; on any
-# mismatch it gives up with ``_NoFastPath`` and ``decode`` runs ``_decode``, which raises
-# the error naming the field path.
+# The fast paths. ``_decode`` and ``_encode`` dispatch on the type for every value and build
+# each value's field path as they go; a page of 100 records spends most of its time there.
+# ``_fast_decoder`` and ``_fast_encoder`` resolve a type's dispatch once into nested
+# closures and build no paths. Each accepts exactly what its checking twin accepts and
+# returns the same values; on any mismatch it gives up with ``_NoFastPath`` and the
+# checking twin runs, raising the error that names the field path.
 
 
 class _NoFastPath(Exception):
     """The value does not fit: ``_decode`` must run to name the mismatch."""
 
 
-_FastDecoder = Callable[[Any], Any]
+_FastConverter = Callable[[Any], Any]
 
 
 def _no_fast_path(data: Any) -> Any:
@@ -309,7 +317,7 @@ def _no_fast_path(data: Any) -> Any:
 
 
 @functools.cache
-def _fast_decoder(tp: Any) -> _FastDecoder:
+def _fast_decoder(tp: Any) -> _FastConverter:
     """A decoder of ``tp`` that checks what ``_decode`` checks, without building paths."""
     if tp is Any:
         return _identity
@@ -374,9 +382,15 @@ def _fast_str(data: Any) -> str:
     return data
 
 
-def _fast_union(args: tuple[Any, ...]) -> _FastDecoder:
+def _fast_union(args: tuple[Any, ...]) -> _FastConverter:
+    return _fast_union_of(args, _fast_decoder)
+
+
+def _fast_union_of(
+    args: tuple[Any, ...], compile_option: Callable[[Any], _FastConverter]
+) -> _FastConverter:
     accepts_none = type(None) in args
-    options = [_fast_decoder(arg) for arg in args if arg is not type(None)]
+    options = [compile_option(arg) for arg in args if arg is not type(None)]
 
     def decode_union(data: Any) -> Any:
         if data is None and accepts_none:
@@ -391,7 +405,7 @@ def _fast_union(args: tuple[Any, ...]) -> _FastDecoder:
     return decode_union
 
 
-def _fast_list(item: _FastDecoder) -> _FastDecoder:
+def _fast_list(item: _FastConverter) -> _FastConverter:
     def decode_list(data: Any) -> list[Any]:
         if not isinstance(data, list):
             raise _NoFastPath
@@ -400,7 +414,7 @@ def _fast_list(item: _FastDecoder) -> _FastDecoder:
     return decode_list
 
 
-def _fast_tuple(item: _FastDecoder) -> _FastDecoder:
+def _fast_tuple(item: _FastConverter) -> _FastConverter:
     def decode_tuple(data: Any) -> tuple[Any, ...]:
         if not isinstance(data, list):
             raise _NoFastPath
@@ -409,7 +423,7 @@ def _fast_tuple(item: _FastDecoder) -> _FastDecoder:
     return decode_tuple
 
 
-def _fast_dict(item: _FastDecoder) -> _FastDecoder:
+def _fast_dict(item: _FastConverter) -> _FastConverter:
     def decode_dict(data: Any) -> dict[str, Any]:
         if not isinstance(data, dict):
             raise _NoFastPath
@@ -418,9 +432,9 @@ def _fast_dict(item: _FastDecoder) -> _FastDecoder:
     return decode_dict
 
 
-def _fast_dataclass(cls: Any) -> _FastDecoder:
+def _fast_dataclass(cls: Any) -> _FastConverter:
     # Field decoders are resolved at the first call, so a dataclass may refer to itself.
-    resolved: list[tuple[tuple[str, str, _FastDecoder], ...]] = []
+    resolved: list[tuple[tuple[str, str, _FastConverter], ...]] = []
 
     def decode_dataclass(data: Any) -> Any:
         if not isinstance(data, dict):
@@ -439,3 +453,85 @@ def _fast_dataclass(cls: Any) -> _FastDecoder:
         return cls(**kwargs)
 
     return decode_dataclass
+
+
+@functools.cache
+def _fast_encoder(tp: Any) -> _FastConverter:
+    """An encoder of ``tp`` that checks what ``_encode`` checks, without building paths."""
+    if tp is Any:
+        return _identity
+    if tp is None or tp is type(None):
+        return _fast_none
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if origin in _UNION_ORIGINS:
+        return _fast_union_of(args, _fast_encoder)
+    if origin is list:
+        return _fast_list(_fast_encoder((args or (Any,))[0]))
+    if origin is tuple:
+        if not (len(args) == 2 and args[1] is Ellipsis):
+            return _no_fast_path
+        return _fast_tuple_to_list(_fast_encoder(args[0]))
+    if origin is dict:
+        if args and args[0] is not str:
+            return _no_fast_path
+        return _fast_str_keyed_dict(_fast_encoder(args[1] if args else Any))
+    if tp is bool:
+        return _fast_bool
+    if tp is int:
+        return _fast_int
+    if tp is float:
+        return _fast_finite_float
+    if tp is str:
+        return _fast_str
+    if _is_dataclass_type(tp):
+        return _fast_dataclass_to_dict(tp)
+    return _no_fast_path
+
+
+def _fast_finite_float(value: Any) -> float:
+    number = _fast_float(value)
+    if not math.isfinite(number):
+        raise _NoFastPath
+    return number
+
+
+def _fast_tuple_to_list(item: _FastConverter) -> _FastConverter:
+    def encode_tuple(value: Any) -> list[Any]:
+        if not isinstance(value, tuple):
+            raise _NoFastPath
+        return [item(v) for v in value]
+
+    return encode_tuple
+
+
+def _fast_str_keyed_dict(item: _FastConverter) -> _FastConverter:
+    def encode_dict(value: Any) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            raise _NoFastPath
+        encoded = {}
+        for key, v in value.items():
+            if not isinstance(key, str):
+                raise _NoFastPath
+            encoded[key] = item(v)
+        return encoded
+
+    return encode_dict
+
+
+def _fast_dataclass_to_dict(cls: Any) -> _FastConverter:
+    # Field encoders are resolved at the first call, so a dataclass may refer to itself.
+    resolved: list[tuple[tuple[str, str, _FastConverter], ...]] = []
+
+    def encode_dataclass(value: Any) -> dict[str, Any]:
+        if not isinstance(value, cls):
+            raise _NoFastPath
+        if not resolved:
+            try:
+                fields = _fields(cls)
+            except _Mismatch:
+                raise _NoFastPath from None
+            resolved.append(tuple((name, key, _fast_encoder(tp)) for name, key, tp in fields))
+        return {key: encode_field(getattr(value, name)) for name, key, encode_field in resolved[0]}
+
+    return encode_dataclass

@@ -37,16 +37,23 @@ class Empty:
     pass
 
 
-LEAF = {"count": 1, "ratio": 2, "flag": True, "label": "a"}
-TREE = {
+LEAF: dict[str, Any] = {"count": 1, "ratio": 2, "flag": True, "label": "a"}
+TREE: dict[str, Any] = {
     "leaves": [LEAF, {**LEAF, "ratio": 0.5}],
     "byName": {"x": LEAF},
     "note": None,
     "pair": [1, 2],
     "either": "text",
     "anything": {"free": [1]},
-    "child": {"leaves": [], "byName": {}, "note": "n", "pair": [], "either": 3, "anything": 1,
-              "child": None},
+    "child": {
+        "leaves": [],
+        "byName": {},
+        "note": "n",
+        "pair": [],
+        "either": 3,
+        "anything": 1,
+        "child": None,
+    },
 }
 
 FITTING: list[tuple[Any, Any]] = [
@@ -56,13 +63,20 @@ FITTING: list[tuple[Any, Any]] = [
     ([1, 2, 3], list[int]),
     ([1, 2], tuple[int, ...]),
     ({"a": 1.5}, dict[str, float]),
-    (None, Optional[int]),  # noqa: UP045
-    (7, Union[str, int]),  # noqa: UP007
+    (None, Optional[int]),
+    (7, Union[str, int]),
     (2**64 - 1, int),
     (-(2**63), int),
-    ({"pageToken": "current", "subscribers": [
-        {"sequence": 1, "subscriberId": "s", "deliveryAddress": "s@example.com"}],
-      "nextPageToken": ""}, SubscriberPage),
+    (
+        {
+            "pageToken": "current",
+            "subscribers": [
+                {"sequence": 1, "subscriberId": "s", "deliveryAddress": "s@example.com"}
+            ],
+            "nextPageToken": "",
+        },
+        SubscriberPage,
+    ),
 ]
 
 MISFITTING: list[tuple[Any, Any]] = [
@@ -77,7 +91,7 @@ MISFITTING: list[tuple[Any, Any]] = [
     ("1", float),
     ([1], tuple[int, str]),
     ({"a": 1}, dict[int, int]),
-    (1, Optional[str]),  # noqa: UP045
+    (1, Optional[str]),
     ({}, complex),
     ([], Leaf),
 ]
@@ -113,3 +127,69 @@ def test_floats_declared_as_float_come_back_as_float() -> None:
     leaf = decode(LEAF, Leaf)
     assert type(leaf.ratio) is float
     assert decode([1, 2], tuple[int, ...]) == (1, 2)
+
+
+def checking_encode(value: Any, tp: Any) -> Any:
+    """The checking encoding path alone."""
+    from attrflow import codec
+
+    try:
+        return codec._encode(value, tp, "")
+    except codec._Mismatch as mismatch:
+        raise codec._error("encode", "value", mismatch) from None
+
+
+LEAF_VALUE = Leaf(1, 2.0, True, "a")
+TREE_VALUE = Tree(
+    leaves=[LEAF_VALUE],
+    by_name={"x": LEAF_VALUE},
+    note="n",
+    pair=(1, 2),
+    either="text",
+    anything={"free": [1]},
+    child=Tree(leaves=[], by_name={}),
+)
+
+ENCODABLE: list[tuple[Any, Any]] = [
+    (TREE_VALUE, Tree),
+    (LEAF_VALUE, Leaf),
+    (Empty(), Empty),
+    ((1, 2), tuple[int, ...]),
+    ({"a": 1}, dict[str, float]),
+    (None, Optional[int]),
+    ("s", Union[int, str]),
+    (3, float),
+]
+
+UNENCODABLE: list[tuple[Any, Any]] = [
+    (Tree(leaves=[Leaf(True, 1.0, True, "a")], by_name={}), Tree),
+    (Tree(leaves=[], by_name={"x": Leaf(1, float("nan"), True, "a")}), Tree),
+    (Tree(leaves=[], by_name={}, pair=(1, "2")), Tree),  # type: ignore[arg-type]
+    ({1: 1}, dict[str, int]),
+    ([1], tuple[int, ...]),
+    ((1,), tuple[int, str]),
+    (LEAF, Leaf),
+    (2**64, int),
+    (1j, complex),
+]
+
+
+@pytest.mark.parametrize(("value", "tp"), ENCODABLE)
+def test_encodable_values_encode_to_the_same_data(value: Any, tp: Any) -> None:
+    from attrflow.codec import encode
+
+    assert encode(value, tp) == checking_encode(value, tp)
+    assert type(encode(value, tp)) is type(checking_encode(value, tp))
+    assert repr(encode(value, tp)) == repr(checking_encode(value, tp))  # key order too
+
+
+@pytest.mark.parametrize(("value", "tp"), UNENCODABLE)
+def test_unencodable_values_raise_the_same_error(value: Any, tp: Any) -> None:
+    from attrflow.codec import encode
+
+    with pytest.raises(ValueMappingError) as expected:
+        checking_encode(value, tp)
+    with pytest.raises(ValueMappingError) as got:
+        encode(value, tp)
+    assert str(got.value) == str(expected.value)
+    assert got.value.path == expected.value.path
