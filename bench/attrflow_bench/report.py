@@ -177,7 +177,9 @@ def _sections(results: Results, sizes: list[int], plotted: bool) -> list[str]:
         "records.",
         "The baseline is what a user would write by hand on rusqlite: the same table shape, the",
         "same two rows (log state and open chunk) read, changed and upserted in one `BEGIN",
-        "IMMEDIATE` transaction, with the same WAL journal and `synchronous` setting.",
+        "IMMEDIATE` transaction, with the same WAL journal and `synchronous` setting. The two",
+        f"alternate in {durable.get('batches', 1)} batches per repeat, so a burst of other disk",
+        "traffic lands on both.",
         "",
         _table(
             [
