@@ -33,9 +33,12 @@ dataclasses (`json.loads`, then the codec's checks and one constructor call per 
 The Rust-native figure decodes straight into structs. This branch made the codec resolve
 each type's decoding once and build field paths only on a mismatch (2.3–5.8× faster page
 reads through Python); what is left is the per-record Python object construction. For
-register (one small record in, one out) the Python share is the input's encoding and the
-output's decoding, a few microseconds each, against a call of roughly 100 µs, so that ratio
-is close to the goal and moves with the machine's noise."""
+register (one small record in, one out) the Python share is the JSON text both ways
+(`json.dumps` of the input, `json.loads` of the output) and the codec's checks; the
+`AsyncClient` adds a hop to a worker thread and back per call (`asyncio.to_thread`),
+which one-at-a-time awaiting pays in full. The Python and Rust-native figures run one
+after the other, not at the same instant, so on a machine shared with compiles this
+ratio also carries the difference in load between the two."""
 
 _REDIS_APPEND = """\
 Redis appends one small entry to an in-memory stream and, with `appendfsync always`,
@@ -78,6 +81,11 @@ What would close the remaining gaps, in the order of their payoff:
   would turn a ~10 KB write into a ~100 byte one, and group commit (several appenders
   sharing one fsync) would lift FULL under concurrency. Both change the stored layout, so
   they belong with the layout-history work rather than in a benchmark branch.
+- The async client (target 3): complete the core call from a native callback onto the
+  event loop instead of a `to_thread` round trip per call.
 - Fixed per-call work in the Rust runtime (target 2): cache each RPC's call plan, and read
   the flow's run ID once per connection instead of once per call.
+- Measurement: the lead's rerun on a quiet machine. Every ratio here pairs figures taken
+  seconds apart on two cores shared with five concurrent compiles; the min–max columns
+  show how far that moves them.
 """

@@ -67,3 +67,22 @@ def test_the_smoke_run_writes_every_figure_and_target(tmp_path: Path) -> None:
         assert key in report
     assert "## Closing note" in report
     assert (tmp_path / "BENCHMARKS-append-growth.png").is_file()
+
+    again = tmp_path / "again" / "BENCHMARKS.md"
+    again.parent.mkdir()
+    rendered = subprocess.run(
+        [
+            sys.executable,
+            str(BENCH / "run.py"),
+            "--from-results",
+            str(data / "results.json"),
+            "--out",
+            str(again),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert rendered.returncode == 0, rendered.stderr
+    assert again.read_text() == report, "a saved run renders to the same report"
