@@ -80,6 +80,7 @@ def http_figures(rust: RustBench, serve_py: Path, plan: Plan, results: Results) 
 def redis_figures(rust: RustBench, plan: Plan, results: Results) -> None:
     """Redis Streams against the attrflow Python client at matched durability."""
     store = rust.data_dir / "redis-match.db"
+    results.facts["redis.client"] = redis_streams.client_description()
     for label, appendfsync in redis_streams.APPENDFSYNC.items():
         with redis_streams.RedisServer(appendfsync, rust.data_dir) as redis_client:
             for _ in range(plan.repeats):

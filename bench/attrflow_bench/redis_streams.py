@@ -59,6 +59,12 @@ class RedisServer:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
+def client_description() -> str:
+    """Which redis-py runs, and whether it parses replies with hiredis."""
+    parser = "hiredis" if redis.utils.HIREDIS_AVAILABLE else "its pure-Python parser"
+    return f"redis-py {redis.__version__} with {parser}"
+
+
 def xadd_rate(client: redis.Redis, first: int, calls: int) -> float:
     """XADD calls per second, back to back."""
     started = time.perf_counter()

@@ -247,7 +247,7 @@ def _sections(results: Results, sizes: list[int], plotted: bool) -> list[str]:
         "always` against attrflow FULL, `everysec` against NORMAL. Appends: XADD through redis-py",
         "against `Client.invoke_rpc` register, one at a time. The newest 100-record page:",
         "XREVRANGE + - COUNT 100 against the `current` page (100 records) through the Python",
-        "client.",
+        f"client. The Redis client is {results.facts.get('redis.client', 'redis-py')}.",
         "",
         _table(
             [
