@@ -134,8 +134,12 @@ def render(results: Results, plotted: bool) -> str:
     lines += ["## Missed targets and their profiles", ""]
     if not missed:
         lines += ["Every target was met in this run.", ""]
+    by_finding: dict[str, list[str]] = {}
     for key in missed:
-        lines += [f"### Target {key}", "", FINDINGS.get(key, "No profile recorded."), ""]
+        by_finding.setdefault(FINDINGS.get(key, "No profile recorded."), []).append(key)
+    for finding, keys in by_finding.items():
+        heading = "Target" if len(keys) == 1 else "Targets"
+        lines += [f"### {heading} {', '.join(keys)}", "", finding, ""]
     lines += ["## Closing note", "", CLOSING, ""]
     return "\n".join(lines)
 
