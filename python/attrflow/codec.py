@@ -316,36 +316,51 @@ def _no_fast_path(data: Any) -> Any:
     raise _NoFastPath
 
 
-@functools.cache
 def _fast_decoder(tp: Any) -> _FastConverter:
     """A decoder of ``tp`` that checks what ``_decode`` checks, without building paths."""
+    return _fast_converter(tp, encoding=False)
+
+
+def _fast_encoder(tp: Any) -> _FastConverter:
+    """An encoder of ``tp`` that checks what ``_encode`` checks, without building paths."""
+    return _fast_converter(tp, encoding=True)
+
+
+@functools.cache
+def _fast_converter(tp: Any, *, encoding: bool) -> _FastConverter:
+    """``tp``'s fast converter in one direction: the types, and the order in which they
+    are told apart, of ``_decode`` and ``_encode``."""
     if tp is Any:
         return _identity
     if tp is None or tp is type(None):
         return _fast_none
+    compile_item = _fast_encoder if encoding else _fast_decoder
     origin = typing.get_origin(tp)
     args = typing.get_args(tp)
     if origin in _UNION_ORIGINS:
-        return _fast_union(args)
+        return _fast_union_of(args, compile_item)
     if origin is list or origin is tuple:
         if origin is tuple and not (len(args) == 2 and args[1] is Ellipsis):
             return _no_fast_path
-        item = _fast_decoder((args or (Any,))[0])
-        return _fast_tuple(item) if origin is tuple else _fast_list(item)
+        item = compile_item((args or (Any,))[0])
+        if origin is list:
+            return _fast_list(item)
+        return _fast_tuple_to_list(item) if encoding else _fast_tuple(item)
     if origin is dict:
         if args and args[0] is not str:
             return _no_fast_path
-        return _fast_dict(_fast_decoder(args[1] if args else Any))
+        value = compile_item(args[1] if args else Any)
+        return _fast_str_keyed_dict(value) if encoding else _fast_dict(value)
     if tp is bool:
         return _fast_bool
     if tp is int:
         return _fast_int
     if tp is float:
-        return _fast_float
+        return _fast_finite_float if encoding else _fast_float
     if tp is str:
         return _fast_str
     if _is_dataclass_type(tp):
-        return _fast_dataclass(tp)
+        return _fast_dataclass_to_dict(tp) if encoding else _fast_dataclass(tp)
     return _no_fast_path
 
 
@@ -380,10 +395,6 @@ def _fast_str(data: Any) -> str:
     if not isinstance(data, str):
         raise _NoFastPath
     return data
-
-
-def _fast_union(args: tuple[Any, ...]) -> _FastConverter:
-    return _fast_union_of(args, _fast_decoder)
 
 
 def _fast_union_of(
@@ -453,40 +464,6 @@ def _fast_dataclass(cls: Any) -> _FastConverter:
         return cls(**kwargs)
 
     return decode_dataclass
-
-
-@functools.cache
-def _fast_encoder(tp: Any) -> _FastConverter:
-    """An encoder of ``tp`` that checks what ``_encode`` checks, without building paths."""
-    if tp is Any:
-        return _identity
-    if tp is None or tp is type(None):
-        return _fast_none
-    origin = typing.get_origin(tp)
-    args = typing.get_args(tp)
-    if origin in _UNION_ORIGINS:
-        return _fast_union_of(args, _fast_encoder)
-    if origin is list:
-        return _fast_list(_fast_encoder((args or (Any,))[0]))
-    if origin is tuple:
-        if not (len(args) == 2 and args[1] is Ellipsis):
-            return _no_fast_path
-        return _fast_tuple_to_list(_fast_encoder(args[0]))
-    if origin is dict:
-        if args and args[0] is not str:
-            return _no_fast_path
-        return _fast_str_keyed_dict(_fast_encoder(args[1] if args else Any))
-    if tp is bool:
-        return _fast_bool
-    if tp is int:
-        return _fast_int
-    if tp is float:
-        return _fast_finite_float
-    if tp is str:
-        return _fast_str
-    if _is_dataclass_type(tp):
-        return _fast_dataclass_to_dict(tp)
-    return _no_fast_path
 
 
 def _fast_finite_float(value: Any) -> float:
