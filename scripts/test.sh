@@ -41,3 +41,10 @@ section "Python: pytest (package and HTTP service)"
 
 section "Kotlin, Swift (UniFFI) and Rust examples: bindings, staleness check, mvn test"
 scripts/ffi-test.sh
+
+section "Benchmarks: lints, types, and the harness at its smallest sizes (make bench --smoke)"
+"$venv/bin/ruff" check bench
+"$venv/bin/ruff" format --check bench
+"$venv/bin/mypy" --config-file bench/pyproject.toml bench/run.py bench/attrflow_bench bench/tests
+cargo build --locked -p attrflow-bench
+"$venv/bin/python" -m pytest bench/tests

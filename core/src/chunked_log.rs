@@ -283,7 +283,7 @@ impl ChunkedLog {
         let key = parsed.instance_key();
         let records = match (parsed, self.records(ctx, &key)?) {
             (_, Some(records)) => records,
-            (PageToken::Current, None) => Vec::new(),
+            (PageToken::Current, None) => &[],
             (PageToken::Archive(_), None) => {
                 return Err(Error::PageNotFound(format!(
                     "{} page {token:?} not found",
@@ -327,20 +327,28 @@ impl ChunkedLog {
         decode_stored(self.state_attribute, value)
     }
 
-    /// The raw records of a chunk; the records stay JSON so an append never decodes the
-    /// whole chunk into typed values.
-    fn records(&self, ctx: &RpcContext<'_>, key: &str) -> Result<Option<Vec<Value>>> {
+    /// The raw records of a chunk, borrowed; the records stay JSON so an append never
+    /// decodes the whole chunk into typed values.
+    fn records<'c>(&self, ctx: &'c RpcContext<'_>, key: &str) -> Result<Option<&'c [Value]>> {
         let Some(chunk) = ctx.map_instance(self.chunk_map, key)? else {
             return Ok(None);
         };
         let physical = format!("{}/{key}", self.chunk_map);
         match chunk.get(self.records_field) {
-            Some(Value::Array(records)) => Ok(Some(records.clone())),
+            Some(Value::Array(records)) => Ok(Some(records)),
             _ => Err(Error::storage(format!(
                 "stored chunk {physical:?} has no {:?} list",
                 self.records_field
             ))),
         }
+    }
+
+    fn no_current(&self, ctx: &RpcContext<'_>) -> Error {
+        Error::storage(format!(
+            "flow {:?} has no {}/{CURRENT_CHUNK} chunk",
+            ctx.flow_id(),
+            self.chunk_map
+        ))
     }
 
     fn chunk_value(&self, records: Vec<Value>) -> Value {

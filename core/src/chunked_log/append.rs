@@ -50,13 +50,16 @@ impl ChunkedLog {
     pub(super) fn open_chunk(&self, ctx: &RpcContext<'_>) -> Result<OpenChunk> {
         let state = self.state(ctx)?;
         let history = self.layout_history_of(&state)?;
-        let current = self.records(ctx, CURRENT_CHUNK)?.ok_or_else(|| {
-            Error::storage(format!(
-                "flow {:?} has no {}/{CURRENT_CHUNK} chunk",
-                ctx.flow_id(),
-                self.chunk_map
-            ))
-        })?;
+        let current = self
+            .records(ctx, CURRENT_CHUNK)?
+            .map(<[Value]>::to_vec)
+            .ok_or_else(|| {
+                Error::storage(format!(
+                    "flow {:?} has no {}/{CURRENT_CHUNK} chunk",
+                    ctx.flow_id(),
+                    self.chunk_map
+                ))
+            })?;
         Ok(OpenChunk {
             state,
             history,

@@ -1,0 +1,92 @@
+"""Redis Streams at matched durability against the attrflow Python client: appends per
+second (XADD against register) and the newest 100-record page (XREVRANGE COUNT 100
+against the ``current`` page)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from types import TracebackType
+
+import redis
+
+from attrflow_bench.service import HOST, free_port, stop
+
+STREAM = "subscribers"
+READY_TIMEOUT_SECONDS = 30.0
+
+APPENDFSYNC = {"full": "always", "normal": "everysec"}
+"""The Redis AOF setting that matches each attrflow ``synchronous`` setting."""
+
+
+class RedisServer:
+    """redis-server on loopback with an append-only file in a throwaway folder."""
+
+    def __init__(self, appendfsync: str, parent: Path) -> None:
+        self.appendfsync = appendfsync
+        self.folder = Path(tempfile.mkdtemp(prefix="redis-", dir=parent))
+        self.port = free_port()
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def __enter__(self) -> redis.Redis:
+        argv = ["redis-server", "--bind", HOST, "--port", str(self.port)]
+        argv += ["--dir", str(self.folder), "--save", "", "--appendonly", "yes"]
+        argv += ["--appendfsync", self.appendfsync, "--daemonize", "no"]
+        self.process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        client = redis.Redis(host=HOST, port=self.port)
+        deadline = time.monotonic() + READY_TIMEOUT_SECONDS
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError("redis-server exited at start-up")
+            try:
+                client.ping()
+                return client
+            except redis.ConnectionError:
+                time.sleep(0.05)
+        raise RuntimeError(f"redis-server did not answer within {READY_TIMEOUT_SECONDS}s")
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        if self.process is not None:
+            stop(self.process)
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def client_description() -> str:
+    """Which redis-py runs, and whether it parses replies with hiredis."""
+    parser = "hiredis" if redis.utils.HIREDIS_AVAILABLE else "its pure-Python parser"
+    return f"redis-py {redis.__version__} with {parser}"
+
+
+def xadd_rate(client: redis.Redis, first: int, calls: int) -> float:
+    """XADD calls per second, back to back."""
+    started = time.perf_counter()
+    for sequence in range(first, first + calls):
+        client.xadd(
+            STREAM,
+            {
+                "subscriberId": f"subscriber-{sequence:07}",
+                "deliveryAddress": f"subscriber-{sequence:07}@example.com",
+            },
+        )
+    return calls / (time.perf_counter() - started)
+
+
+def xrevrange_latency_us(client: redis.Redis, calls: int) -> float:
+    """Median latency of XREVRANGE + - COUNT 100, in microseconds."""
+    samples = []
+    for _ in range(calls):
+        started = time.perf_counter()
+        entries = client.xrevrange(STREAM, count=100) or []
+        samples.append((time.perf_counter() - started) * 1e6)
+        if len(entries) != 100:
+            raise RuntimeError(f"XREVRANGE returned {len(entries)} entries, not 100")
+    samples.sort()
+    return samples[len(samples) // 2]
