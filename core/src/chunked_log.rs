@@ -343,14 +343,6 @@ impl ChunkedLog {
         }
     }
 
-    fn no_current(&self, ctx: &RpcContext<'_>) -> Error {
-        Error::storage(format!(
-            "flow {:?} has no {}/{CURRENT_CHUNK} chunk",
-            ctx.flow_id(),
-            self.chunk_map
-        ))
-    }
-
     fn chunk_value(&self, records: Vec<Value>) -> Value {
         let mut chunk = Map::with_capacity(1);
         chunk.insert(self.records_field.to_owned(), Value::Array(records));

@@ -87,34 +87,6 @@ impl<'a> RpcContext<'a> {
         Ok(())
     }
 
-    /// The map instance `map`/`instance` for changing in place, or `None` when it is
-    /// loaded but holds no value. Its current value is staged as it is (moved out of the
-    /// snapshot, not copied), so reads see it and the change commits with the call; an
-    /// instance that is not loaded is [`Error::AttributeMapNotLoaded`].
-    pub(crate) fn map_instance_mut(
-        &mut self,
-        map: &str,
-        instance: &str,
-    ) -> Result<Option<&mut Value>> {
-        let physical = self
-            .definition
-            .instance_physical_name(&MapInstance::new(map, instance))?;
-        if !self.staged.contains_key(&physical) {
-            if !self.loaded.contains(&physical) {
-                return Err(Error::AttributeMapNotLoaded {
-                    physical_name: physical,
-                });
-            }
-            match self.snapshot.remove(&physical) {
-                Some(value) => {
-                    self.staged.insert(physical.clone(), Some(value));
-                }
-                None => return Ok(None),
-            }
-        }
-        Ok(self.staged.get_mut(&physical).and_then(Option::as_mut))
-    }
-
     /// Stages the deletion of a map instance.
     pub fn delete_map_instance(&mut self, map: &str, instance: &str) -> Result<()> {
         self.set_map_instance(map, instance, Value::Null)
@@ -196,33 +168,6 @@ mod tests {
         );
         ctx.set_map_instance("chunks", "b", json!(1)).unwrap();
         assert_eq!(ctx.map_instance("chunks", "b").unwrap(), Some(&json!(1)));
-    }
-
-    #[test]
-    fn changing_in_place_stages_the_loaded_value_and_keeps_the_rules_of_reading() {
-        let def = definition();
-        let loaded = HashSet::from(["chunks/a".to_owned(), "chunks/empty".to_owned()]);
-        let snapshot = HashMap::from([("chunks/a".to_owned(), json!([1]))]);
-        let mut ctx = RpcContext::new("f", &def, loaded, snapshot);
-        ctx.map_instance_mut("chunks", "a")
-            .unwrap()
-            .and_then(Value::as_array_mut)
-            .unwrap()
-            .push(json!(2));
-        assert_eq!(
-            ctx.map_instance("chunks", "a").unwrap(),
-            Some(&json!([1, 2]))
-        );
-        assert_eq!(ctx.map_instance_mut("chunks", "empty").unwrap(), None);
-        assert_eq!(
-            ctx.map_instance_mut("chunks", "b").unwrap_err(),
-            Error::AttributeMapNotLoaded {
-                physical_name: "chunks/b".into()
-            }
-        );
-        let writes = ctx.into_writes();
-        assert_eq!(writes.get("chunks/a"), Some(&Some(json!([1, 2]))));
-        assert!(!writes.contains_key("chunks/empty"));
     }
 
     #[test]
