@@ -14,6 +14,10 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 section "Rust: tests (unit, integration, doctests)"
 cargo test --workspace --locked
 
+section "Rust: failure paths (injected commit faults, full disk)"
+cargo clippy -p attrflow --all-targets --locked --features fault-injection -- -D warnings
+cargo test -p attrflow --locked --features fault-injection --test fault_injection --test disk_full
+
 section "Python: install attrflow and test dependencies into .venv"
 scripts/bootstrap.sh
 venv=${VENV:-.venv}

@@ -199,6 +199,8 @@ impl ChunkedLog {
         })?;
         let sequence = state.next_sequence;
         let record = make(sequence)?;
+        let encoded = encode("record", &record)?;
+        crate::limits::check_record(&encoded)?;
         if current.len() as u64 >= self.chunk_size {
             let first = sequence - current.len() as u64;
             let token = archive_token(first);
@@ -206,7 +208,7 @@ impl ChunkedLog {
             ctx.set_map_instance(self.chunk_map, &token, self.chunk_value(full))?;
             state.latest_archived_chunk_token = token;
         }
-        current.push(encode("record", &record)?);
+        current.push(encoded);
         state.next_sequence = sequence.checked_add(1).ok_or_else(|| {
             Error::storage(format!(
                 "log of flow {:?} ran out of sequences",

@@ -36,6 +36,7 @@ pub mod context;
 pub mod definition;
 pub mod error;
 pub mod flows;
+pub mod limits;
 pub mod names;
 pub mod options;
 pub mod retry;

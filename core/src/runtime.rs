@@ -143,6 +143,7 @@ impl Runtime {
         validate_flow_id(flow_id)?;
         let definition = self.definition(flow_type)?;
         let rpc = definition.rpc(rpc_name)?;
+        crate::limits::check_rpc_input(rpc_name, &input)?;
         let plan = CallPlan::new(&definition, rpc, options)?;
         let mut input = Some(input);
         let mut output = None;
@@ -242,7 +243,7 @@ impl CallPlan {
         let handler = rpc.handler();
         let output = catch_unwind(AssertUnwindSafe(|| handler(&mut ctx, input)))
             .map_err(|panic| panicked(rpc.name(), panic.as_ref()))??;
-        let writes = encode_writes(ctx.into_writes());
+        let writes = encode_writes(ctx.into_writes())?;
         Ok((output, writes))
     }
 }
@@ -296,11 +297,16 @@ fn initial_values(
         .collect())
 }
 
-fn encode_writes(staged: BTreeMap<String, Option<Value>>) -> Vec<Write> {
-    staged
+fn encode_writes(staged: BTreeMap<String, Option<Value>>) -> Result<Vec<Write>> {
+    let writes: Vec<Write> = staged
         .into_iter()
         .map(|(name, value)| (name, value.map(|v| v.to_string())))
-        .collect()
+        .collect();
+    for (name, json) in &writes {
+        json.as_deref()
+            .map_or(Ok(()), |json| crate::limits::check_stored_value(name, json))?;
+    }
+    Ok(writes)
 }
 
 fn panicked(rpc: &str, panic: &(dyn std::any::Any + Send)) -> Error {

@@ -5,6 +5,9 @@
 //! Every test file compiles this module as its own copy and uses only part of it.
 #![allow(dead_code)]
 
+pub mod invariants;
+pub mod seeded_rng;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
