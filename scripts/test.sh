@@ -18,6 +18,9 @@ section "Rust: failure paths (injected commit faults, full disk)"
 cargo clippy -p attrflow --all-targets --locked --features fault-injection -- -D warnings
 cargo test -p attrflow --locked --features fault-injection --test fault_injection --test disk_full
 
+section "Rust: fuzz campaign (cargo-fuzz, 60 s in all)"
+scripts/fuzz.sh 60
+
 section "Python: install attrflow and test dependencies into .venv"
 scripts/bootstrap.sh
 venv=${VENV:-.venv}
