@@ -3,38 +3,15 @@
 //! `InvalidInput` and nothing stored otherwise.
 #![no_main]
 
-use std::sync::OnceLock;
-
 use attrflow::flows::chunked_subscriber::{SubscriberArchive, FLOW_ID};
 use attrflow::limits::{MAX_RECORD_BYTES, MAX_RECORD_FIELD_BYTES};
-use attrflow::{Error, Runtime};
+use attrflow::Error;
 use libfuzzer_sys::fuzz_target;
 use serde_json::json;
 
-struct Fixture {
-    _dir: tempfile::TempDir,
-    runtime: Runtime,
-}
-
-fn fixture() -> &'static Fixture {
-    static FIXTURE: OnceLock<Fixture> = OnceLock::new();
-    FIXTURE.get_or_init(|| {
-        let dir = tempfile::tempdir().expect("a temporary folder");
-        let url = format!(
-            "sqlite:{}?synchronous=normal",
-            dir.path().join("fuzz.db").display()
-        );
-        let runtime = Runtime::open(&url).expect("open the store");
-        SubscriberArchive::new(&runtime, FLOW_ID)
-            .start()
-            .expect("start the archive");
-        Fixture { _dir: dir, runtime }
-    })
-}
-
 fuzz_target!(|fields: (String, String)| {
     let (id, address) = fields;
-    let archive = SubscriberArchive::new(&fixture().runtime, FLOW_ID);
+    let archive = SubscriberArchive::new(attrflow_fuzz::archive_runtime(), FLOW_ID);
     let before = archive.page("current").expect("read current");
     let record = json!({"sequence": u64::MAX, "subscriberId": id, "deliveryAddress": address});
     let allowed = [&id, &address]

@@ -2,8 +2,6 @@
 //! answers or fails with a typed error, never panics, and a refused call changes nothing.
 #![no_main]
 
-use std::sync::OnceLock;
-
 use attrflow::flows::chunked_subscriber::{
     SubscriberArchive, FLOW_ID, FLOW_TYPE, GET_SUBSCRIBER_PAGE, REGISTER_SUBSCRIBER,
     SUBSCRIBER_CHUNKS_MAP,
@@ -11,27 +9,6 @@ use attrflow::flows::chunked_subscriber::{
 use attrflow::{Error, RpcInvokeOptions, Runtime};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
-
-struct Fixture {
-    _dir: tempfile::TempDir,
-    runtime: Runtime,
-}
-
-fn fixture() -> &'static Fixture {
-    static FIXTURE: OnceLock<Fixture> = OnceLock::new();
-    FIXTURE.get_or_init(|| {
-        let dir = tempfile::tempdir().expect("a temporary folder");
-        let url = format!(
-            "sqlite:{}?synchronous=normal",
-            dir.path().join("fuzz.db").display()
-        );
-        let runtime = Runtime::open(&url).expect("open the store");
-        SubscriberArchive::new(&runtime, FLOW_ID)
-            .start()
-            .expect("start the archive");
-        Fixture { _dir: dir, runtime }
-    })
-}
 
 fn newest(runtime: &Runtime) -> (String, usize) {
     let page = SubscriberArchive::new(runtime, FLOW_ID)
@@ -44,7 +21,7 @@ fuzz_target!(|data: &[u8]| {
     let Ok(input) = serde_json::from_slice::<Value>(data) else {
         return;
     };
-    let runtime = &fixture().runtime;
+    let runtime = attrflow_fuzz::archive_runtime();
     let before = newest(runtime);
     match runtime.invoke_rpc(
         FLOW_TYPE,
