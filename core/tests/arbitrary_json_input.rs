@@ -2,8 +2,9 @@
 //! typed error, never a panic, and a refused call leaves the store unchanged. The rule for
 //! `RegisterSubscriber` is stated again here, independently of the code under test: the
 //! input is a JSON object whose `subscriberId` and `deliveryAddress` (when present) are
-//! strings, both non-empty, each at most 4096 bytes, the record at most 8 KiB and the input
-//! at most 64 KiB; unknown fields are ignored.
+//! strings, or an array of at most those two in that order (serde's sequence form of a
+//! struct); both non-empty, each at most 4096 bytes, the record at most 8 KiB and the
+//! input at most 64 KiB; unknown fields are ignored.
 
 mod common;
 
@@ -72,15 +73,18 @@ fn register_inputs() -> impl Strategy<Value = Value> {
 
 /// The rule, stated independently: the subscriber this input registers, if it is valid.
 fn valid_registration(input: &Value) -> Option<(String, String)> {
-    let Value::Object(fields) = input else {
-        return None;
+    let (id, address) = match input {
+        Value::Object(fields) => (fields.get("subscriberId"), fields.get("deliveryAddress")),
+        // serde's sequence form of a struct: the fields in order.
+        Value::Array(items) if items.len() <= 2 => (items.first(), items.get(1)),
+        _ => return None,
     };
-    let text = |name: &str| match fields.get(name) {
+    let text = |field: Option<&Value>| match field {
         None => Some(String::new()),
         Some(Value::String(text)) => Some(text.clone()),
         Some(_) => None,
     };
-    let (id, address) = (text("subscriberId")?, text("deliveryAddress")?);
+    let (id, address) = (text(id)?, text(address)?);
     let record = json!({ "sequence": u64::MAX, "subscriberId": id, "deliveryAddress": address });
     let fits = [&id, &address]
         .iter()
