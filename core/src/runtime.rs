@@ -108,6 +108,9 @@ impl Runtime {
         validate_flow_id(flow_id)?;
         let definition = self.definition(flow_type)?;
         let initial = initial_values(&definition, options)?;
+        for (name, json) in &initial {
+            crate::limits::check_stored_value(name, json)?;
+        }
         let record = FlowRecord {
             flow_id: flow_id.to_owned(),
             flow_type: flow_type.to_owned(),

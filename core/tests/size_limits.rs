@@ -151,3 +151,16 @@ fn a_stored_value_over_the_limit_is_refused_and_nothing_of_the_call_is_stored() 
     );
     assert_eq!(stored_values(&t.path, "grower"), before);
 }
+
+#[test]
+fn an_initial_value_over_the_limit_is_refused_and_no_flow_is_started() {
+    let t = TestStore::fast();
+    let big = json!({ "subscribers": ["x".repeat(MAX_VALUE_BYTES)] });
+    let options = StartFlowOptions::new().with_map_instance("subscriber_chunks", "extra", big);
+    let message = invalid_input_message(t.runtime.start_flow(FLOW_TYPE, "too-big", &options));
+    assert!(
+        message.starts_with("stored value \"subscriber_chunks/extra\" is "),
+        "{message}"
+    );
+    assert!(t.flow("too-big").is_none());
+}

@@ -15,6 +15,7 @@
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 
 use parking_lot::Mutex;
 
@@ -106,10 +107,20 @@ impl FaultPlan {
         Ok(())
     }
 
-    /// Whether the commit now under way must fail (asked by SQLite's commit hook).
-    #[cfg_attr(not(feature = "fault-injection"), allow(dead_code))]
-    pub(crate) fn veto_commit(&self) -> bool {
-        self.take(FaultPoint::AtCommit)
+    /// Installs the commit hook through which [`FaultPoint::AtCommit`] fails a commit inside
+    /// SQLite; without the `fault-injection` feature there is nothing to install.
+    pub(crate) fn attach(
+        plan: &Arc<Self>,
+        conn: &mut rusqlite::Connection,
+    ) -> rusqlite::Result<()> {
+        #[cfg(feature = "fault-injection")]
+        {
+            let plan = Arc::clone(plan);
+            conn.commit_hook(Some(move || plan.take(FaultPoint::AtCommit)))?;
+        }
+        #[cfg(not(feature = "fault-injection"))]
+        let _ = (plan, conn);
+        Ok(())
     }
 
     /// Applies the page cap, if one was ever set, to a connection being handed out.

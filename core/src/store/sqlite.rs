@@ -220,7 +220,7 @@ impl SqliteStore {
     }
 
     fn connect(&self) -> Result<Connection> {
-        let conn = Connection::open(&self.path).map_err(|e| self.sql_error("opening", e))?;
+        let mut conn = Connection::open(&self.path).map_err(|e| self.sql_error("opening", e))?;
         conn.busy_timeout(self.options.busy_timeout)
             .map_err(|e| self.sql_error("setting busy timeout", e))?;
         let mode: String = conn
@@ -237,15 +237,8 @@ impl SqliteStore {
             self.options.synchronous.pragma()
         ))
         .map_err(|e| self.sql_error("setting synchronous", e))?;
-        #[cfg(feature = "fault-injection")]
-        {
-            let mut conn = conn;
-            let faults = Arc::clone(&self.faults);
-            conn.commit_hook(Some(move || faults.veto_commit()))
-                .map_err(|e| self.sql_error("installing the fault hook", e))?;
-            Ok(conn)
-        }
-        #[cfg(not(feature = "fault-injection"))]
+        FaultPlan::attach(&self.faults, &mut conn)
+            .map_err(|e| self.sql_error("installing the fault hook", e))?;
         Ok(conn)
     }
 
