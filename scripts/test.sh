@@ -26,6 +26,13 @@ cargo test --workspace --locked
 section "Rust: integration tests again, on PostgreSQL"
 ATTRFLOW_TEST_BACKEND=postgres cargo test -p attrflow --test '*' --locked
 
+section "Rust: failure paths (injected commit faults, full disk)"
+cargo clippy -p attrflow --all-targets --locked --features fault-injection -- -D warnings
+cargo test -p attrflow --locked --features fault-injection --test fault_injection --test disk_full
+
+section "Rust: fuzz campaign (cargo-fuzz, 60 s in all)"
+scripts/fuzz.sh 60
+
 section "Python: install attrflow and test dependencies into .venv"
 scripts/bootstrap.sh
 venv=${VENV:-.venv}

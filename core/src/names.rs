@@ -65,7 +65,8 @@ pub fn validate_definition_name(what: &str, name: &str) -> Result<()> {
     Ok(())
 }
 
-/// Checks a map instance key: non-empty, at most [`MAX_INSTANCE_KEY_BYTES`], without `/`.
+/// Checks a map instance key: non-empty, at most [`MAX_INSTANCE_KEY_BYTES`], without `/` and
+/// without control characters (which would make page tokens and messages unreadable).
 pub fn validate_instance_key(map: &str, instance: &str) -> Result<()> {
     if instance.is_empty() {
         return Err(Error::invalid_input(format!(
@@ -81,6 +82,11 @@ pub fn validate_instance_key(map: &str, instance: &str) -> Result<()> {
     if instance.contains('/') {
         return Err(Error::invalid_input(format!(
             "instance key {instance:?} of AttributeMap {map:?} must not contain '/'"
+        )));
+    }
+    if instance.chars().any(char::is_control) {
+        return Err(Error::invalid_input(format!(
+            "instance key {instance:?} of AttributeMap {map:?} contains a control character"
         )));
     }
     Ok(())
@@ -127,5 +133,6 @@ mod tests {
         assert!(validate_instance_key("m", "current").is_ok());
         assert!(validate_instance_key("m", "").is_err());
         assert!(validate_instance_key("m", "a/b").is_err());
+        assert!(validate_instance_key("m", "a\u{7}b").is_err());
     }
 }

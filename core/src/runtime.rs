@@ -114,6 +114,9 @@ impl Runtime {
         validate_flow_id(flow_id)?;
         let definition = self.definition(flow_type)?;
         let initial = initial_values(&definition, options)?;
+        for (name, json) in &initial {
+            crate::limits::check_stored_value(name, json)?;
+        }
         let record = FlowRecord {
             flow_id: flow_id.to_owned(),
             flow_type: flow_type.to_owned(),
@@ -149,6 +152,7 @@ impl Runtime {
         validate_flow_id(flow_id)?;
         let definition = self.definition(flow_type)?;
         let rpc = definition.rpc(rpc_name)?;
+        crate::limits::check_rpc_input(rpc_name, &input)?;
         let plan = CallPlan::new(&definition, rpc, options)?;
         let mut input = Some(input);
         let mut output = None;
@@ -302,9 +306,10 @@ fn initial_values(
         .collect())
 }
 
-/// The staged values as JSON text. `serde_json::to_string` writes straight into the text's
-/// buffer; `Value`'s `Display` (the same text) goes through a formatter adapter, a
-/// measurable share of an append that rewrites a whole chunk.
+/// The staged values as JSON text, each checked against the stored-value limit.
+/// `serde_json::to_string` writes straight into the text's buffer; `Value`'s `Display` (the
+/// same text) goes through a formatter adapter, a measurable share of an append that
+/// rewrites a whole chunk.
 fn encode_writes(staged: BTreeMap<String, Option<Value>>) -> Result<Vec<Write>> {
     staged
         .into_iter()
@@ -313,6 +318,9 @@ fn encode_writes(staged: BTreeMap<String, Option<Value>>) -> Result<Vec<Write>> 
                 .map(|v| serde_json::to_string(&v))
                 .transpose()
                 .map_err(|e| Error::storage(format!("cannot encode the value of {name:?}: {e}")))?;
+            if let Some(json) = json.as_deref() {
+                crate::limits::check_stored_value(&name, json)?;
+            }
             Ok((name, json))
         })
         .collect()

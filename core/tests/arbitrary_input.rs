@@ -6,8 +6,8 @@
 //!   not 0, and has N ≡ 1 (mod 100); anything else is `InvalidPageToken`;
 //! - a flow ID is non-empty, at most 256 bytes, and free of `/`, `$`, `:` and control
 //!   characters; anything else is `InvalidInput`;
-//! - an instance key is non-empty, at most 256 bytes and free of `/`; anything else is
-//!   `InvalidInput`.
+//! - an instance key is non-empty, at most 256 bytes and free of `/` and of control
+//!   characters; anything else is `InvalidInput`.
 
 mod common;
 
@@ -41,7 +41,7 @@ fn flow_id_is_valid(flow_id: &str) -> bool {
 }
 
 fn instance_key_is_valid(key: &str) -> bool {
-    !key.is_empty() && key.len() <= 256 && !key.contains('/')
+    !key.is_empty() && key.len() <= 256 && !key.contains('/') && !key.chars().any(char::is_control)
 }
 
 /// Page tokens: any string, plus strings built to sit on each edge of the rule.

@@ -70,6 +70,7 @@ def test_archive_tokens_are_twenty_digit_first_sequences() -> None:
     validate_subscriber_page_token(archive_chunk_token(201))
 
 
-def test_a_negative_first_sequence_is_refused() -> None:
-    with pytest.raises(OverflowError):
-        archive_chunk_token(-1)
+@pytest.mark.parametrize("first_sequence", [-1, 2**64])
+def test_a_first_sequence_out_of_range_is_invalid_input(first_sequence: int) -> None:
+    with pytest.raises(InvalidInputError, match=f"not {first_sequence}$"):
+        archive_chunk_token(first_sequence)

@@ -1,4 +1,5 @@
-"""RegisterSubscriber rejects empty fields with the core's message and writes nothing."""
+"""RegisterSubscriber rejects empty fields and fields over their byte limit with the core's
+message and writes nothing."""
 
 from __future__ import annotations
 
@@ -19,6 +20,14 @@ from attrflow.flows.chunked_subscriber import (
         (RegisterSubscriberInput("", "a@example.com"), "subscriberId is required"),
         (RegisterSubscriberInput("a", ""), "deliveryAddress is required"),
         (RegisterSubscriberInput("", ""), "subscriberId is required"),
+        (
+            RegisterSubscriberInput("s" * 4097, "a@example.com"),
+            'record field "subscriberId" is 4097 bytes; the limit is 4096 bytes',
+        ),
+        (
+            RegisterSubscriberInput("s-1", "é" * 2049),
+            'record field "deliveryAddress" is 4098 bytes; the limit is 4096 bytes',
+        ),
     ],
 )
 def test_an_empty_field_is_required(

@@ -2,8 +2,9 @@
 
 use attrflow::flows::{chunked_subscriber, customer_directory};
 use pyo3::prelude::*;
+use pyo3::types::PyInt;
 
-use crate::errors::IntoPyResult;
+use crate::errors::{to_py_err, IntoPyResult};
 
 /// Checks a flow ID; raises `InvalidInputError` naming what is wrong.
 #[pyfunction]
@@ -37,10 +38,23 @@ pub(crate) fn validate_subscriber_page_token(py: Python<'_>, token: &str) -> PyR
 }
 
 /// The archive token of the subscriber chunk whose first sequence is `first_sequence`:
-/// the sequence zero-padded to 20 digits.
+/// the sequence zero-padded to 20 digits. An integer outside 0..=2⁶⁴-1 raises
+/// `InvalidInputError` (not `OverflowError`), as every other bad input does.
 #[pyfunction]
-pub(crate) fn archive_chunk_token(first_sequence: u64) -> String {
-    chunked_subscriber::archive_chunk_token(first_sequence)
+pub(crate) fn archive_chunk_token(first_sequence: &Bound<'_, PyAny>) -> PyResult<String> {
+    let py = first_sequence.py();
+    if first_sequence.is_instance_of::<PyInt>() {
+        let Ok(first) = first_sequence.extract::<u64>() else {
+            let error = attrflow::Error::invalid_input(format!(
+                "first sequence must be from 0 to {}, not {first_sequence}",
+                u64::MAX
+            ));
+            return Err(to_py_err(py, error));
+        };
+        return Ok(chunked_subscriber::archive_chunk_token(first));
+    }
+    let first: u64 = first_sequence.extract()?;
+    Ok(chunked_subscriber::archive_chunk_token(first))
 }
 
 /// The canonical form of an email address (ASCII only, trimmed, A-Z lowercased); raises

@@ -75,6 +75,7 @@ impl ChunkedLog {
         open: &mut OpenChunk,
         record: Value,
     ) -> Result<()> {
+        crate::limits::check_record(&record)?;
         let first = open.first_sequence();
         if open.current.len() as u64 >= open.history.chunk_size_at(first) {
             let token = archive_token(first);

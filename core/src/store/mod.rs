@@ -2,6 +2,7 @@
 //! flow ID and physical name), takes fail-fast locks, and commits one RPC's writes
 //! atomically. The rest of core never sees SQL.
 
+pub mod fault;
 mod lock_table;
 #[cfg(feature = "postgres")]
 pub mod postgres;

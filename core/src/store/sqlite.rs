@@ -20,6 +20,7 @@ use rusqlite::{
     params, Connection, ErrorCode, OptionalExtension, Transaction, TransactionBehavior,
 };
 
+use super::fault::{FaultPlan, FaultPoint};
 use super::{
     FlowRecord, Isolation, LockTable, RpcBody, SnapshotReader, StartOutcome, Store, Write,
 };
@@ -160,6 +161,7 @@ pub struct SqliteStore {
     options: SqliteOptions,
     shared: Arc<FileShared>,
     idle: Mutex<Vec<Connection>>,
+    faults: Arc<FaultPlan>,
 }
 
 impl SqliteStore {
@@ -185,6 +187,7 @@ impl SqliteStore {
             options,
             shared: Arc::new(FileShared::default()),
             idle: Mutex::new(Vec::new()),
+            faults: Arc::default(),
         };
         let conn = store.connect()?;
         store.migrate(conn)?;
@@ -205,13 +208,19 @@ impl SqliteStore {
         &self.options
     }
 
+    /// The faults injected into this store's commits (for tests that prove failure paths).
+    #[cfg(feature = "fault-injection")]
+    pub fn faults(&self) -> &FaultPlan {
+        &self.faults
+    }
+
     /// Locks held in this process on this file now (for tests and diagnostics).
     pub fn held_lock_count(&self) -> usize {
         self.shared.locks.held_count()
     }
 
     fn connect(&self) -> Result<Connection> {
-        let conn = Connection::open(&self.path).map_err(|e| self.sql_error("opening", e))?;
+        let mut conn = Connection::open(&self.path).map_err(|e| self.sql_error("opening", e))?;
         conn.busy_timeout(self.options.busy_timeout)
             .map_err(|e| self.sql_error("setting busy timeout", e))?;
         let mode: String = conn
@@ -228,6 +237,8 @@ impl SqliteStore {
             self.options.synchronous.pragma()
         ))
         .map_err(|e| self.sql_error("setting synchronous", e))?;
+        FaultPlan::attach(&self.faults, &mut conn)
+            .map_err(|e| self.sql_error("installing the fault hook", e))?;
         Ok(conn)
     }
 
@@ -279,6 +290,9 @@ impl SqliteStore {
             Some(conn) => conn,
             None => self.connect()?,
         };
+        self.faults
+            .prepare(&conn)
+            .map_err(|e| self.sql_error("preparing a connection", e))?;
         Ok(PooledConnection {
             store: self,
             conn: Some(conn),
@@ -350,7 +364,11 @@ impl SqliteStore {
         let mut delete = tx
             .prepare_cached("DELETE FROM attribute_values WHERE flow_id = ?1 AND name = ?2")
             .map_err(|e| self.sql_error("deleting a value", e))?;
-        for (name, value) in writes {
+        self.faults.check(FaultPoint::BeforeWrites)?;
+        for (written, (name, value)) in writes.iter().enumerate() {
+            if written == 1 {
+                self.faults.check(FaultPoint::AfterFirstWrite)?;
+            }
             match value {
                 Some(json) => upsert.execute(params![flow_id, name, json]),
                 None => delete.execute(params![flow_id, name]),
@@ -361,7 +379,9 @@ impl SqliteStore {
     }
 
     fn commit(&self, tx: Transaction<'_>) -> Result<()> {
-        tx.commit().map_err(|e| self.sql_error("committing", e))
+        self.faults.check(FaultPoint::BeforeCommit)?;
+        tx.commit().map_err(|e| self.sql_error("committing", e))?;
+        self.faults.check(FaultPoint::AfterCommit)
     }
 
     fn run_exclusive(&self, flow_id: &str, locks: &[String], body: &mut RpcBody<'_>) -> Result<()> {

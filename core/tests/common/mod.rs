@@ -6,6 +6,9 @@
 //! Every test file compiles this module as its own copy and uses only part of it.
 #![allow(dead_code)]
 
+pub mod invariants;
+pub mod seeded_rng;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -110,6 +113,17 @@ impl OpenedStore {
     pub fn flow(&self, flow_id: &str) -> Result<Option<FlowRecord>> {
         self.as_store().flow(flow_id)
     }
+
+    /// The SQLite store, for tests of SQLite itself (opened with [`TestStore::sqlite`] or
+    /// [`TestStore::sqlite_fast`]).
+    pub fn sqlite(&self) -> &Arc<SqliteStore> {
+        match self {
+            OpenedStore::Sqlite(store) => store,
+            OpenedStore::Postgres(_) => {
+                panic!("an SQLite-only test opened its store with TestStore::new or ::fast")
+            }
+        }
+    }
 }
 
 /// Where a test store lives; removed when the [`TestStore`] is dropped.
@@ -173,6 +187,15 @@ impl TestStore {
     /// An SQLite store whatever the backend under test, for tests of SQLite itself.
     pub fn sqlite() -> Self {
         Self::sqlite_with(SqliteOptions::default())
+    }
+
+    /// [`TestStore::sqlite`] without the fsync at each commit, for SQLite-only tests that
+    /// append many records and assert nothing about power loss.
+    pub fn sqlite_fast() -> Self {
+        Self::sqlite_with(SqliteOptions {
+            synchronous: Synchronous::Normal,
+            ..SqliteOptions::default()
+        })
     }
 
     fn sqlite_with(options: SqliteOptions) -> Self {
@@ -265,12 +288,7 @@ impl TestStore {
             Place::Folder(_) => sqlite_rows(&self.path, flow_id),
             Place::Schema { base_url, schema } => postgres_rows(base_url, schema, flow_id),
         };
-        rows.into_iter()
-            .map(|(name, json)| {
-                let value = serde_json::from_str(&json).expect("stored values are JSON");
-                (name, value)
-            })
-            .collect()
+        decode_rows(rows)
     }
 
     /// Overwrites the schema version the store records, as a newer attrflow would.
@@ -494,4 +512,19 @@ impl Pause {
         // Nothing is ever sent: the test releases by dropping the sender, which ends recv.
         let _ = release.recv();
     }
+}
+
+/// Every value stored for `flow_id` in the SQLite file at `path`, by physical name, read
+/// with a connection of the test's own.
+pub fn sqlite_stored_values(path: &Path, flow_id: &str) -> BTreeMap<String, Value> {
+    decode_rows(sqlite_rows(path, flow_id))
+}
+
+fn decode_rows(rows: Vec<(String, String)>) -> BTreeMap<String, Value> {
+    rows.into_iter()
+        .map(|(name, json)| {
+            let value = serde_json::from_str(&json).expect("stored values are JSON");
+            (name, value)
+        })
+        .collect()
 }

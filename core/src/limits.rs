@@ -1,0 +1,194 @@
+//! The largest inputs attrflow accepts, in bytes, and the checks that enforce them at write
+//! time.
+//!
+//! Every limit is a byte count of UTF-8 text or of compact JSON, so it bounds what a store
+//! row, a page read or an HTTP answer can grow to, not only how many items they hold. Input
+//! over a limit fails with [`Error::InvalidInput`] naming the limit and the size, before
+//! anything is written.
+//!
+//! | what | limit | checked by |
+//! | --- | --- | --- |
+//! | flow ID | [`MAX_FLOW_ID_BYTES`] | [`crate::names::validate_flow_id`] |
+//! | Attribute, map, RPC, flow type name | [`MAX_NAME_BYTES`] | [`crate::names::validate_definition_name`] |
+//! | map instance key | [`MAX_INSTANCE_KEY_BYTES`] | [`crate::names::validate_instance_key`] |
+//! | the JSON input of one RPC call | [`MAX_RPC_INPUT_BYTES`] | [`check_rpc_input`] |
+//! | one text field of a chunked-log record | [`MAX_RECORD_FIELD_BYTES`] | [`check_record`] |
+//! | one chunked-log record | [`MAX_RECORD_BYTES`] | [`check_record`] |
+//! | one stored value, so one whole chunk | [`MAX_VALUE_BYTES`] | [`check_stored_value`] |
+//!
+//! A chunk of [`crate::flows::chunked_subscriber::SUBSCRIBER_CHUNK_SIZE`] records of the
+//! largest size always fits in [`MAX_VALUE_BYTES`], so a full chunk never blocks the next
+//! append.
+//!
+//! ```
+//! use attrflow::limits::{check_record, MAX_RECORD_FIELD_BYTES};
+//! use serde_json::json;
+//! assert!(check_record(&json!({"subscriberId": "s-1"})).is_ok());
+//! let long = "x".repeat(MAX_RECORD_FIELD_BYTES + 1);
+//! let error = check_record(&json!({"subscriberId": long})).unwrap_err();
+//! assert_eq!(
+//!     error.to_string(),
+//!     "record field \"subscriberId\" is 4097 bytes; the limit is 4096 bytes"
+//! );
+//! ```
+
+use std::io;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+use crate::flows::chunked_subscriber::SUBSCRIBER_CHUNK_SIZE;
+
+pub use crate::names::{MAX_FLOW_ID_BYTES, MAX_INSTANCE_KEY_BYTES, MAX_NAME_BYTES};
+
+/// The largest JSON input of one RPC call, compact-encoded: 64 KiB, the body limit of the
+/// example HTTP service.
+pub const MAX_RPC_INPUT_BYTES: usize = 64 * 1024;
+
+/// The longest text field (a JSON string anywhere in a record) of a chunked-log record.
+pub const MAX_RECORD_FIELD_BYTES: usize = 4 * 1024;
+
+/// The largest chunked-log record, compact-encoded JSON.
+pub const MAX_RECORD_BYTES: usize = 8 * 1024;
+
+/// The largest stored value (an Attribute or one map instance, hence one whole chunk),
+/// compact-encoded JSON: 1 MiB.
+pub const MAX_VALUE_BYTES: usize = 1024 * 1024;
+
+/// Room for a chunk's own JSON around its records (`{"<field>":[…]}` and commas).
+const CHUNK_OVERHEAD_BYTES: usize = 1024;
+
+const _: () = assert!(
+    SUBSCRIBER_CHUNK_SIZE as usize * (MAX_RECORD_BYTES + 1) + CHUNK_OVERHEAD_BYTES
+        <= MAX_VALUE_BYTES,
+    "a full subscriber chunk of the largest records must fit in one stored value"
+);
+
+/// The size of `value` as compact JSON, counted without building the text.
+pub fn json_len<T: Serialize + ?Sized>(value: &T) -> usize {
+    let mut counter = ByteCounter(0);
+    // Serializing into a counter only fails for values JSON cannot hold (maps with
+    // non-string keys); those fail again, with a message, where they are really encoded.
+    let _ = serde_json::to_writer(&mut counter, value);
+    counter.0
+}
+
+/// Checks the JSON input of a call of `rpc` against [`MAX_RPC_INPUT_BYTES`].
+pub fn check_rpc_input(rpc: &str, input: &Value) -> Result<()> {
+    let size = json_len(input);
+    within("input of RPC", rpc, size, MAX_RPC_INPUT_BYTES)
+}
+
+/// Checks one chunked-log record: every text field against [`MAX_RECORD_FIELD_BYTES`] (the
+/// message names the field by its path), the whole record against [`MAX_RECORD_BYTES`].
+pub fn check_record(record: &Value) -> Result<()> {
+    check_fields(record, &mut String::new())?;
+    let size = json_len(record);
+    if size > MAX_RECORD_BYTES {
+        return Err(Error::invalid_input(format!(
+            "record is {size} bytes as JSON; the limit is {MAX_RECORD_BYTES} bytes"
+        )));
+    }
+    Ok(())
+}
+
+/// Checks a value about to be stored under `physical_name` against [`MAX_VALUE_BYTES`];
+/// `json` is its compact encoding.
+pub fn check_stored_value(physical_name: &str, json: &str) -> Result<()> {
+    within("stored value", physical_name, json.len(), MAX_VALUE_BYTES)
+}
+
+fn within(what: &str, name: &str, size: usize, limit: usize) -> Result<()> {
+    if size > limit {
+        return Err(Error::invalid_input(format!(
+            "{what} {name:?} is {size} bytes as JSON; the limit is {limit} bytes"
+        )));
+    }
+    Ok(())
+}
+
+fn check_fields(value: &Value, path: &mut String) -> Result<()> {
+    match value {
+        Value::String(text) if text.len() > MAX_RECORD_FIELD_BYTES => {
+            Err(Error::invalid_input(format!(
+                "record field {path:?} is {} bytes; the limit is {MAX_RECORD_FIELD_BYTES} bytes",
+                text.len()
+            )))
+        }
+        Value::Object(fields) => fields
+            .iter()
+            .try_for_each(|(key, field)| nested(path, key, field)),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .try_for_each(|(index, item)| nested(path, &index.to_string(), item)),
+        _ => Ok(()),
+    }
+}
+
+fn nested(path: &mut String, key: &str, value: &Value) -> Result<()> {
+    let parent = path.len();
+    if !path.is_empty() {
+        path.push('.');
+    }
+    path.push_str(key);
+    let checked = check_fields(value, path);
+    path.truncate(parent);
+    checked
+}
+
+struct ByteCounter(usize);
+
+impl io::Write for ByteCounter {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        self.0 += bytes.len();
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn json_len_is_the_compact_encoding_length() {
+        let value = json!({"a": [1, "é"], "b": null});
+        assert_eq!(json_len(&value), value.to_string().len());
+    }
+
+    #[test]
+    fn fields_at_the_limit_pass_and_one_byte_more_fails_naming_the_path() {
+        let at = "x".repeat(MAX_RECORD_FIELD_BYTES);
+        assert!(check_record(&json!({"a": {"b": [at]}})).is_ok());
+        let over = "é".repeat(MAX_RECORD_FIELD_BYTES / 2 + 1);
+        let error = check_record(&json!({"a": {"b": ["ok", over]}})).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "record field \"a.b.1\" is 4098 bytes; the limit is 4096 bytes"
+        );
+    }
+
+    #[test]
+    fn whole_records_inputs_and_values_are_bounded() {
+        let field = "x".repeat(MAX_RECORD_FIELD_BYTES);
+        let record = json!({"a": field, "b": field});
+        assert!(
+            matches!(check_record(&record), Err(Error::InvalidInput(m)) if m.starts_with("record is "))
+        );
+        let input = json!("x".repeat(MAX_RPC_INPUT_BYTES));
+        assert!(check_rpc_input("R", &input).is_err());
+        assert!(check_rpc_input("R", &json!("x".repeat(MAX_RPC_INPUT_BYTES - 2))).is_ok());
+        assert!(check_stored_value("m/current", &"x".repeat(MAX_VALUE_BYTES)).is_ok());
+        let error = check_stored_value("m/current", &"x".repeat(MAX_VALUE_BYTES + 1)).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "stored value \"m/current\" is 1048577 bytes as JSON; the limit is 1048576 bytes"
+        );
+    }
+}

@@ -1,0 +1,36 @@
+"""Input up to the core's byte limits is stored; a flow ID over its limit raises
+InvalidInputError naming the limit and the size (record fields over theirs:
+test_register_validation.py)."""
+
+from __future__ import annotations
+
+import pytest
+from archive_support import Archive
+
+from attrflow import Client, InvalidInputError, StartFlowOptions
+from attrflow.flows.chunked_subscriber import (
+    FLOW_ID,
+    ChunkedSubscriberFlow,
+    RegisterSubscriberInput,
+)
+
+MAX_RECORD_FIELD_BYTES = 4096
+MAX_FLOW_ID_BYTES = 256
+
+
+def test_a_field_at_its_limit_is_stored(
+    archive: Archive, client: Client, flow: ChunkedSubscriberFlow
+) -> None:
+    subscriber_id = "s" * MAX_RECORD_FIELD_BYTES
+    stored = client.invoke_rpc(
+        flow.register_subscriber, FLOW_ID, RegisterSubscriberInput(subscriber_id, "a@example.com")
+    )
+    assert stored.subscriber_id == subscriber_id
+
+
+def test_a_flow_id_over_its_limit_is_invalid_input(
+    client: Client, flow: ChunkedSubscriberFlow
+) -> None:
+    flow_id = "f" * (MAX_FLOW_ID_BYTES + 1)
+    with pytest.raises(InvalidInputError, match="257 bytes long; the limit is 256"):
+        client.start_flow(flow, flow_id, None, StartFlowOptions(ignore_already_started=True))
