@@ -24,7 +24,7 @@ section "Rust: tests (unit, integration, doctests)"
 cargo test --workspace --locked
 
 section "Rust: integration tests again, on PostgreSQL"
-ATTRFLOW_TEST_BACKEND=postgres cargo test -p attrflow --test '*' --locked
+ATTRFLOW_TEST_BACKEND=postgres cargo test -p attrflow --tests --locked
 
 section "Rust: failure paths (injected commit faults, full disk)"
 cargo clippy -p attrflow --all-targets --locked --features fault-injection -- -D warnings

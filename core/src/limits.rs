@@ -42,9 +42,10 @@ use crate::flows::chunked_subscriber::SUBSCRIBER_CHUNK_SIZE;
 
 pub use crate::names::{MAX_FLOW_ID_BYTES, MAX_INSTANCE_KEY_BYTES, MAX_NAME_BYTES};
 
-/// The largest JSON input of one RPC call, compact-encoded: 64 KiB, the body limit of the
-/// example HTTP service.
-pub const MAX_RPC_INPUT_BYTES: usize = 64 * 1024;
+/// The largest JSON input of one RPC call, compact-encoded: 1 MiB, the size of one stored
+/// value, so that a batch of the largest count of typical records (a thousand of about a
+/// kilobyte) fits. The example HTTP service accepts smaller bodies (64 KiB).
+pub const MAX_RPC_INPUT_BYTES: usize = 1024 * 1024;
 
 /// The longest text field (a JSON string anywhere in a record) of a chunked-log record.
 pub const MAX_RECORD_FIELD_BYTES: usize = 4 * 1024;

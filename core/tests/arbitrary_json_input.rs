@@ -4,7 +4,7 @@
 //! input is a JSON object whose `subscriberId` and `deliveryAddress` (when present) are
 //! strings, or an array of at most those two in that order (serde's sequence form of a
 //! struct); both non-empty, each at most 4096 bytes, the record at most 8 KiB and the
-//! input at most 64 KiB; unknown fields are ignored.
+//! input at most 1 MiB; unknown fields are ignored.
 
 mod common;
 

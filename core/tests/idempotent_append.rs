@@ -18,7 +18,7 @@ use attrflow::{Error, Runtime};
 use common::{all_subscribers, expected_subscriber, retry_lock_conflicts, TestStore};
 
 const CHILD_TEST: &str = "child_process_registers_then_dies_before_the_reply";
-const DB_PATH_ENV: &str = "ATTRFLOW_TEST_IDEMPOTENT_DB";
+const STORE_URL_ENV: &str = "ATTRFLOW_TEST_IDEMPOTENT_STORE_URL";
 const DIED_AFTER_COMMIT: i32 = 87;
 
 fn started(t: &TestStore) -> SubscriberArchive<'_> {
@@ -216,8 +216,7 @@ fn a_retry_in_a_new_process_after_a_crash_between_commit_and_reply_gets_the_firs
     let t = TestStore::new();
     let archive = started(&t);
     archive.register("before", "before@example.com").unwrap();
-    let path = t.path.to_str().unwrap().to_owned();
-    let mut child = common::spawn_test_process(CHILD_TEST, &[(DB_PATH_ENV, &path)]);
+    let mut child = common::spawn_test_process(CHILD_TEST, &[(STORE_URL_ENV, &t.url)]);
     let status = child.wait().unwrap();
     assert_eq!(
         status.code(),
@@ -253,10 +252,10 @@ fn a_retry_in_a_new_process_after_a_crash_between_commit_and_reply_gets_the_firs
 #[test]
 #[ignore = "a child process of a_retry_in_a_new_process_after_a_crash_between_commit_and_reply_gets_the_first_sequence"]
 fn child_process_registers_then_dies_before_the_reply() {
-    let Ok(path) = std::env::var(DB_PATH_ENV) else {
+    let Ok(url) = std::env::var(STORE_URL_ENV) else {
         return;
     };
-    let runtime = Runtime::open(&path).unwrap();
+    let runtime = Runtime::open(&url).unwrap();
     let archive = SubscriberArchive::new(&runtime, FLOW_ID);
     let _lost_reply = archive.register_once("payment-42", "p", "p@example.com");
     // Ends the process without unwinding or closing the store, before the caller could
