@@ -559,6 +559,22 @@ public protocol StoreProtocol: AnyObject, Sendable {
     func appendLogRecord(flowId: String, log: String, recordJson: String) throws  -> LogEntry
     
     /**
+     * Appends the JSON record `record_json` to the log `log` under `idempotency_key`
+     * (`AppendLogRecordOnce`): a retry with the same key and record, from this or any
+     * other `Store` on the same file, returns the first call's entry and appends nothing.
+     * Keys are per log.
+     */
+    func appendLogRecordOnce(flowId: String, log: String, idempotencyKey: String, recordJson: String) throws  -> LogEntry
+    
+    /**
+     * Appends 1 to 1000 JSON records to the log `log` in one transaction
+     * (`AppendLogRecords`) and returns their entries, oldest first; one bad record fails
+     * the batch and stores nothing. With `idempotency_key`, a retry of the same batch
+     * returns the first call's entries.
+     */
+    func appendLogRecords(flowId: String, log: String, recordsJson: [String], idempotencyKey: String?) throws  -> [LogEntry]
+    
+    /**
      * Reads one page of the log `log`: `""` or `current` for the newest, else the
      * previous page's `next_page_token`.
      */
@@ -726,6 +742,44 @@ open func appendLogRecord(flowId: String, log: String, recordJson: String)throws
         FfiConverterString.lower(flowId),
         FfiConverterString.lower(log),
         FfiConverterString.lower(recordJson),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Appends the JSON record `record_json` to the log `log` under `idempotency_key`
+     * (`AppendLogRecordOnce`): a retry with the same key and record, from this or any
+     * other `Store` on the same file, returns the first call's entry and appends nothing.
+     * Keys are per log.
+     */
+open func appendLogRecordOnce(flowId: String, log: String, idempotencyKey: String, recordJson: String)throws  -> LogEntry  {
+    return try  FfiConverterTypeLogEntry_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_store_append_log_record_once(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(flowId),
+        FfiConverterString.lower(log),
+        FfiConverterString.lower(idempotencyKey),
+        FfiConverterString.lower(recordJson),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Appends 1 to 1000 JSON records to the log `log` in one transaction
+     * (`AppendLogRecords`) and returns their entries, oldest first; one bad record fails
+     * the batch and stores nothing. With `idempotency_key`, a retry of the same batch
+     * returns the first call's entries.
+     */
+open func appendLogRecords(flowId: String, log: String, recordsJson: [String], idempotencyKey: String? = nil)throws  -> [LogEntry]  {
+    return try  FfiConverterSequenceTypeLogEntry.lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_store_append_log_records(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(flowId),
+        FfiConverterString.lower(log),
+        FfiConverterSequenceString.lower(recordsJson),
+        FfiConverterOptionString.lower(idempotencyKey),uniffiCallStatus
     )
 })
 }
@@ -1973,6 +2027,31 @@ fileprivate struct FfiConverterOptionTypeDurability: FfiConverterRustBuffer {
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterSequenceString: FfiConverterRustBuffer {
+    typealias SwiftType = [String]
+
+    public static func write(_ value: [String], into buf: inout [UInt8]) {
+        let len = Int32(value.count)
+        writeInt(&buf, len)
+        for item in value {
+            FfiConverterString.write(item, into: &buf)
+        }
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> [String] {
+        let len: Int32 = try readInt(&buf)
+        var seq = [String]()
+        seq.reserveCapacity(Int(len))
+        for _ in 0 ..< len {
+            seq.append(try FfiConverterString.read(from: &buf))
+        }
+        return seq
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterSequenceTypeChunkLayout: FfiConverterRustBuffer {
     typealias SwiftType = [ChunkLayout]
 
@@ -2141,6 +2220,12 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_attrflow_ffi_checksum_method_store_append_log_record() != 60314) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_store_append_log_record_once() != 54539) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_store_append_log_records() != 61590) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_attrflow_ffi_checksum_method_store_get_log_page() != 43214) {

@@ -263,6 +263,16 @@ uint64_t uniffi_attrflow_ffi_fn_constructor_store_open(RustBuffer location, Rust
 RustBuffer uniffi_attrflow_ffi_fn_method_store_append_log_record(uint64_t ptr, RustBuffer flow_id, RustBuffer log, RustBuffer record_json, RustCallStatus *_Nonnull out_status
 );
 #endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_STORE_APPEND_LOG_RECORD_ONCE
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_STORE_APPEND_LOG_RECORD_ONCE
+RustBuffer uniffi_attrflow_ffi_fn_method_store_append_log_record_once(uint64_t ptr, RustBuffer flow_id, RustBuffer log, RustBuffer idempotency_key, RustBuffer record_json, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_STORE_APPEND_LOG_RECORDS
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_STORE_APPEND_LOG_RECORDS
+RustBuffer uniffi_attrflow_ffi_fn_method_store_append_log_records(uint64_t ptr, RustBuffer flow_id, RustBuffer log, RustBuffer records_json, RustBuffer idempotency_key, RustCallStatus *_Nonnull out_status
+);
+#endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_STORE_GET_LOG_PAGE
 #define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_STORE_GET_LOG_PAGE
 RustBuffer uniffi_attrflow_ffi_fn_method_store_get_log_page(uint64_t ptr, RustBuffer flow_id, RustBuffer log, RustBuffer page_token, RustCallStatus *_Nonnull out_status
@@ -638,6 +648,18 @@ uint16_t uniffi_attrflow_ffi_checksum_func_subscriber_archive_flow_id(void
 #ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_STORE_APPEND_LOG_RECORD
 #define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_STORE_APPEND_LOG_RECORD
 uint16_t uniffi_attrflow_ffi_checksum_method_store_append_log_record(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_STORE_APPEND_LOG_RECORD_ONCE
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_STORE_APPEND_LOG_RECORD_ONCE
+uint16_t uniffi_attrflow_ffi_checksum_method_store_append_log_record_once(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_STORE_APPEND_LOG_RECORDS
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_STORE_APPEND_LOG_RECORDS
+uint16_t uniffi_attrflow_ffi_checksum_method_store_append_log_records(void
     
 );
 #endif

@@ -1,6 +1,7 @@
 // The scenarios of the Kotlin tests, in Swift: paging 201 subscribers, concurrent
 // registrations retrying lock conflicts, typed errors with the core's messages, the app log,
-// batch and idempotent registration, a chunk-size change, the customer directory.
+// batch and idempotent registration, a chunk-size change, the customer directory, batch
+// and keyed app-log appends.
 import Foundation
 import XCTest
 
@@ -241,5 +242,24 @@ final class AttrflowTests: XCTestCase {
         accented.emailAddress = "josé@example.com"
         assertInvalidInput(try store.upsertCustomerProfile(flowId: directory, profile: accented),
                            "emailAddress must contain only ASCII characters")
+    }
+
+    func testAppLogBatchAndKeyedAppends() throws {
+        let store = try freshStore()
+        _ = try store.startAppLog(flowId: "my-app")
+        let batch = try store.appendLogRecords(flowId: "my-app", log: "chat",
+                                               recordsJson: (1...215).map { "{\"n\":\($0)}" })
+        XCTAssertEqual(batch.map(\.sequence), (1...215).map(UInt64.init))
+        let current = try store.getLogPage(flowId: "my-app", log: "chat", pageToken: "current")
+        XCTAssertEqual(current.entries.count, 15)
+        XCTAssertEqual(current.nextPageToken, "00000000000000000101")
+        let first = try store.appendLogRecordOnce(flowId: "my-app", log: "audit", idempotencyKey: "login-1",
+                                                  recordJson: "{\"user\":\"ada\"}")
+        let reopened = try Store.open(location: store.location(), durability: .normal)
+        XCTAssertEqual(first, try reopened.appendLogRecordOnce(flowId: "my-app", log: "audit", idempotencyKey: "login-1",
+                                                               recordJson: "{\"user\":\"ada\"}"))
+        XCTAssertEqual(try reopened.getLogPage(flowId: "my-app", log: "audit", pageToken: "current").entries, [first])
+        assertInvalidInput(try store.appendLogRecords(flowId: "my-app", log: "audit", recordsJson: ["1", "null"]),
+                           "records[1]: record is required")
     }
 }
