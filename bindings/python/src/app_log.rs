@@ -24,7 +24,10 @@ pub(crate) fn add_to(m: &Bound<'_, PyModule>) -> PyResult<()> {
         ("APP_LOG_APPEND_LOG_RECORD", app_log::APPEND_LOG_RECORD),
         ("APP_LOG_GET_LOG_PAGE", app_log::GET_LOG_PAGE),
         ("APP_LOG_APPEND_LOG_RECORDS", app_log::APPEND_LOG_RECORDS),
-        ("APP_LOG_APPEND_LOG_RECORD_ONCE", app_log::APPEND_LOG_RECORD_ONCE),
+        (
+            "APP_LOG_APPEND_LOG_RECORD_ONCE",
+            app_log::APPEND_LOG_RECORD_ONCE,
+        ),
         ("APP_LOG_IDEMPOTENCY_INSTANCE", IDEMPOTENCY_INSTANCE),
     ];
     for (name, value) in names {
