@@ -216,8 +216,7 @@ fn a_retry_in_a_new_process_after_a_crash_between_commit_and_reply_gets_the_firs
     let t = TestStore::new();
     let archive = started(&t);
     archive.register("before", "before@example.com").unwrap();
-    let path = t.path.to_str().unwrap().to_owned();
-    let mut child = common::spawn_test_process(CHILD_TEST, &[(DB_PATH_ENV, &path)]);
+    let mut child = common::spawn_test_process(CHILD_TEST, &[(DB_PATH_ENV, &t.url)]);
     let status = child.wait().unwrap();
     assert_eq!(
         status.code(),
