@@ -4,8 +4,6 @@ tokens against every layout, and refuses sizes out of range."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from archive_support import Archive
 
@@ -85,9 +83,9 @@ def test_tokens_are_checked_against_every_layout(migrated: Archive) -> None:
             migrated.page(token)
 
 
-def test_the_history_survives_reopening_the_store(migrated: Archive, store_path: Path) -> None:
+def test_the_history_survives_reopening_the_store(migrated: Archive, store_url: str) -> None:
     migrated.client.close()
-    with Client(store_path) as client:
+    with Client(store_url) as client:
         page = Archive(client).page("00000000000000000301")
     assert len(page.subscribers) == 250
     assert page.next_page_token == "00000000000000000251"

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
 from archive_support import Archive, RunPython, retry_on_conflict
@@ -107,12 +106,12 @@ def test_threads_sharing_keys_append_each_key_once(archive: Archive) -> None:
 
 
 def test_a_retry_after_a_process_died_before_its_reply_gets_the_first_sequence(
-    archive: Archive, store_path: Path, run_python: RunPython
+    archive: Archive, store_url: str, run_python: RunPython
 ) -> None:
     archive.register(1)
     archive.client.close()
-    run_python(REGISTER_THEN_DIE, str(store_path))
-    with Client(store_path) as client:
+    run_python(REGISTER_THEN_DIE, store_url)
+    with Client(store_url) as client:
         reopened = Archive(client)
         committed = reopened.all_subscribers()
         assert [s.sequence for s in committed] == [2, 1]

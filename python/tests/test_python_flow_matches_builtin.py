@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import dex_style_chunked_subscriber as dex
@@ -23,10 +22,10 @@ TOKENS = ("current", "00000000000000000101", "00000000000000000001")
 
 
 @pytest.fixture
-def python_client(store_path: Path) -> Iterator[Client]:
+def python_client(store_url: str) -> Iterator[Client]:
     """A second client on the same store, without the built-in flow types, so the Python
     ChunkedSubscriberFlow takes their name."""
-    with Client(store_path, built_in_flows=False) as client:
+    with Client(store_url, built_in_flows=False) as client:
         yield client
 
 
