@@ -50,6 +50,7 @@ section "Kotlin, Swift (UniFFI) and Rust examples: bindings, staleness check, mv
 scripts/ffi-test.sh
 
 section "Benchmarks: lints, types, and the harness at its smallest sizes (make bench --smoke)"
+"$venv/bin/python" -m pip install --quiet -r bench/requirements.txt
 "$venv/bin/ruff" check bench
 "$venv/bin/ruff" format --check bench
 "$venv/bin/mypy" --config-file bench/pyproject.toml bench/run.py bench/attrflow_bench bench/tests

@@ -25,6 +25,11 @@
 //!   one transaction, filling and archiving as many chunks as they need.
 //! - **Idempotent append** ([`idempotency`], [`ChunkedLog::append_once`]): a key per append,
 //!   remembered in the same transaction within a bounded [`IdempotencyWindow`].
+//! - **Named logs** ([`ChunkedLog::named`]): many logs in one flow, each with its state in
+//!   an instance of a state map (`<state map>/<name>`, absent until the first append) and
+//!   its chunks under `<chunk map>/<name>.<instance>` (`<name>.current`, `<name>.<token>`,
+//!   `<name>.idempotency-keys`). Their locks and loads are per call, not per RPC
+//!   ([`ChunkedLog::append_options`]).
 
 mod append;
 pub mod idempotency;
@@ -44,6 +49,7 @@ use serde_json::{Map, Value};
 use crate::context::RpcContext;
 use crate::definition::{FlowDefinitionBuilder, RpcDefinition};
 use crate::error::{Error, Result};
+use crate::options::RpcInvokeOptions;
 use crate::typed::{decode_stored, encode};
 
 /// The instance key of the open chunk.
@@ -149,6 +155,10 @@ pub struct ChunkedLog {
     records_field: &'static str,
     chunk_size: u64,
     page_noun: &'static str,
+    /// `""` for a flow's one log (state in the Attribute `state_attribute`, chunks at
+    /// their bare keys); else the name of a log whose state is the instance `name` of the
+    /// map `state_attribute` and whose chunks are at `<name>.<key>`.
+    name: String,
 }
 
 impl ChunkedLog {
@@ -173,7 +183,68 @@ impl ChunkedLog {
             records_field,
             chunk_size,
             page_noun,
+            name: String::new(),
         }
+    }
+
+    /// The log `name` of a flow holding many: its state in the instance `name` of the map
+    /// `state_map` (read as a fresh log until the first append), its chunks in `chunk_map`
+    /// at `<name>.current`, `<name>.<token>` and `<name>.idempotency-keys`. Page-not-found
+    /// errors read `<page_noun> "<name>" page "…" not found`. The caller checks `name`
+    /// (an instance key) and passes [`ChunkedLog::append_options`] and
+    /// [`ChunkedLog::page_options`] with each call.
+    ///
+    /// # Panics
+    /// When `chunk_size` is 0: a layout constant, not user input.
+    pub fn named(
+        state_map: &'static str,
+        chunk_map: &'static str,
+        records_field: &'static str,
+        chunk_size: u64,
+        page_noun: &'static str,
+        name: impl Into<String>,
+    ) -> Self {
+        ChunkedLog {
+            name: name.into(),
+            ..ChunkedLog::new(state_map, chunk_map, records_field, chunk_size, page_noun)
+        }
+    }
+
+    /// The chunk-map instance key of the chunk (or other instance) `key` of this log:
+    /// `key` itself for a flow's one log, `<name>.<key>` for a named log.
+    pub fn chunk_key(&self, key: &str) -> String {
+        if self.name.is_empty() {
+            key.to_owned()
+        } else {
+            format!("{}.{key}", self.name)
+        }
+    }
+
+    /// The per-call locks and loads an append to a named log needs: its state and open
+    /// chunk, and with `idempotent` its remembered keys too.
+    pub fn append_options(&self, idempotent: bool) -> RpcInvokeOptions {
+        let current = self.chunk_key(CURRENT_CHUNK);
+        let mut options = RpcInvokeOptions::new()
+            .lock_attribute_map_instance(self.state_attribute, self.name.clone())
+            .lock_attribute_map_instance(self.chunk_map, current.clone())
+            .load_attribute_map_instance(self.state_attribute, self.name.clone())
+            .load_attribute_map_instance(self.chunk_map, current);
+        if idempotent {
+            let keys = self.chunk_key(IDEMPOTENCY_INSTANCE);
+            options = options
+                .lock_attribute_map_instance(self.chunk_map, keys.clone())
+                .load_attribute_map_instance(self.chunk_map, keys);
+        }
+        options
+    }
+
+    /// The per-call loads a read of a named log's page `token` needs, after checking the
+    /// token's form.
+    pub fn page_options(&self, token: &str) -> Result<RpcInvokeOptions> {
+        let key = self.chunk_key(&PageToken::parse(token)?.instance_key());
+        Ok(RpcInvokeOptions::new()
+            .load_attribute_map_instance(self.state_attribute, self.name.clone())
+            .load_attribute_map_instance(self.chunk_map, key))
     }
 
     /// The largest number of records a chunk holds.
@@ -181,7 +252,7 @@ impl ChunkedLog {
         self.chunk_size
     }
 
-    /// The state Attribute's name.
+    /// The state Attribute's name (for a [named](ChunkedLog::named) log, the state map's).
     pub fn state_attribute(&self) -> &'static str {
         self.state_attribute
     }
@@ -253,7 +324,7 @@ impl ChunkedLog {
             .history
             .change_chunk_size(first, open.current.is_empty(), chunk_size)?;
         open.state.layouts = open.history.to_stored(self.chunk_size);
-        ctx.set_attribute(self.state_attribute, encode("log state", &open.state)?)?;
+        self.write_state(ctx, &open.state)?;
         Ok(from)
     }
 
@@ -284,10 +355,16 @@ impl ChunkedLog {
         let records = match (parsed, self.records(ctx, &key)?) {
             (_, Some(records)) => records,
             (PageToken::Current, None) => &[],
-            (PageToken::Archive(_), None) => {
+            (PageToken::Archive(_), None) if self.name.is_empty() => {
                 return Err(Error::PageNotFound(format!(
                     "{} page {token:?} not found",
                     self.page_noun
+                )))
+            }
+            (PageToken::Archive(_), None) => {
+                return Err(Error::PageNotFound(format!(
+                    "{} {:?} page {token:?} not found",
+                    self.page_noun, self.name
                 )))
             }
         };
@@ -299,7 +376,7 @@ impl ChunkedLog {
                 .map(archive_token)
                 .unwrap_or_default(),
         };
-        let physical = format!("{}/{key}", self.chunk_map);
+        let physical = format!("{}/{}", self.chunk_map, self.chunk_key(&key));
         let records = records
             .iter()
             .rev()
@@ -317,6 +394,14 @@ impl ChunkedLog {
     }
 
     fn state(&self, ctx: &RpcContext<'_>) -> Result<LogState> {
+        if !self.name.is_empty() {
+            return match ctx.map_instance(self.state_attribute, &self.name)? {
+                Some(value) => {
+                    decode_stored(&format!("{}/{}", self.state_attribute, self.name), value)
+                }
+                None => Ok(LogState::default()),
+            };
+        }
         let value = ctx.attribute(self.state_attribute)?.ok_or_else(|| {
             Error::storage(format!(
                 "flow {:?} has no {} Attribute",
@@ -327,10 +412,21 @@ impl ChunkedLog {
         decode_stored(self.state_attribute, value)
     }
 
-    /// The raw records of a chunk, borrowed; the records stay JSON so an append never
-    /// decodes the whole chunk into typed values.
+    /// Stages the log's state.
+    fn write_state(&self, ctx: &mut RpcContext<'_>, state: &LogState) -> Result<()> {
+        let value = encode("log state", state)?;
+        if self.name.is_empty() {
+            ctx.set_attribute(self.state_attribute, value)
+        } else {
+            ctx.set_map_instance(self.state_attribute, &self.name, value)
+        }
+    }
+
+    /// The raw records of the chunk `key` (unscoped: `current` or a token), borrowed; the
+    /// records stay JSON so an append never decodes the whole chunk into typed values.
     fn records<'c>(&self, ctx: &'c RpcContext<'_>, key: &str) -> Result<Option<&'c [Value]>> {
-        let Some(chunk) = ctx.map_instance(self.chunk_map, key)? else {
+        let key = self.chunk_key(key);
+        let Some(chunk) = ctx.map_instance(self.chunk_map, &key)? else {
             return Ok(None);
         };
         let physical = format!("{}/{key}", self.chunk_map);

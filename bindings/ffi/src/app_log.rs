@@ -65,11 +65,51 @@ impl Store {
         log: String,
         record_json: String,
     ) -> Result<LogEntry> {
-        let record: Value = serde_json::from_str(&record_json).map_err(|e| {
-            AttrflowError::InvalidInput(format!("record of log {log:?} is not JSON: {e}"))
-        })?;
+        let record = parse_record(&log, &record_json, None)?;
         Ok(AppLog::new(&self.runtime, &flow_id)
             .append(&log, record)?
+            .into())
+    }
+
+    /// Appends 1 to 1000 JSON records to the log `log` in one transaction
+    /// (`AppendLogRecords`) and returns their entries, oldest first; one bad record fails
+    /// the batch and stores nothing. With `idempotency_key`, a retry of the same batch
+    /// returns the first call's entries.
+    #[uniffi::method(default(idempotency_key = None))]
+    pub fn append_log_records(
+        &self,
+        flow_id: String,
+        log: String,
+        records_json: Vec<String>,
+        idempotency_key: Option<String>,
+    ) -> Result<Vec<LogEntry>> {
+        let records = records_json
+            .iter()
+            .enumerate()
+            .map(|(index, json)| parse_record(&log, json, Some(index)))
+            .collect::<Result<Vec<_>>>()?;
+        let entries = AppLog::new(&self.runtime, &flow_id).append_batch(
+            &log,
+            records,
+            idempotency_key.as_deref(),
+        )?;
+        Ok(entries.into_iter().map(Into::into).collect())
+    }
+
+    /// Appends the JSON record `record_json` to the log `log` under `idempotency_key`
+    /// (`AppendLogRecordOnce`): a retry with the same key and record, from this or any
+    /// other `Store` on the same file, returns the first call's entry and appends nothing.
+    /// Keys are per log.
+    pub fn append_log_record_once(
+        &self,
+        flow_id: String,
+        log: String,
+        idempotency_key: String,
+        record_json: String,
+    ) -> Result<LogEntry> {
+        let record = parse_record(&log, &record_json, None)?;
+        Ok(AppLog::new(&self.runtime, &flow_id)
+            .append_once(&log, &idempotency_key, record)?
             .into())
     }
 
@@ -85,4 +125,12 @@ impl Store {
             .page(&log, &page_token)?
             .into())
     }
+}
+
+/// Parses one record of `log`; `index` names it in a batch's errors.
+fn parse_record(log: &str, json: &str, index: Option<usize>) -> Result<Value> {
+    serde_json::from_str(json).map_err(|e| {
+        let which = index.map(|i| format!("records[{i}]: ")).unwrap_or_default();
+        AttrflowError::InvalidInput(format!("{which}record of log {log:?} is not JSON: {e}"))
+    })
 }

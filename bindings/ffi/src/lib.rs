@@ -8,17 +8,22 @@
 //!
 //! - [`Store`]: a store opened by path or URL, with the subscriber archive
 //!   (`ChunkedSubscriberFlow`) and the app log (`ChunkedLogFlow`) as blocking methods,
-//!   callable from any thread;
+//!   callable from any thread, with batch and idempotent registration and chunk-size
+//!   changes of the archive, and the customer directory (`CustomerDirectoryFlow`);
 //! - [`AttrflowError`]: the core's errors, one variant each, messages unchanged.
 
 uniffi::setup_scaffolding!();
 
 mod app_log;
+mod customer_directory;
 mod error;
 mod store;
+mod subscriber_appends;
 mod subscribers;
 
 pub use app_log::{LogEntry, LogPage};
+pub use customer_directory::CustomerProfile;
 pub use error::AttrflowError;
 pub use store::{Durability, Store};
+pub use subscriber_appends::{ChunkLayout, ChunkSizeChange, IdempotencyWindow, NewSubscriber};
 pub use subscribers::{Subscriber, SubscriberPage};

@@ -1,6 +1,7 @@
 //! The app log (`ChunkedLogFlow`) for Python: its layout constants and the chunk-key rule,
 //! so `attrflow.flows.app_log` repeats neither.
 
+use attrflow::chunked_log::IDEMPOTENCY_INSTANCE;
 use attrflow::flows::app_log;
 use pyo3::prelude::*;
 
@@ -22,6 +23,12 @@ pub(crate) fn add_to(m: &Bound<'_, PyModule>) -> PyResult<()> {
         ("APP_LOG_CHUNKS_MAP", app_log::LOG_CHUNKS_MAP),
         ("APP_LOG_APPEND_LOG_RECORD", app_log::APPEND_LOG_RECORD),
         ("APP_LOG_GET_LOG_PAGE", app_log::GET_LOG_PAGE),
+        ("APP_LOG_APPEND_LOG_RECORDS", app_log::APPEND_LOG_RECORDS),
+        (
+            "APP_LOG_APPEND_LOG_RECORD_ONCE",
+            app_log::APPEND_LOG_RECORD_ONCE,
+        ),
+        ("APP_LOG_IDEMPOTENCY_INSTANCE", IDEMPOTENCY_INSTANCE),
     ];
     for (name, value) in names {
         m.add(name, value)?;

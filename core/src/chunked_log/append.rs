@@ -50,16 +50,18 @@ impl ChunkedLog {
     pub(super) fn open_chunk(&self, ctx: &RpcContext<'_>) -> Result<OpenChunk> {
         let state = self.state(ctx)?;
         let history = self.layout_history_of(&state)?;
-        let current = self
-            .records(ctx, CURRENT_CHUNK)?
-            .map(<[Value]>::to_vec)
-            .ok_or_else(|| {
-                Error::storage(format!(
+        let current = match self.records(ctx, CURRENT_CHUNK)?.map(<[Value]>::to_vec) {
+            Some(current) => current,
+            // A named log's chunks are created by its first append.
+            None if !self.name.is_empty() => Vec::new(),
+            None => {
+                return Err(Error::storage(format!(
                     "flow {:?} has no {}/{CURRENT_CHUNK} chunk",
                     ctx.flow_id(),
                     self.chunk_map
-                ))
-            })?;
+                )))
+            }
+        };
         Ok(OpenChunk {
             state,
             history,
@@ -80,7 +82,11 @@ impl ChunkedLog {
         if open.current.len() as u64 >= open.history.chunk_size_at(first) {
             let token = archive_token(first);
             let full = std::mem::take(&mut open.current);
-            ctx.set_map_instance(self.chunk_map, &token, self.chunk_value(full))?;
+            ctx.set_map_instance(
+                self.chunk_map,
+                &self.chunk_key(&token),
+                self.chunk_value(full),
+            )?;
             open.state.latest_archived_chunk_token = token;
         }
         open.current.push(record);
@@ -97,10 +103,10 @@ impl ChunkedLog {
     pub(super) fn close_chunk(&self, ctx: &mut RpcContext<'_>, open: OpenChunk) -> Result<()> {
         ctx.set_map_instance(
             self.chunk_map,
-            CURRENT_CHUNK,
+            &self.chunk_key(CURRENT_CHUNK),
             self.chunk_value(open.current),
         )?;
-        ctx.set_attribute(self.state_attribute, encode("log state", &open.state)?)
+        self.write_state(ctx, &open.state)
     }
 
     /// Appends one record per item, in order, each built by `make` from its sequence and

@@ -172,7 +172,7 @@ impl ChunkedLog {
         window.validate()?;
         let mut state = self.state(ctx)?;
         state.idempotency_window = (window != IdempotencyWindow::DEFAULT).then_some(window);
-        ctx.set_attribute(self.state_attribute, encode("log state", &state)?)
+        self.write_state(ctx, &state)
     }
 
     /// [`ChunkedLog::append_batch`] under an idempotency `key`: the first call with `key`
@@ -225,7 +225,7 @@ impl ChunkedLog {
         remembered.forget_expired(window, now);
         ctx.set_map_instance(
             self.chunk_map,
-            IDEMPOTENCY_INSTANCE,
+            &self.chunk_key(IDEMPOTENCY_INSTANCE),
             encode("idempotency keys", &remembered)?,
         )?;
         Ok(records)
@@ -258,14 +258,18 @@ impl ChunkedLog {
     }
 
     fn remembered_keys(&self, ctx: &RpcContext<'_>) -> Result<RememberedKeys> {
-        match ctx.map_instance(self.chunk_map, IDEMPOTENCY_INSTANCE)? {
+        match ctx.map_instance(self.chunk_map, &self.chunk_key(IDEMPOTENCY_INSTANCE))? {
             Some(value) => decode_stored(&self.idempotency_physical_name(), value),
             None => Ok(RememberedKeys::default()),
         }
     }
 
     fn idempotency_physical_name(&self) -> String {
-        format!("{}/{IDEMPOTENCY_INSTANCE}", self.chunk_map)
+        format!(
+            "{}/{}",
+            self.chunk_map,
+            self.chunk_key(IDEMPOTENCY_INSTANCE)
+        )
     }
 }
 

@@ -9,7 +9,12 @@
 //! - `log_states/L` holds its [`LogState`] (absent until the first append);
 //! - `log_chunks/L.current` holds its open chunk of at most [`LOG_CHUNK_SIZE`] entries;
 //! - a full chunk moves, on the next append, to `log_chunks/L.<first sequence as 20
-//!   digits>` and is never written again.
+//!   digits>` and is never written again;
+//! - `log_chunks/L.idempotency-keys` remembers keyed appends (`AppendLogRecordOnce`, and
+//!   `AppendLogRecords` with a key), as for every chunked log ([`crate::chunked_log`]).
+//!
+//! Each log is a [`ChunkedLog::named`] log, so it appends, batches and pages exactly as
+//! the subscriber archive does; only its locks and loads are per call.
 //!
 //! Page tokens follow the same rules as every chunked log: `""` or `current`, else the
 //! 20-digit first sequence of an archived chunk.
@@ -32,10 +37,14 @@
 //! # Ok::<(), attrflow::Error>(())
 //! ```
 
-use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+mod appends;
 
-use crate::chunked_log::{archive_token, ChunkedLog, LogState, PageToken};
+pub use appends::{AppendLogRecordOnceInput, AppendLogRecordsInput, AppendedLogEntries};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::chunked_log::{ChunkedLog, PageToken};
 use crate::context::RpcContext;
 use crate::definition::{FlowDefinition, RpcDefinition};
 use crate::error::{Error, Result};
@@ -55,6 +64,10 @@ pub const LOG_CHUNKS_MAP: &str = "log_chunks";
 pub const APPEND_LOG_RECORD: &str = "AppendLogRecord";
 /// The paging RPC.
 pub const GET_LOG_PAGE: &str = "GetLogPage";
+/// The batch-appending RPC (optionally idempotent).
+pub const APPEND_LOG_RECORDS: &str = "AppendLogRecords";
+/// The idempotent appending RPC.
+pub const APPEND_LOG_RECORD_ONCE: &str = "AppendLogRecordOnce";
 /// The longest log name, in bytes, so that every chunk key stays a valid instance key.
 pub const MAX_LOG_NAME_BYTES: usize = 200;
 
@@ -136,7 +149,7 @@ pub fn validate_log_name(log: &str) -> Result<()> {
 
 /// The chunk instance key of a log's page: `<log>.<token>`.
 pub fn chunk_key(log: &str, token: PageToken) -> String {
-    format!("{log}.{}", token.instance_key())
+    named_log(log).chunk_key(&token.instance_key())
 }
 
 /// The flow type's definition.
@@ -146,18 +159,27 @@ pub fn definition() -> FlowDefinition {
         .map(LOG_CHUNKS_MAP)
         .rpc(RpcDefinition::new(APPEND_LOG_RECORD, append_log_record))
         .rpc(RpcDefinition::new(GET_LOG_PAGE, get_log_page))
+        .rpc(RpcDefinition::new(
+            APPEND_LOG_RECORDS,
+            appends::append_log_records,
+        ))
+        .rpc(RpcDefinition::new(
+            APPEND_LOG_RECORD_ONCE,
+            appends::append_log_record_once,
+        ))
         .build()
         .unwrap_or_else(|e| unreachable!("the built-in definition is valid: {e}"))
 }
 
 /// The per-call locks and loads an append to `log` needs: its state and open chunk.
 pub fn append_options(log: &str) -> RpcInvokeOptions {
-    let current = chunk_key(log, PageToken::Current);
-    RpcInvokeOptions::new()
-        .lock_attribute_map_instance(LOG_STATES_MAP, log)
-        .lock_attribute_map_instance(LOG_CHUNKS_MAP, current.clone())
-        .load_attribute_map_instance(LOG_STATES_MAP, log)
-        .load_attribute_map_instance(LOG_CHUNKS_MAP, current)
+    named_log(log).append_options(false)
+}
+
+/// The per-call locks and loads a keyed append to `log` needs: [`append_options`] plus
+/// the log's remembered idempotency keys (`log_chunks/<log>.idempotency-keys`).
+pub fn idempotent_append_options(log: &str) -> RpcInvokeOptions {
+    named_log(log).append_options(true)
 }
 
 /// The chunk instance key that holds `log`'s page `page_token`, after checking both.
@@ -180,100 +202,50 @@ pub fn page_options(log: &str, page_token: &str) -> Result<RpcInvokeOptions> {
         .load_attribute_map_instance(LOG_CHUNKS_MAP, key))
 }
 
+/// The chunked log `log` of the flow: state `log_states/<log>`, chunks `log_chunks/<log>.…`.
+pub fn named_log(log: &str) -> ChunkedLog {
+    ChunkedLog::named(
+        LOG_STATES_MAP,
+        LOG_CHUNKS_MAP,
+        ENTRIES_FIELD,
+        LOG_CHUNK_SIZE,
+        "log",
+        log,
+    )
+}
+
+/// Checks one record: any JSON value but `null`; `index` names it in a batch's errors.
+fn log_entry(sequence: u64, record: Value, index: Option<usize>) -> Result<LogEntry> {
+    if record.is_null() {
+        return Err(Error::invalid_input(match index {
+            Some(index) => format!("records[{index}]: record is required"),
+            None => "record is required".to_owned(),
+        }));
+    }
+    Ok(LogEntry { sequence, record })
+}
+
 fn append_log_record(ctx: &mut RpcContext<'_>, input: Value) -> Result<Value> {
     let input: AppendLogRecordInput = decode_input(APPEND_LOG_RECORD, input)?;
     validate_log_name(&input.log)?;
-    if input.record.is_null() {
-        return Err(Error::invalid_input("record is required"));
-    }
-    let log = input.log.as_str();
-    let mut state = log_state(ctx, log)?;
-    let current_key = chunk_key(log, PageToken::Current);
-    let mut current = entries(ctx, &current_key)?.unwrap_or_default();
-    let sequence = state.next_sequence;
-    if current.len() as u64 >= LOG_CHUNK_SIZE {
-        let token = archive_token(sequence - current.len() as u64);
-        let archived = chunk_value(std::mem::take(&mut current));
-        ctx.set_map_instance(LOG_CHUNKS_MAP, &format!("{log}.{token}"), archived)?;
-        state.latest_archived_chunk_token = token;
-    }
-    let entry = LogEntry {
-        sequence,
-        record: input.record,
-    };
-    current.push(encode("log entry", &entry)?);
-    state.next_sequence = sequence
-        .checked_add(1)
-        .ok_or_else(|| Error::storage(format!("log {log:?} ran out of sequences")))?;
-    ctx.set_map_instance(LOG_CHUNKS_MAP, &current_key, chunk_value(current))?;
-    ctx.set_map_instance(LOG_STATES_MAP, log, encode("log state", &state)?)?;
+    let record = input.record;
+    let entry = named_log(&input.log).append(ctx, |sequence| log_entry(sequence, record, None))?;
     encode("log entry", &entry)
 }
 
 fn get_log_page(ctx: &mut RpcContext<'_>, input: Value) -> Result<Value> {
     let input: GetLogPageInput = decode_input(GET_LOG_PAGE, input)?;
     validate_log_name(&input.log)?;
-    let log = input.log;
-    let token = TOKENS.parse_token(&input.page_token)?;
-    let key = chunk_key(&log, token);
-    let stored = match (token, entries(ctx, &key)?) {
-        (_, Some(stored)) => stored,
-        (PageToken::Current, None) => Vec::new(),
-        (PageToken::Archive(_), None) => {
-            return Err(Error::PageNotFound(format!(
-                "log {log:?} page {:?} not found",
-                input.page_token
-            )))
-        }
-    };
-    let next_page_token = match token {
-        _ if stored.is_empty() => String::new(),
-        PageToken::Current => log_state(ctx, &log)?.latest_archived_chunk_token,
-        PageToken::Archive(first) if first > LOG_CHUNK_SIZE => {
-            archive_token(first - LOG_CHUNK_SIZE)
-        }
-        PageToken::Archive(_) => String::new(),
-    };
-    let physical = format!("{LOG_CHUNKS_MAP}/{key}");
-    let entries = stored
-        .iter()
-        .rev()
-        .map(|entry| decode_stored(&physical, entry))
-        .collect::<Result<Vec<LogEntry>>>()?;
+    let page = named_log(&input.log).page::<LogEntry>(ctx, &input.page_token)?;
     encode(
         "log page",
         &LogPage {
-            log,
-            page_token: token.instance_key(),
-            entries,
-            next_page_token,
+            log: input.log,
+            page_token: page.page_token,
+            entries: page.records,
+            next_page_token: page.next_page_token,
         },
     )
-}
-
-fn log_state(ctx: &RpcContext<'_>, log: &str) -> Result<LogState> {
-    match ctx.map_instance(LOG_STATES_MAP, log)? {
-        Some(value) => decode_stored(&format!("{LOG_STATES_MAP}/{log}"), value),
-        None => Ok(LogState::default()),
-    }
-}
-
-fn entries(ctx: &RpcContext<'_>, key: &str) -> Result<Option<Vec<Value>>> {
-    let Some(chunk) = ctx.map_instance(LOG_CHUNKS_MAP, key)? else {
-        return Ok(None);
-    };
-    match chunk.get(ENTRIES_FIELD) {
-        Some(Value::Array(entries)) => Ok(Some(entries.clone())),
-        _ => Err(Error::storage(format!(
-            "stored chunk \"{LOG_CHUNKS_MAP}/{key}\" has no {ENTRIES_FIELD:?} list"
-        ))),
-    }
-}
-
-fn chunk_value(entries: Vec<Value>) -> Value {
-    let mut chunk = Map::with_capacity(1);
-    chunk.insert(ENTRIES_FIELD.to_owned(), Value::Array(entries));
-    Value::Object(chunk)
 }
 
 /// Typed access to the logs of one `ChunkedLogFlow` for Rust callers.

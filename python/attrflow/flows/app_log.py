@@ -24,6 +24,15 @@ the Rust core, so a store written here reads the same from Rust, Kotlin and Swif
 
 An append locks only its own log's state and ``current`` chunk: concurrent appends to one
 log may raise ``RpcLockConflictError`` (retry), appends to different logs never conflict.
+
+Batch and idempotent appends follow the subscriber archive's rules, per log:
+``AppendLogRecords`` (:attr:`ChunkedLogFlow.append_log_records`) appends 1 to 1000 records
+in one transaction, optionally under an idempotency key; ``AppendLogRecordOnce``
+(:attr:`ChunkedLogFlow.append_log_record_once`) appends one record under a required key. A
+retry with the same key and payload returns the first call's entries; the same key with
+another payload raises ``InvalidInputError``. Call both with
+:meth:`ChunkedLogFlow.idempotent_append_options` (plain :meth:`append_options` suffices
+for a batch without a key).
 """
 
 from __future__ import annotations
@@ -38,12 +47,17 @@ from attrflow.options import RPCInvokeOptions
 
 __all__ = [
     "APPEND_LOG_RECORD",
+    "APPEND_LOG_RECORDS",
+    "APPEND_LOG_RECORD_ONCE",
     "FLOW_TYPE",
     "GET_LOG_PAGE",
     "LOG_CHUNKS_MAP",
     "LOG_CHUNK_SIZE",
     "LOG_STATES_MAP",
     "AppendLogRecordInput",
+    "AppendLogRecordOnceInput",
+    "AppendLogRecordsInput",
+    "AppendedLogEntries",
     "ChunkedLogFlow",
     "GetLogPageInput",
     "LogChunk",
@@ -63,6 +77,10 @@ APPEND_LOG_RECORD: str = _native.APP_LOG_APPEND_LOG_RECORD
 """The appending RPC's name."""
 GET_LOG_PAGE: str = _native.APP_LOG_GET_LOG_PAGE
 """The paging RPC's name."""
+APPEND_LOG_RECORDS: str = _native.APP_LOG_APPEND_LOG_RECORDS
+"""The batch-appending RPC's name."""
+APPEND_LOG_RECORD_ONCE: str = _native.APP_LOG_APPEND_LOG_RECORD_ONCE
+"""The idempotent appending RPC's name."""
 LOG_CHUNK_SIZE: int = _native.APP_LOG_CHUNK_SIZE
 """Entries per chunk; part of the stored layout."""
 
@@ -95,6 +113,34 @@ class AppendLogRecordInput:
     """Input of ``AppendLogRecord``: the log's name and any JSON value but ``None``."""
 
     log: str
+    record: Any
+
+
+@dataclass
+class AppendLogRecordsInput:
+    """Input of ``AppendLogRecords``: the log's name, 1 to 1000 records (none ``None``) in
+    the order they get their sequences, and an optional idempotency key (``""`` for none)."""
+
+    log: str
+    records: list[Any]
+    idempotency_key: str = ""
+
+
+@dataclass
+class AppendedLogEntries:
+    """Output of ``AppendLogRecords``: the entries with their sequences, in the batch's
+    order."""
+
+    entries: list[LogEntry]
+
+
+@dataclass
+class AppendLogRecordOnceInput:
+    """Input of ``AppendLogRecordOnce``: the log's name, the idempotency key and the
+    record."""
+
+    log: str
+    idempotency_key: str
     record: Any
 
 
@@ -140,6 +186,12 @@ class ChunkedLogFlow(Flow):
     """Appends a record and returns its entry; call it with :meth:`append_options`."""
     get_log_page = core_rpc(GET_LOG_PAGE, GetLogPageInput, LogPage)
     """Reads one page; call it with :meth:`page_options`."""
+    append_log_records = core_rpc(APPEND_LOG_RECORDS, AppendLogRecordsInput, AppendedLogEntries)
+    """Appends a batch and returns its entries; call it with :meth:`idempotent_append_options`
+    (or :meth:`append_options` when it has no key)."""
+    append_log_record_once = core_rpc(APPEND_LOG_RECORD_ONCE, AppendLogRecordOnceInput, LogEntry)
+    """Appends a record under an idempotency key; call it with
+    :meth:`idempotent_append_options`."""
 
     def append_options(self, log: str) -> RPCInvokeOptions:
         """The locks and loads an append to ``log`` needs: its state and open chunk."""
@@ -147,6 +199,24 @@ class ChunkedLogFlow(Flow):
         return RPCInvokeOptions(
             lock_attribute_map_instances=(self.log_states.lock(log), self.log_chunks.lock(current)),
             load_attribute_map_instances=(self.log_states.load(log), self.log_chunks.load(current)),
+        )
+
+    def idempotent_append_options(self, log: str) -> RPCInvokeOptions:
+        """:meth:`append_options` plus the lock and load of ``log``'s remembered idempotency
+        keys (``<log>.idempotency-keys``)."""
+        current = page_chunk_key(log, "current")
+        keys = f"{log}.{_native.APP_LOG_IDEMPOTENCY_INSTANCE}"
+        return RPCInvokeOptions(
+            lock_attribute_map_instances=(
+                self.log_states.lock(log),
+                self.log_chunks.lock(current),
+                self.log_chunks.lock(keys),
+            ),
+            load_attribute_map_instances=(
+                self.log_states.load(log),
+                self.log_chunks.load(current),
+                self.log_chunks.load(keys),
+            ),
         )
 
     def page_options(self, log: str, page_token: str) -> RPCInvokeOptions:

@@ -465,6 +465,22 @@ fileprivate final class UniffiHandleMap<T>: @unchecked Sendable {
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterUInt32: FfiConverterPrimitive {
+    typealias FfiType = UInt32
+    typealias SwiftType = UInt32
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> UInt32 {
+        return try lift(readInt(&buf))
+    }
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        writeInt(&buf, lower(value))
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterUInt64: FfiConverterPrimitive {
     typealias FfiType = UInt64
     typealias SwiftType = UInt64
@@ -543,6 +559,22 @@ public protocol StoreProtocol: AnyObject, Sendable {
     func appendLogRecord(flowId: String, log: String, recordJson: String) throws  -> LogEntry
     
     /**
+     * Appends the JSON record `record_json` to the log `log` under `idempotency_key`
+     * (`AppendLogRecordOnce`): a retry with the same key and record, from this or any
+     * other `Store` on the same file, returns the first call's entry and appends nothing.
+     * Keys are per log.
+     */
+    func appendLogRecordOnce(flowId: String, log: String, idempotencyKey: String, recordJson: String) throws  -> LogEntry
+    
+    /**
+     * Appends 1 to 1000 JSON records to the log `log` in one transaction
+     * (`AppendLogRecords`) and returns their entries, oldest first; one bad record fails
+     * the batch and stores nothing. With `idempotency_key`, a retry of the same batch
+     * returns the first call's entries.
+     */
+    func appendLogRecords(flowId: String, log: String, recordsJson: [String], idempotencyKey: String?) throws  -> [LogEntry]
+    
+    /**
      * Reads one page of the log `log`: `""` or `current` for the newest, else the
      * previous page's `next_page_token`.
      */
@@ -554,9 +586,56 @@ public protocol StoreProtocol: AnyObject, Sendable {
     func startAppLog(flowId: String) throws  -> String
     
     /**
+     * The profile of `email_address` (any case, surrounding whitespace allowed);
+     * `RecordNotFound` when none is stored.
+     */
+    func getCustomerProfile(flowId: String, emailAddress: String) throws  -> CustomerProfile
+    
+    /**
+     * Starts the customer directory `flow_id`, or returns the running one's run ID.
+     */
+    func startCustomerDirectory(flowId: String) throws  -> String
+    
+    /**
+     * Saves a profile under its canonical email once (`UpsertCustomerProfile`) and returns
+     * it as stored; a concurrent upsert to the same bucket fails with `LockConflict`, to
+     * be retried.
+     */
+    func upsertCustomerProfile(flowId: String, profile: CustomerProfile) throws  -> CustomerProfile
+    
+    /**
      * Where the store lives.
      */
     func location()  -> String
+    
+    /**
+     * Moves the archive to `chunk_size` (1 to 10 000) subscribers per chunk from the next
+     * chunk boundary (`ChangeSubscriberChunkSize`). Every token issued before keeps naming
+     * the same chunk.
+     */
+    func changeSubscriberChunkSize(flowId: String, chunkSize: UInt64) throws  -> ChunkSizeChange
+    
+    /**
+     * Appends a subscriber under `idempotency_key` (`RegisterSubscriberOnce`): a retry with
+     * the same key and subscriber, from this or any other `Store` on the same file, returns
+     * the first call's subscriber with its sequence and appends nothing. The same key with
+     * another subscriber is `InvalidInput`.
+     */
+    func registerSubscriberOnce(flowId: String, idempotencyKey: String, subscriberId: String, deliveryAddress: String) throws  -> Subscriber
+    
+    /**
+     * Appends 1 to 1000 subscribers in one transaction (`RegisterSubscribers`), filling
+     * and archiving as many chunks as they need, and returns them with their sequences,
+     * oldest first. One bad subscriber fails the batch and stores nothing. With
+     * `idempotency_key`, a retry of the same batch returns the first call's subscribers.
+     */
+    func registerSubscribers(flowId: String, subscribers: [NewSubscriber], idempotencyKey: String?) throws  -> [Subscriber]
+    
+    /**
+     * Sets how many idempotency keys the archive remembers, and for how long
+     * (`SetSubscriberIdempotencyWindow`); returns the window set.
+     */
+    func setSubscriberIdempotencyWindow(flowId: String, window: IdempotencyWindow) throws  -> IdempotencyWindow
     
     /**
      * Reads one page (`GetSubscriberPage`): `""` or `current` for the newest, else the
@@ -668,6 +747,44 @@ open func appendLogRecord(flowId: String, log: String, recordJson: String)throws
 }
     
     /**
+     * Appends the JSON record `record_json` to the log `log` under `idempotency_key`
+     * (`AppendLogRecordOnce`): a retry with the same key and record, from this or any
+     * other `Store` on the same file, returns the first call's entry and appends nothing.
+     * Keys are per log.
+     */
+open func appendLogRecordOnce(flowId: String, log: String, idempotencyKey: String, recordJson: String)throws  -> LogEntry  {
+    return try  FfiConverterTypeLogEntry_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_store_append_log_record_once(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(flowId),
+        FfiConverterString.lower(log),
+        FfiConverterString.lower(idempotencyKey),
+        FfiConverterString.lower(recordJson),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Appends 1 to 1000 JSON records to the log `log` in one transaction
+     * (`AppendLogRecords`) and returns their entries, oldest first; one bad record fails
+     * the batch and stores nothing. With `idempotency_key`, a retry of the same batch
+     * returns the first call's entries.
+     */
+open func appendLogRecords(flowId: String, log: String, recordsJson: [String], idempotencyKey: String? = nil)throws  -> [LogEntry]  {
+    return try  FfiConverterSequenceTypeLogEntry.lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_store_append_log_records(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(flowId),
+        FfiConverterString.lower(log),
+        FfiConverterSequenceString.lower(recordsJson),
+        FfiConverterOptionString.lower(idempotencyKey),uniffiCallStatus
+    )
+})
+}
+    
+    /**
      * Reads one page of the log `log`: `""` or `current` for the newest, else the
      * previous page's `next_page_token`.
      */
@@ -697,6 +814,50 @@ open func startAppLog(flowId: String)throws  -> String  {
 }
     
     /**
+     * The profile of `email_address` (any case, surrounding whitespace allowed);
+     * `RecordNotFound` when none is stored.
+     */
+open func getCustomerProfile(flowId: String, emailAddress: String)throws  -> CustomerProfile  {
+    return try  FfiConverterTypeCustomerProfile_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_store_get_customer_profile(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(flowId),
+        FfiConverterString.lower(emailAddress),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Starts the customer directory `flow_id`, or returns the running one's run ID.
+     */
+open func startCustomerDirectory(flowId: String)throws  -> String  {
+    return try  FfiConverterString.lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_store_start_customer_directory(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(flowId),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Saves a profile under its canonical email once (`UpsertCustomerProfile`) and returns
+     * it as stored; a concurrent upsert to the same bucket fails with `LockConflict`, to
+     * be retried.
+     */
+open func upsertCustomerProfile(flowId: String, profile: CustomerProfile)throws  -> CustomerProfile  {
+    return try  FfiConverterTypeCustomerProfile_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_store_upsert_customer_profile(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(flowId),
+        FfiConverterTypeCustomerProfile_lower(profile),uniffiCallStatus
+    )
+})
+}
+    
+    /**
      * Where the store lives.
      */
 open func location() -> String  {
@@ -704,6 +865,74 @@ open func location() -> String  {
         uniffiCallStatus in
     uniffi_attrflow_ffi_fn_method_store_location(
             self.uniffiCloneHandle(),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Moves the archive to `chunk_size` (1 to 10 000) subscribers per chunk from the next
+     * chunk boundary (`ChangeSubscriberChunkSize`). Every token issued before keeps naming
+     * the same chunk.
+     */
+open func changeSubscriberChunkSize(flowId: String, chunkSize: UInt64)throws  -> ChunkSizeChange  {
+    return try  FfiConverterTypeChunkSizeChange_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_store_change_subscriber_chunk_size(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(flowId),
+        FfiConverterUInt64.lower(chunkSize),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Appends a subscriber under `idempotency_key` (`RegisterSubscriberOnce`): a retry with
+     * the same key and subscriber, from this or any other `Store` on the same file, returns
+     * the first call's subscriber with its sequence and appends nothing. The same key with
+     * another subscriber is `InvalidInput`.
+     */
+open func registerSubscriberOnce(flowId: String, idempotencyKey: String, subscriberId: String, deliveryAddress: String)throws  -> Subscriber  {
+    return try  FfiConverterTypeSubscriber_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_store_register_subscriber_once(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(flowId),
+        FfiConverterString.lower(idempotencyKey),
+        FfiConverterString.lower(subscriberId),
+        FfiConverterString.lower(deliveryAddress),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Appends 1 to 1000 subscribers in one transaction (`RegisterSubscribers`), filling
+     * and archiving as many chunks as they need, and returns them with their sequences,
+     * oldest first. One bad subscriber fails the batch and stores nothing. With
+     * `idempotency_key`, a retry of the same batch returns the first call's subscribers.
+     */
+open func registerSubscribers(flowId: String, subscribers: [NewSubscriber], idempotencyKey: String? = nil)throws  -> [Subscriber]  {
+    return try  FfiConverterSequenceTypeSubscriber.lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_store_register_subscribers(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(flowId),
+        FfiConverterSequenceTypeNewSubscriber.lower(subscribers),
+        FfiConverterOptionString.lower(idempotencyKey),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Sets how many idempotency keys the archive remembers, and for how long
+     * (`SetSubscriberIdempotencyWindow`); returns the window set.
+     */
+open func setSubscriberIdempotencyWindow(flowId: String, window: IdempotencyWindow)throws  -> IdempotencyWindow  {
+    return try  FfiConverterTypeIdempotencyWindow_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_store_set_subscriber_idempotency_window(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(flowId),
+        FfiConverterTypeIdempotencyWindow_lower(window),uniffiCallStatus
     )
 })
 }
@@ -798,6 +1027,312 @@ public func FfiConverterTypeStore_lower(_ value: Store) -> UInt64 {
 }
 
 
+
+
+/**
+ * One layout of the archive: chunks of `chunk_size` subscribers from `from_sequence` on.
+ */
+public struct ChunkLayout: Equatable, Hashable {
+    /**
+     * The first sequence of the layout's first chunk.
+     */
+    public var fromSequence: UInt64
+    /**
+     * Subscribers per chunk in this layout.
+     */
+    public var chunkSize: UInt64
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * The first sequence of the layout's first chunk.
+         */fromSequence: UInt64, 
+        /**
+         * Subscribers per chunk in this layout.
+         */chunkSize: UInt64) {
+        self.fromSequence = fromSequence
+        self.chunkSize = chunkSize
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension ChunkLayout: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeChunkLayout: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> ChunkLayout {
+        return
+            try ChunkLayout(
+                fromSequence: FfiConverterUInt64.read(from: &buf), 
+                chunkSize: FfiConverterUInt64.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: ChunkLayout, into buf: inout [UInt8]) {
+        FfiConverterUInt64.write(value.fromSequence, into: &buf)
+        FfiConverterUInt64.write(value.chunkSize, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeChunkLayout_lift(_ buf: RustBuffer) throws -> ChunkLayout {
+    return try FfiConverterTypeChunkLayout.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeChunkLayout_lower(_ value: ChunkLayout) -> RustBuffer {
+    return FfiConverterTypeChunkLayout.lower(value)
+}
+
+
+/**
+ * The outcome of a chunk-size change.
+ */
+public struct ChunkSizeChange: Equatable, Hashable {
+    /**
+     * The size asked for.
+     */
+    public var chunkSize: UInt64
+    /**
+     * The first sequence of the first chunk with that size.
+     */
+    public var fromSequence: UInt64
+    /**
+     * The archive's whole layout history afterwards, oldest first.
+     */
+    public var layouts: [ChunkLayout]
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * The size asked for.
+         */chunkSize: UInt64, 
+        /**
+         * The first sequence of the first chunk with that size.
+         */fromSequence: UInt64, 
+        /**
+         * The archive's whole layout history afterwards, oldest first.
+         */layouts: [ChunkLayout]) {
+        self.chunkSize = chunkSize
+        self.fromSequence = fromSequence
+        self.layouts = layouts
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension ChunkSizeChange: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeChunkSizeChange: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> ChunkSizeChange {
+        return
+            try ChunkSizeChange(
+                chunkSize: FfiConverterUInt64.read(from: &buf), 
+                fromSequence: FfiConverterUInt64.read(from: &buf), 
+                layouts: FfiConverterSequenceTypeChunkLayout.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: ChunkSizeChange, into buf: inout [UInt8]) {
+        FfiConverterUInt64.write(value.chunkSize, into: &buf)
+        FfiConverterUInt64.write(value.fromSequence, into: &buf)
+        FfiConverterSequenceTypeChunkLayout.write(value.layouts, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeChunkSizeChange_lift(_ buf: RustBuffer) throws -> ChunkSizeChange {
+    return try FfiConverterTypeChunkSizeChange.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeChunkSizeChange_lower(_ value: ChunkSizeChange) -> RustBuffer {
+    return FfiConverterTypeChunkSizeChange.lower(value)
+}
+
+
+/**
+ * One customer's profile, keyed by its canonical email address.
+ */
+public struct CustomerProfile: Equatable, Hashable {
+    /**
+     * The email address; stored and returned in canonical form (trimmed, lowercased).
+     */
+    public var emailAddress: String
+    /**
+     * The customer's full name; required.
+     */
+    public var fullName: String
+    /**
+     * The customer's company; required.
+     */
+    public var companyName: String
+    /**
+     * The customer's tier (`gold`, say); required.
+     */
+    public var customerTier: String
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * The email address; stored and returned in canonical form (trimmed, lowercased).
+         */emailAddress: String, 
+        /**
+         * The customer's full name; required.
+         */fullName: String, 
+        /**
+         * The customer's company; required.
+         */companyName: String, 
+        /**
+         * The customer's tier (`gold`, say); required.
+         */customerTier: String) {
+        self.emailAddress = emailAddress
+        self.fullName = fullName
+        self.companyName = companyName
+        self.customerTier = customerTier
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension CustomerProfile: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeCustomerProfile: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> CustomerProfile {
+        return
+            try CustomerProfile(
+                emailAddress: FfiConverterString.read(from: &buf), 
+                fullName: FfiConverterString.read(from: &buf), 
+                companyName: FfiConverterString.read(from: &buf), 
+                customerTier: FfiConverterString.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: CustomerProfile, into buf: inout [UInt8]) {
+        FfiConverterString.write(value.emailAddress, into: &buf)
+        FfiConverterString.write(value.fullName, into: &buf)
+        FfiConverterString.write(value.companyName, into: &buf)
+        FfiConverterString.write(value.customerTier, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeCustomerProfile_lift(_ buf: RustBuffer) throws -> CustomerProfile {
+    return try FfiConverterTypeCustomerProfile.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeCustomerProfile_lower(_ value: CustomerProfile) -> RustBuffer {
+    return FfiConverterTypeCustomerProfile.lower(value)
+}
+
+
+/**
+ * How many keyed registrations the archive remembers, and for how long.
+ */
+public struct IdempotencyWindow: Equatable, Hashable {
+    /**
+     * The newest keys kept, 1 to 10 000.
+     */
+    public var maxKeys: UInt32
+    /**
+     * The age in milliseconds after which a key is forgotten, at least 1.
+     */
+    public var maxAgeMs: UInt64
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * The newest keys kept, 1 to 10 000.
+         */maxKeys: UInt32, 
+        /**
+         * The age in milliseconds after which a key is forgotten, at least 1.
+         */maxAgeMs: UInt64) {
+        self.maxKeys = maxKeys
+        self.maxAgeMs = maxAgeMs
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension IdempotencyWindow: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeIdempotencyWindow: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> IdempotencyWindow {
+        return
+            try IdempotencyWindow(
+                maxKeys: FfiConverterUInt32.read(from: &buf), 
+                maxAgeMs: FfiConverterUInt64.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: IdempotencyWindow, into buf: inout [UInt8]) {
+        FfiConverterUInt32.write(value.maxKeys, into: &buf)
+        FfiConverterUInt64.write(value.maxAgeMs, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeIdempotencyWindow_lift(_ buf: RustBuffer) throws -> IdempotencyWindow {
+    return try FfiConverterTypeIdempotencyWindow.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeIdempotencyWindow_lower(_ value: IdempotencyWindow) -> RustBuffer {
+    return FfiConverterTypeIdempotencyWindow.lower(value)
+}
 
 
 /**
@@ -955,6 +1490,75 @@ public func FfiConverterTypeLogPage_lift(_ buf: RustBuffer) throws -> LogPage {
 #endif
 public func FfiConverterTypeLogPage_lower(_ value: LogPage) -> RustBuffer {
     return FfiConverterTypeLogPage.lower(value)
+}
+
+
+/**
+ * One subscriber of a batch, before it has a sequence.
+ */
+public struct NewSubscriber: Equatable, Hashable {
+    /**
+     * The subscriber's ID; required.
+     */
+    public var subscriberId: String
+    /**
+     * The subscriber's delivery address; required.
+     */
+    public var deliveryAddress: String
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * The subscriber's ID; required.
+         */subscriberId: String, 
+        /**
+         * The subscriber's delivery address; required.
+         */deliveryAddress: String) {
+        self.subscriberId = subscriberId
+        self.deliveryAddress = deliveryAddress
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension NewSubscriber: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeNewSubscriber: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> NewSubscriber {
+        return
+            try NewSubscriber(
+                subscriberId: FfiConverterString.read(from: &buf), 
+                deliveryAddress: FfiConverterString.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: NewSubscriber, into buf: inout [UInt8]) {
+        FfiConverterString.write(value.subscriberId, into: &buf)
+        FfiConverterString.write(value.deliveryAddress, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeNewSubscriber_lift(_ buf: RustBuffer) throws -> NewSubscriber {
+    return try FfiConverterTypeNewSubscriber.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeNewSubscriber_lower(_ value: NewSubscriber) -> RustBuffer {
+    return FfiConverterTypeNewSubscriber.lower(value)
 }
 
 
@@ -1375,6 +1979,30 @@ public func FfiConverterTypeDurability_lower(_ value: Durability) -> RustBuffer 
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterOptionString: FfiConverterRustBuffer {
+    typealias SwiftType = String?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterString.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterString.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterOptionTypeDurability: FfiConverterRustBuffer {
     typealias SwiftType = Durability?
 
@@ -1393,6 +2021,56 @@ fileprivate struct FfiConverterOptionTypeDurability: FfiConverterRustBuffer {
         case 1: return try FfiConverterTypeDurability.read(from: &buf)
         default: throw UniffiInternalError.unexpectedOptionalTag
         }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+fileprivate struct FfiConverterSequenceString: FfiConverterRustBuffer {
+    typealias SwiftType = [String]
+
+    public static func write(_ value: [String], into buf: inout [UInt8]) {
+        let len = Int32(value.count)
+        writeInt(&buf, len)
+        for item in value {
+            FfiConverterString.write(item, into: &buf)
+        }
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> [String] {
+        let len: Int32 = try readInt(&buf)
+        var seq = [String]()
+        seq.reserveCapacity(Int(len))
+        for _ in 0 ..< len {
+            seq.append(try FfiConverterString.read(from: &buf))
+        }
+        return seq
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+fileprivate struct FfiConverterSequenceTypeChunkLayout: FfiConverterRustBuffer {
+    typealias SwiftType = [ChunkLayout]
+
+    public static func write(_ value: [ChunkLayout], into buf: inout [UInt8]) {
+        let len = Int32(value.count)
+        writeInt(&buf, len)
+        for item in value {
+            FfiConverterTypeChunkLayout.write(item, into: &buf)
+        }
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> [ChunkLayout] {
+        let len: Int32 = try readInt(&buf)
+        var seq = [ChunkLayout]()
+        seq.reserveCapacity(Int(len))
+        for _ in 0 ..< len {
+            seq.append(try FfiConverterTypeChunkLayout.read(from: &buf))
+        }
+        return seq
     }
 }
 
@@ -1424,6 +2102,31 @@ fileprivate struct FfiConverterSequenceTypeLogEntry: FfiConverterRustBuffer {
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterSequenceTypeNewSubscriber: FfiConverterRustBuffer {
+    typealias SwiftType = [NewSubscriber]
+
+    public static func write(_ value: [NewSubscriber], into buf: inout [UInt8]) {
+        let len = Int32(value.count)
+        writeInt(&buf, len)
+        for item in value {
+            FfiConverterTypeNewSubscriber.write(item, into: &buf)
+        }
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> [NewSubscriber] {
+        let len: Int32 = try readInt(&buf)
+        var seq = [NewSubscriber]()
+        seq.reserveCapacity(Int(len))
+        for _ in 0 ..< len {
+            seq.append(try FfiConverterTypeNewSubscriber.read(from: &buf))
+        }
+        return seq
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterSequenceTypeSubscriber: FfiConverterRustBuffer {
     typealias SwiftType = [Subscriber]
 
@@ -1444,6 +2147,39 @@ fileprivate struct FfiConverterSequenceTypeSubscriber: FfiConverterRustBuffer {
         }
         return seq
     }
+}
+/**
+ * The flow ID the customer-directory pattern uses, `customer-directory`.
+ */
+public func customerDirectoryFlowId() -> String  {
+    return try!  FfiConverterString.lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_func_customer_directory_flow_id(uniffiCallStatus
+    )
+})
+}
+/**
+ * The bucket instance (`partition-000` … `partition-999`) holding the profile of
+ * `email_address`, canonicalized first; `InvalidInput` for an address that is empty or
+ * not ASCII.
+ */
+public func customerProfilePartition(emailAddress: String)throws  -> String  {
+    return try  FfiConverterString.lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_func_customer_profile_partition(
+        FfiConverterString.lower(emailAddress),uniffiCallStatus
+    )
+})
+}
+/**
+ * The window of an archive that never set one: 100 keys, 24 hours.
+ */
+public func defaultIdempotencyWindow() -> IdempotencyWindow  {
+    return try!  FfiConverterTypeIdempotencyWindow_lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_func_default_idempotency_window(uniffiCallStatus
+    )
+})
 }
 /**
  * The flow ID the subscriber-archive pattern uses, `chunked-subscriber-archive`.
@@ -1471,10 +2207,25 @@ private let initializationResult: InitializationResult = {
     if bindings_contract_version != scaffolding_contract_version {
         return InitializationResult.contractVersionMismatch
     }
+    if (uniffi_attrflow_ffi_checksum_func_customer_directory_flow_id() != 21569) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_func_customer_profile_partition() != 58865) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_func_default_idempotency_window() != 53266) {
+        return InitializationResult.apiChecksumMismatch
+    }
     if (uniffi_attrflow_ffi_checksum_func_subscriber_archive_flow_id() != 63356) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_attrflow_ffi_checksum_method_store_append_log_record() != 60314) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_store_append_log_record_once() != 54539) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_store_append_log_records() != 61590) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_attrflow_ffi_checksum_method_store_get_log_page() != 43214) {
@@ -1483,7 +2234,28 @@ private let initializationResult: InitializationResult = {
     if (uniffi_attrflow_ffi_checksum_method_store_start_app_log() != 45603) {
         return InitializationResult.apiChecksumMismatch
     }
+    if (uniffi_attrflow_ffi_checksum_method_store_get_customer_profile() != 16654) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_store_start_customer_directory() != 10028) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_store_upsert_customer_profile() != 23368) {
+        return InitializationResult.apiChecksumMismatch
+    }
     if (uniffi_attrflow_ffi_checksum_method_store_location() != 1456) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_store_change_subscriber_chunk_size() != 38661) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_store_register_subscriber_once() != 1809) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_store_register_subscribers() != 51685) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_store_set_subscriber_idempotency_window() != 63263) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_attrflow_ffi_checksum_method_store_get_subscriber_page() != 18611) {

@@ -1,5 +1,7 @@
 // The scenarios of the Kotlin tests, in Swift: paging 201 subscribers, concurrent
-// registrations retrying lock conflicts, typed errors with the core's messages, the app log.
+// registrations retrying lock conflicts, typed errors with the core's messages, the app log,
+// batch and idempotent registration, a chunk-size change, the customer directory, batch
+// and keyed app-log appends.
 import Foundation
 import XCTest
 
@@ -98,5 +100,166 @@ final class AttrflowTests: XCTestCase {
         XCTAssertEqual(newest.entries.first?.recordJson, "{\"n\":150}")
         XCTAssertEqual(newest.entries.count, 50)
         XCTAssertEqual(newest.nextPageToken, "00000000000000000001")
+    }
+
+    private func batch(_ range: ClosedRange<Int>) -> [NewSubscriber] {
+        range.map { n in
+            let id = String(format: "subscriber-%03d", n)
+            return NewSubscriber(subscriberId: id, deliveryAddress: "\(id)@example.com")
+        }
+    }
+
+    private func allPages(_ store: Store) throws -> [SubscriberPage] {
+        var pages: [SubscriberPage] = []
+        var token = "current"
+        while !token.isEmpty {
+            let page = try store.getSubscriberPage(flowId: flowId, pageToken: token)
+            pages.append(page)
+            token = page.nextPageToken
+        }
+        return pages
+    }
+
+    private func assertInvalidInput(_ call: @autoclosure () throws -> Any, _ expected: String,
+                                    file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertThrowsError(try call(), file: file, line: line) { error in
+            guard case AttrflowError.InvalidInput(let message) = error else {
+                return XCTFail("expected InvalidInput, got \(error)", file: file, line: line)
+            }
+            XCTAssertEqual(message, expected, file: file, line: line)
+        }
+    }
+
+    func testBatchCrossingTwoChunkBoundariesPagesBackWhole() throws {
+        let store = try freshStore()
+        _ = try store.startSubscriberArchive(flowId: flowId)
+        _ = try store.registerSubscribers(flowId: flowId, subscribers: batch(1...95))
+        let registered = try store.registerSubscribers(flowId: flowId, subscribers: batch(96...215))
+        XCTAssertEqual(registered.map(\.sequence), (96...215).map(UInt64.init))
+        let pages = try allPages(store)
+        XCTAssertEqual(pages.map(\.pageToken), ["current", "00000000000000000101", "00000000000000000001"])
+        XCTAssertEqual(pages.map(\.subscribers.count), [15, 100, 100])
+        XCTAssertEqual(pages.flatMap(\.subscribers).map(\.sequence), (1...215).reversed().map(UInt64.init))
+    }
+
+    func testIdempotentRetryFromAFreshStoreKeepsItsSequence() throws {
+        let store = try freshStore()
+        _ = try store.startSubscriberArchive(flowId: flowId)
+        let batchKey = "import-2026-12"
+        let firstBatch = try store.registerSubscribers(flowId: flowId, subscribers: batch(1...41), idempotencyKey: batchKey)
+        XCTAssertEqual(firstBatch, try store.registerSubscribers(flowId: flowId, subscribers: batch(1...41), idempotencyKey: batchKey))
+        let first = try store.registerSubscriberOnce(
+            flowId: flowId, idempotencyKey: "signup-ada", subscriberId: "ada", deliveryAddress: "ada@example.com")
+        XCTAssertEqual(first.sequence, 42)
+        let reopened = try Store.open(location: store.location(), durability: .normal)
+        XCTAssertEqual(first, try reopened.registerSubscriberOnce(
+            flowId: flowId, idempotencyKey: "signup-ada", subscriberId: "ada", deliveryAddress: "ada@example.com"))
+        let current = try reopened.getSubscriberPage(flowId: flowId, pageToken: "current")
+        XCTAssertEqual(current.subscribers.map(\.sequence), (1...42).reversed().map(UInt64.init))
+        XCTAssertThrowsError(try reopened.registerSubscriberOnce(
+            flowId: flowId, idempotencyKey: "signup-ada", subscriberId: "ada", deliveryAddress: "ada@example.org")) { error in
+            guard case AttrflowError.InvalidInput = error else {
+                return XCTFail("expected InvalidInput, got \(error)")
+            }
+        }
+    }
+
+    func testOversizeBatchesAndBadKeysAreInvalidInput() throws {
+        let store = try freshStore()
+        _ = try store.startSubscriberArchive(flowId: flowId)
+        assertInvalidInput(try store.registerSubscribers(flowId: flowId, subscribers: batch(1...1001)),
+                           "a batch holds at most 1000 records, got 1001")
+        assertInvalidInput(try store.registerSubscribers(flowId: flowId, subscribers: []),
+                           "a batch needs at least one record")
+        assertInvalidInput(try store.registerSubscriberOnce(
+            flowId: flowId, idempotencyKey: "has space", subscriberId: "ada", deliveryAddress: "ada@example.com"),
+                           "idempotency key must be 1 to 128 visible ASCII characters, got \"has space\"")
+        XCTAssertTrue(try store.getSubscriberPage(flowId: flowId, pageToken: "current").subscribers.isEmpty)
+        XCTAssertEqual(defaultIdempotencyWindow(), IdempotencyWindow(maxKeys: 100, maxAgeMs: 86_400_000))
+    }
+
+    func testChunkSizeChangeFrom100To50KeepsOldTokens() throws {
+        let store = try freshStore()
+        _ = try store.startSubscriberArchive(flowId: flowId)
+        _ = try store.registerSubscribers(flowId: flowId, subscribers: batch(1...130))
+        let oldest = try store.getSubscriberPage(flowId: flowId, pageToken: "00000000000000000001")
+        let change = try store.changeSubscriberChunkSize(flowId: flowId, chunkSize: 50)
+        XCTAssertEqual(change, ChunkSizeChange(chunkSize: 50, fromSequence: 201, layouts: [
+            ChunkLayout(fromSequence: 1, chunkSize: 100), ChunkLayout(fromSequence: 201, chunkSize: 50),
+        ]))
+        _ = try store.registerSubscribers(flowId: flowId, subscribers: batch(131...260))
+        let pages = try allPages(store)
+        XCTAssertEqual(pages.map(\.pageToken),
+                       ["current", "00000000000000000201", "00000000000000000101", "00000000000000000001"])
+        XCTAssertEqual(pages.map(\.subscribers.count), [10, 50, 100, 100])
+        XCTAssertEqual(oldest, try store.getSubscriberPage(flowId: flowId, pageToken: "00000000000000000001"))
+        assertInvalidInput(try store.changeSubscriberChunkSize(flowId: flowId, chunkSize: 0),
+                           "chunk size must be between 1 and 10000, got 0")
+    }
+
+    func testCustomerDirectoryGoldenPartitionCollidingUpsertsAndTypedErrors() throws {
+        let directory = customerDirectoryFlowId()
+        XCTAssertEqual(try customerProfilePartition(emailAddress: " Alice@Example.COM "), "partition-278")
+        let store = try freshStore()
+        _ = try store.startCustomerDirectory(flowId: directory)
+        let bucket = try customerProfilePartition(emailAddress: "customer-0@example.com")
+        var emails: [String] = []
+        var n = 0
+        while emails.count < 12 {
+            let email = "customer-\(n)@example.com"
+            if try customerProfilePartition(emailAddress: email) == bucket { emails.append(email) }
+            n += 1
+        }
+        let profiles = emails.map {
+            CustomerProfile(emailAddress: $0, fullName: "Name of \($0)", companyName: "Company of \($0)", customerTier: "gold")
+        }
+        let lock = NSLock()
+        var failures: [Error] = []
+        DispatchQueue.concurrentPerform(iterations: profiles.count) { index in
+            while true {
+                do {
+                    _ = try store.upsertCustomerProfile(flowId: directory, profile: profiles[index])
+                    return
+                } catch AttrflowError.LockConflict {
+                    usleep(1000)
+                } catch {
+                    lock.lock(); failures.append(error); lock.unlock()
+                    return
+                }
+            }
+        }
+        XCTAssertTrue(failures.isEmpty, "\(failures)")
+        for profile in profiles {
+            XCTAssertEqual(try store.getCustomerProfile(flowId: directory, emailAddress: profile.emailAddress), profile)
+        }
+        XCTAssertThrowsError(try store.getCustomerProfile(flowId: directory, emailAddress: "Nobody@Example.com")) { error in
+            guard case AttrflowError.RecordNotFound(let message) = error else {
+                return XCTFail("expected RecordNotFound, got \(error)")
+            }
+            XCTAssertEqual(message, "customer profile \"nobody@example.com\" not found")
+        }
+        var accented = profiles[0]
+        accented.emailAddress = "josé@example.com"
+        assertInvalidInput(try store.upsertCustomerProfile(flowId: directory, profile: accented),
+                           "emailAddress must contain only ASCII characters")
+    }
+
+    func testAppLogBatchAndKeyedAppends() throws {
+        let store = try freshStore()
+        _ = try store.startAppLog(flowId: "my-app")
+        let batch = try store.appendLogRecords(flowId: "my-app", log: "chat",
+                                               recordsJson: (1...215).map { "{\"n\":\($0)}" })
+        XCTAssertEqual(batch.map(\.sequence), (1...215).map(UInt64.init))
+        let current = try store.getLogPage(flowId: "my-app", log: "chat", pageToken: "current")
+        XCTAssertEqual(current.entries.count, 15)
+        XCTAssertEqual(current.nextPageToken, "00000000000000000101")
+        let first = try store.appendLogRecordOnce(flowId: "my-app", log: "audit", idempotencyKey: "login-1",
+                                                  recordJson: "{\"user\":\"ada\"}")
+        let reopened = try Store.open(location: store.location(), durability: .normal)
+        XCTAssertEqual(first, try reopened.appendLogRecordOnce(flowId: "my-app", log: "audit", idempotencyKey: "login-1",
+                                                               recordJson: "{\"user\":\"ada\"}"))
+        XCTAssertEqual(try reopened.getLogPage(flowId: "my-app", log: "audit", pageToken: "current").entries, [first])
+        assertInvalidInput(try store.appendLogRecords(flowId: "my-app", log: "audit", recordsJson: ["1", "null"]),
+                           "records[1]: record is required")
     }
 }

@@ -1,0 +1,83 @@
+package io.attrflow
+
+import org.junit.jupiter.api.Assertions.assertEquals
+import org.junit.jupiter.api.Assertions.assertTrue
+import org.junit.jupiter.api.Test
+import org.junit.jupiter.api.assertThrows
+
+/** Batch and idempotent appends to app logs, with the subscriber archive's rules. */
+class AppLogAppendsTest {
+    private val flowId = "my-app"
+
+    private fun records(range: IntRange) = range.map { """{"n":$it}""" }
+
+    private fun Store.allSequences(log: String): List<ULong> {
+        val sequences = mutableListOf<ULong>()
+        var token = "current"
+        while (token.isNotEmpty()) {
+            val page = getLogPage(flowId, log, token)
+            sequences += page.entries.map { it.sequence }
+            token = page.nextPageToken
+        }
+        return sequences
+    }
+
+    @Test
+    fun `a batch crossing chunk boundaries pages back whole`() {
+        freshStore().use { store ->
+            store.startAppLog(flowId)
+            store.appendLogRecord(flowId, "chat", """{"n":1}""")
+            val batch = store.appendLogRecords(flowId, "chat", records(2..215))
+            assertEquals((2..215).map { it.toULong() }, batch.map { it.sequence })
+            assertEquals("""{"n":2}""", batch.first().recordJson)
+            val current = store.getLogPage(flowId, "chat", "current")
+            assertEquals(15, current.entries.size)
+            assertEquals("00000000000000000101", current.nextPageToken)
+            assertEquals((215 downTo 1).map { it.toULong() }, store.allSequences("chat"))
+        }
+    }
+
+    @Test
+    fun `keyed appends retried from a fresh Store keep their sequences`() {
+        val (location, first, batch) = freshStore().use { store ->
+            store.startAppLog(flowId)
+            val first = store.appendLogRecordOnce(flowId, "audit", "login-1", """{"user":"ada"}""")
+            val batch = store.appendLogRecords(flowId, "audit", records(1..120), "import-1")
+            assertEquals(first, store.appendLogRecordOnce(flowId, "audit", "login-1", """{"user":"ada"}"""))
+            Triple(store.location(), first, batch)
+        }
+        Store.open(location, Durability.NORMAL).use { reopened ->
+            assertEquals(first, reopened.appendLogRecordOnce(flowId, "audit", "login-1", """{"user":"ada"}"""))
+            assertEquals(batch, reopened.appendLogRecords(flowId, "audit", records(1..120), "import-1"))
+            assertEquals((121 downTo 1).map { it.toULong() }, reopened.allSequences("audit"))
+            assertEquals(1uL, reopened.appendLogRecordOnce(flowId, "chat", "login-1", "{}").sequence, "keys are per log")
+            assertThrows<AttrflowException.InvalidInput> {
+                reopened.appendLogRecordOnce(flowId, "audit", "login-1", """{"user":"bob"}""")
+            }
+        }
+    }
+
+    @Test
+    fun `bad batches and keys are InvalidInput and store nothing`() {
+        freshStore().use { store ->
+            store.startAppLog(flowId)
+            val oversize = assertThrows<AttrflowException.InvalidInput> {
+                store.appendLogRecords(flowId, "audit", records(1..1001))
+            }
+            assertEquals("a batch holds at most 1000 records, got 1001", oversize.message)
+            val notJson = assertThrows<AttrflowException.InvalidInput> {
+                store.appendLogRecords(flowId, "audit", listOf("1", "{oops"))
+            }
+            assertTrue(notJson.message!!.startsWith("records[1]: record of log \"audit\" is not JSON"), notJson.message)
+            val nullRecord = assertThrows<AttrflowException.InvalidInput> {
+                store.appendLogRecords(flowId, "audit", listOf("1", "null"))
+            }
+            assertEquals("records[1]: record is required", nullRecord.message)
+            val badKey = assertThrows<AttrflowException.InvalidInput> {
+                store.appendLogRecordOnce(flowId, "audit", "has space", "1")
+            }
+            assertTrue(badKey.message!!.startsWith("idempotency key must be"), badKey.message)
+            assertTrue(store.getLogPage(flowId, "audit", "current").entries.isEmpty())
+        }
+    }
+}

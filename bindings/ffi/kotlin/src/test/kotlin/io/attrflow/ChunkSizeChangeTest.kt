@@ -1,0 +1,51 @@
+package io.attrflow
+
+import org.junit.jupiter.api.Assertions.assertEquals
+import org.junit.jupiter.api.Test
+import org.junit.jupiter.api.assertThrows
+
+/** Changing the archive's chunk size from 100 to 50: old tokens keep naming their chunks. */
+class ChunkSizeChangeTest {
+    private val flowId = subscriberArchiveFlowId()
+
+    private fun Store.registerRange(from: Int, to: Int) =
+        registerSubscribers(flowId, (from..to).map { NewSubscriber("s-$it", "s-$it@example.com") })
+
+    @Test
+    fun `a change from 100 to 50 applies from the next boundary and old tokens still resolve`() {
+        freshStore().use { store ->
+            store.startSubscriberArchive(flowId)
+            store.registerRange(1, 130)
+            val oldestBefore = store.getSubscriberPage(flowId, "00000000000000000001")
+
+            val change = store.changeSubscriberChunkSize(flowId, 50u)
+            assertEquals(ChunkSizeChange(50u, 201u, listOf(ChunkLayout(1u, 100u), ChunkLayout(201u, 50u))), change)
+
+            store.registerRange(131, 260)
+            val pages = store.allSubscriberPages(flowId)
+            assertEquals(
+                listOf("current", "00000000000000000201", "00000000000000000101", "00000000000000000001"),
+                pages.map { it.pageToken },
+            )
+            assertEquals(listOf(10, 50, 100, 100), pages.map { it.subscribers.size })
+            assertEquals((260 downTo 1).map { it.toULong() }, pages.flatMap { it.subscribers }.map { it.sequence })
+            assertEquals(oldestBefore, store.getSubscriberPage(flowId, "00000000000000000001"))
+
+            val notABoundary = assertThrows<AttrflowException.InvalidPageToken> {
+                store.getSubscriberPage(flowId, "00000000000000000226")
+            }
+            assertEquals("invalid page token \"00000000000000000226\"", notABoundary.message)
+        }
+    }
+
+    @Test
+    fun `chunk sizes out of range are InvalidInput`() {
+        freshStore().use { store ->
+            store.startSubscriberArchive(flowId)
+            for (size in listOf(0uL, 10_001uL)) {
+                val error = assertThrows<AttrflowException.InvalidInput> { store.changeSubscriberChunkSize(flowId, size) }
+                assertEquals("chunk size must be between 1 and 10000, got $size", error.message)
+            }
+        }
+    }
+}

@@ -1,0 +1,109 @@
+package io.attrflow
+
+import java.util.concurrent.ConcurrentLinkedQueue
+import java.util.concurrent.CountDownLatch
+import java.util.concurrent.atomic.AtomicInteger
+import org.junit.jupiter.api.Assertions.assertEquals
+import org.junit.jupiter.api.Assertions.assertTrue
+import org.junit.jupiter.api.Test
+import org.junit.jupiter.api.assertThrows
+
+/** The hash-partitioned customer directory: golden partitions, colliding upserts, typed errors. */
+class CustomerDirectoryTest {
+    private val flowId = customerDirectoryFlowId()
+
+    private fun profile(email: String, tier: String = "gold") =
+        CustomerProfile(email, "Name of $email", "Company of $email", tier)
+
+    /** Saves `profile`, retrying while another caller holds its bucket's lock; returns the conflicts. */
+    private fun Store.upsertRetrying(profile: CustomerProfile, conflicts: AtomicInteger): CustomerProfile {
+        while (true) {
+            try {
+                return upsertCustomerProfile(flowId, profile)
+            } catch (conflict: AttrflowException.LockConflict) {
+                conflicts.incrementAndGet()
+                Thread.yield()
+            }
+        }
+    }
+
+    @Test
+    fun `a known email lands in its golden partition and reads back under any case`() {
+        assertEquals("customer-directory", flowId)
+        assertEquals("partition-278", customerProfilePartition(" Alice@Example.COM "))
+        assertEquals("partition-278", customerProfilePartition("alice@example.com"))
+        freshStore().use { store ->
+            val runId = store.startCustomerDirectory(flowId)
+            assertEquals(runId, store.startCustomerDirectory(flowId), "start is idempotent")
+            val saved = store.upsertCustomerProfile(flowId, profile(" Alice@Example.COM "))
+            assertEquals("alice@example.com", saved.emailAddress)
+            assertEquals(saved, store.getCustomerProfile(flowId, "ALICE@example.com"))
+
+            val updated = store.upsertCustomerProfile(flowId, saved.copy(customerTier = "platinum"))
+            assertEquals(updated, store.getCustomerProfile(flowId, "alice@example.com"))
+            assertEquals("platinum", updated.customerTier)
+        }
+    }
+
+    @Test
+    fun `12 profiles of one bucket upserted from 12 threads all read back exactly`() {
+        val bucket = customerProfilePartition("customer-0@example.com")
+        val emails = generateSequence(0) { it + 1 }
+            .map { "customer-$it@example.com" }
+            .filter { customerProfilePartition(it) == bucket }
+            .take(12)
+            .toList()
+        freshStore().use { store ->
+            store.startCustomerDirectory(flowId)
+            val conflicts = AtomicInteger(0)
+            val saved = ConcurrentLinkedQueue<CustomerProfile>()
+            val start = CountDownLatch(1)
+            val threads = emails.map { email ->
+                Thread {
+                    start.await()
+                    saved += store.upsertRetrying(profile(email), conflicts)
+                }.apply { start() }
+            }
+            start.countDown()
+            threads.forEach { it.join() }
+
+            assertEquals(emails.toSet(), saved.map { it.emailAddress }.toSet())
+            for (email in emails) {
+                assertEquals(profile(email), store.getCustomerProfile(flowId, email))
+            }
+            println("12 upserts to $bucket from 12 threads, $conflicts lock conflicts retried")
+        }
+    }
+
+    @Test
+    fun `an unknown email is RecordNotFound and a non-ASCII one InvalidInput`() {
+        freshStore().use { store ->
+            store.startCustomerDirectory(flowId)
+            val missing = assertThrows<AttrflowException.RecordNotFound> {
+                store.getCustomerProfile(flowId, "Nobody@Example.com")
+            }
+            assertEquals("customer profile \"nobody@example.com\" not found", missing.message)
+
+            val accented = assertThrows<AttrflowException.InvalidInput> {
+                store.upsertCustomerProfile(flowId, profile("josé@example.com"))
+            }
+            assertEquals("emailAddress must contain only ASCII characters", accented.message)
+            assertThrows<AttrflowException.InvalidInput> { store.getCustomerProfile(flowId, "josé@example.com") }
+            assertThrows<AttrflowException.InvalidInput> { customerProfilePartition("josé@example.com") }
+            val blank = assertThrows<AttrflowException.InvalidInput> { store.upsertCustomerProfile(flowId, profile("  ")) }
+            assertEquals("emailAddress is required", blank.message)
+            val noName = assertThrows<AttrflowException.InvalidInput> {
+                store.upsertCustomerProfile(flowId, profile("ada@example.com").copy(fullName = ""))
+            }
+            assertTrue(noName.message!!.contains("fullName"), noName.message)
+            assertThrows<AttrflowException.RecordNotFound> { store.getCustomerProfile(flowId, "ada@example.com") }
+        }
+    }
+
+    @Test
+    fun `a directory never started is FlowNotFound`() {
+        freshStore().use { store ->
+            assertThrows<AttrflowException.FlowNotFound> { store.getCustomerProfile("nobody", "ada@example.com") }
+        }
+    }
+}
