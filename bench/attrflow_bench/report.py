@@ -57,9 +57,10 @@ def render_plot(results: Results, path: Path) -> bool:
         ("chunked_register_us", "attrflow chunked archive (register)"),
         ("naive_append_us", "naive single-Attribute log (append)"),
     ):
-        medians = [results.summary(f"growth.{name}@{size}") for size in sizes]
+        measured = [size for size in sizes if f"growth.{name}@{size}" in results.series]
+        medians = [results.summary(f"growth.{name}@{size}") for size in measured]
         axes.errorbar(
-            sizes,
+            measured,
             [s.median / 1000 for s in medians],
             yerr=[
                 [(s.median - s.low) / 1000 for s in medians],
@@ -150,11 +151,13 @@ def _sections(results: Results, sizes: list[int], plotted: bool) -> list[str]:
         growth_rows.append(
             (f"attrflow register at {size:,} records", f"growth.chunked_register_us@{size}")
         )
-    for size in sizes:
-        growth_rows.append(
-            (f"naive log append at {size:,} records", f"growth.naive_append_us@{size}")
-        )
     config = results.facts["growth.config"]
+    over_limit = set(config.get("naive_over_limit", []))
+    for size in sizes:
+        label = f"naive log append at {size:,} records"
+        if size in over_limit:
+            label += " (cannot be stored: the history is over the 1 MiB stored-value limit)"
+        growth_rows.append((label, f"growth.naive_append_us@{size}"))
     lines = [
         "## 1. Append cost against history length",
         "",

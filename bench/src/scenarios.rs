@@ -30,6 +30,7 @@ pub fn append_growth(args: &Args) -> BenchResult<Value> {
     report.config("sizes", sizes.clone());
     report.config("appends", appends);
     report.config("naive_appends", naive_appends);
+    let mut naive_over_limit: Vec<u64> = Vec::new();
     for _ in 0..repeats {
         for &size in &sizes {
             let path = dir.join("growth-chunked.db");
@@ -46,21 +47,46 @@ pub fn append_growth(args: &Args) -> BenchResult<Value> {
             let path = dir.join("growth-naive.db");
             remove_store(&path)?;
             let runtime = open_runtime(&path, Synchronous::Normal)?;
-            naive_log::start(&runtime, size)?;
-            let latencies = latencies_us(naive_appends, |n| {
-                let sequence = size + n + 1;
-                naive_log::append_one(
-                    &runtime,
-                    &subscriber_id(sequence),
-                    &delivery_address(sequence),
-                )
-            })?;
-            report.push(&format!("naive_append_us@{size}"), "us", median(&latencies));
+            match naive_latencies(&runtime, size, naive_appends) {
+                Ok(latencies) => {
+                    report.push(&format!("naive_append_us@{size}"), "us", median(&latencies))
+                }
+                Err(error) if over_value_limit(error.as_ref()) => {
+                    if !naive_over_limit.contains(&size) {
+                        naive_over_limit.push(size);
+                    }
+                }
+                Err(error) => return Err(error),
+            }
             drop(runtime);
             remove_store(&path)?;
         }
     }
+    report.config("naive_over_limit", naive_over_limit);
     Ok(report.into_json())
+}
+
+/// Appends to a naive log holding `history` records; fails once the whole history no
+/// longer fits in one stored value.
+fn naive_latencies(runtime: &Runtime, history: u64, count: u64) -> BenchResult<Vec<f64>> {
+    naive_log::start(runtime, history)?;
+    latencies_us(count, |n| {
+        let sequence = history + n + 1;
+        naive_log::append_one(
+            runtime,
+            &subscriber_id(sequence),
+            &delivery_address(sequence),
+        )
+    })
+}
+
+/// Whether `error` is attrflow refusing a value over `limits::MAX_VALUE_BYTES`: the naive
+/// log's single value outgrew what one stored value may hold.
+fn over_value_limit(error: &(dyn std::error::Error + 'static)) -> bool {
+    matches!(
+        error.downcast_ref::<attrflow::Error>(),
+        Some(attrflow::Error::InvalidInput(message)) if message.starts_with("stored value")
+    )
 }
 
 fn register_latencies(runtime: &Runtime, history: u64, count: u64) -> BenchResult<Vec<f64>> {
