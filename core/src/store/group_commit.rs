@@ -107,6 +107,8 @@ pub struct GroupStats {
     pub commits: u64,
     /// Members (RPCs and flow starts) those groups committed.
     pub members: u64,
+    /// Callers waiting for their turn right now.
+    pub waiting: usize,
 }
 
 /// What a store backend provides to the pipeline: one write transaction per group, one
@@ -271,6 +273,7 @@ impl<G: Send> GroupCommit<G> {
         GroupStats {
             commits: self.commits.load(Ordering::Relaxed),
             members: self.members.load(Ordering::Relaxed),
+            waiting: self.state.lock().waiting,
         }
     }
 
