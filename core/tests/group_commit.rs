@@ -15,6 +15,7 @@ use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
 
+use attrflow::flows::chunked_subscriber::FLOW_TYPE as ARCHIVE;
 use attrflow::store::fault::FaultPoint;
 use attrflow::store::{SqliteOptions, SqliteStore, Store, Synchronous};
 use attrflow::{Error, FlowDefinition, RpcDefinition, RpcInvokeOptions, Runtime, StartFlowOptions};
@@ -340,4 +341,43 @@ fn a_handler_writing_to_its_own_store_from_another_thread_gets_a_bounded_lock_co
         "the inner start never ran"
     );
     assert_eq!(store.held_lock_count(), 0);
+}
+
+#[test]
+fn a_lock_free_handler_that_writes_through_its_own_store_is_refused_and_stores_nothing() {
+    let t = TestStore::sqlite_fast();
+    let store = t.store.as_store();
+    let definition = FlowDefinition::builder("LockFreeCallBack")
+        .attribute("v")
+        .rpc(RpcDefinition::new("CallBack", move |_ctx, _| {
+            let inner = Runtime::new(store.clone());
+            let started = inner.start_flow(ARCHIVE, "inner", &StartFlowOptions::new());
+            Err(Error::handler(format!(
+                "raised after the call-back: {}",
+                started.map_or_else(|e| e.to_string(), |_| "it was stored".into())
+            )))
+        }))
+        .build()
+        .unwrap();
+    t.runtime.register(definition).unwrap();
+    t.runtime
+        .start_flow("LockFreeCallBack", "outer", &StartFlowOptions::new())
+        .unwrap();
+    let error = t
+        .runtime
+        .invoke_rpc(
+            "LockFreeCallBack",
+            "outer",
+            "CallBack",
+            Value::Null,
+            &RpcInvokeOptions::new(),
+        )
+        .unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("an RPC handler cannot write to the store it is running in"),
+        "{error}"
+    );
+    assert_eq!(t.flow("inner"), None);
 }
