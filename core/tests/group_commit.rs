@@ -381,3 +381,28 @@ fn a_lock_free_handler_that_writes_through_its_own_store_is_refused_and_stores_n
     );
     assert_eq!(t.flow("inner"), None);
 }
+
+#[test]
+fn with_a_commit_delay_a_lone_call_is_committed_by_itself_when_the_delay_runs_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!(
+        "sqlite:{}?synchronous=normal&commit_delay_us=20000",
+        dir.path().join("a.db").display()
+    );
+    let store = match attrflow::store::StoreUrl::parse(&url).unwrap() {
+        attrflow::store::StoreUrl::Sqlite { path, options } => {
+            Arc::new(SqliteStore::open_with(path, options).unwrap())
+        }
+        other => panic!("not SQLite: {other:?}"),
+    };
+    let runtime = Runtime::new(store.clone());
+    let archive = attrflow::flows::chunked_subscriber::SubscriberArchive::new(&runtime, "a");
+    archive.start().unwrap();
+    let registered = archive.register("s-1", "s-1@example.com").unwrap();
+    assert_eq!(registered.sequence, 1);
+    assert_eq!(store.group_stats().commits, 2, "the start and the append");
+    assert_eq!(
+        archive.page("current").unwrap().subscribers,
+        vec![registered]
+    );
+}

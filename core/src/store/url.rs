@@ -238,6 +238,23 @@ mod tests {
     }
 
     #[test]
+    fn group_commit_bounds_come_from_the_url() {
+        let (_, options) =
+            sqlite("sqlite:a.db?group_max_calls=1&group_max_bytes=4096&commit_delay_us=250");
+        assert_eq!(options.group.max_members, 1);
+        assert_eq!(options.group.max_bytes, 4096);
+        assert_eq!(options.group.commit_delay, Duration::from_micros(250));
+        assert_eq!(sqlite("a.db").1.group, crate::store::GroupLimits::default());
+        let refused = StoreUrl::parse("sqlite:a.db?group_max_calls=0").unwrap_err();
+        assert!(
+            refused
+                .to_string()
+                .contains("group_max_calls must be a whole number of at least 1, not \"0\""),
+            "{refused}"
+        );
+    }
+
+    #[test]
     fn bad_urls_say_what_is_wrong() {
         let message = |url: &str| StoreUrl::parse(url).unwrap_err().to_string();
         assert!(message("").contains("must not be empty"));
