@@ -264,16 +264,9 @@ impl SqliteStore {
     }
 
     fn checkout(&self) -> Result<PooledConnection<'_>> {
-        let conn = match self.idle.lock().pop() {
-            Some(conn) => conn,
-            None => self.connect()?,
-        };
-        self.faults
-            .prepare(&conn)
-            .map_err(|e| self.sql_error("preparing a connection", e))?;
         Ok(PooledConnection {
             store: self,
-            conn: Some(conn),
+            conn: Some(self.take_connection()?),
         })
     }
 

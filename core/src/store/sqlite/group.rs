@@ -36,7 +36,7 @@ impl SqliteStore {
     }
 
     /// A connection of the pool (or a new one), no longer tied to the pool.
-    fn take_connection(&self) -> Result<Connection> {
+    pub(super) fn take_connection(&self) -> Result<Connection> {
         let conn = match self.idle.lock().pop() {
             Some(conn) => conn,
             None => self.connect()?,
