@@ -418,7 +418,9 @@ impl<G: Send> GroupCommit<G> {
         };
         let mut open = match (open, reserved) {
             (Some(open), _) => open,
-            (None, id) => match backend.begin_group() {
+            (None, id) => match catch_unwind(AssertUnwindSafe(|| backend.begin_group()))
+                .unwrap_or_else(|_| Err(Error::storage("the store panicked opening a transaction")))
+            {
                 Ok(tx) => OpenGroup {
                     id: id.unwrap_or_default(),
                     tx,
@@ -529,22 +531,37 @@ impl<G: Send> GroupCommit<G> {
         readers: usize,
     ) -> Result<()> {
         drop(state);
-        let result = if open.members == 0 {
-            backend.rollback_group(open.tx);
-            Ok(())
+        let (members, tx) = (open.members, open.tx);
+        // A panicking backend must not keep the turn forever: it fails the group instead.
+        let ended = catch_unwind(AssertUnwindSafe(|| {
+            if members == 0 {
+                backend.rollback_group(tx);
+                Ok(())
+            } else {
+                backend.commit_group(tx)
+            }
+        }));
+        let (ended, panic) = match ended {
+            Ok(ended) => (ended, None),
+            Err(payload) => (
+                Err(Error::storage("the store panicked while committing")),
+                Some(payload),
+            ),
+        };
+        let result = if members == 0 {
+            ended
         } else {
-            let committed = backend.commit_group(open.tx).map_err(|error| match error {
+            let committed = ended.map_err(|error| match error {
                 Error::Storage(_) => error,
                 other => Error::storage(format!(
                     "store {}: committing a group of {} calls failed: {other}; nothing of it was written",
                     backend.location(),
-                    open.members
+                    members
                 )),
             });
             if committed.is_ok() {
                 self.commits.fetch_add(1, Ordering::Relaxed);
-                self.members
-                    .fetch_add(open.members as u64, Ordering::Relaxed);
+                self.members.fetch_add(members as u64, Ordering::Relaxed);
             }
             committed
         };
@@ -552,6 +569,10 @@ impl<G: Send> GroupCommit<G> {
         self.publish(&mut state, open.id, readers, result.clone());
         state.busy = false;
         self.turn.notify_one();
+        drop(state);
+        if let Some(payload) = panic {
+            resume_unwind(payload);
+        }
         result
     }
 
