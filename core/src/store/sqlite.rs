@@ -112,6 +112,9 @@ impl Default for SqliteOptions {
 struct FileShared {
     locks: Arc<LockTable>,
     pipeline: GroupCommit<SqliteGroup>,
+    /// Flows known to be committed (a flow is never changed or deleted once started), so
+    /// an RPC need not look its flow up again: see `sqlite/group.rs`.
+    flows: Mutex<HashMap<String, FlowRecord>>,
 }
 
 fn shared_for(path: &Path) -> Arc<FileShared> {

@@ -7,7 +7,10 @@
 //! with `ROLLBACK TO member`. When SQLite itself aborted the transaction (a full disk, an
 //! I/O error), rolling back to the savepoint fails, and the pipeline fails the whole group.
 //! Statements are prepared once per connection (`prepare_cached`) and reused by every
-//! member.
+//! member, and a flow looked up once is remembered for the file once a COMMIT (or a
+//! committed snapshot) has shown it to exist: a flow never changes or goes away, so later
+//! RPCs on it skip the lookup. A flow seen only inside a group is remembered when that
+//! group commits, never before (the group may still fail).
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -24,7 +27,12 @@ use crate::store::{FlowRecord, LockTable, RpcBody, StartOutcome, Write};
 #[derive(Debug)]
 pub struct SqliteGroup {
     conn: Connection,
+    /// Flows this group looked up or created, remembered for the file when it commits.
+    seen: Vec<FlowRecord>,
 }
+
+/// Flows remembered per file at most; past that the memory starts over.
+const REMEMBERED_FLOWS: usize = 10_000;
 
 impl SqliteStore {
     /// Runs one cached statement that returns no rows.
@@ -45,6 +53,32 @@ impl SqliteStore {
             .prepare(&conn)
             .map_err(|e| self.sql_error("preparing a connection", e))?;
         Ok(conn)
+    }
+
+    /// The flow, if this file remembers it as committed.
+    fn cached_flow(&self, flow_id: &str) -> Option<FlowRecord> {
+        self.shared.flows.lock().get(flow_id).cloned()
+    }
+
+    /// Remembers flows known to be committed.
+    fn remember_flows(&self, flows: impl IntoIterator<Item = FlowRecord>) {
+        let mut known = self.shared.flows.lock();
+        for flow in flows {
+            if known.len() >= REMEMBERED_FLOWS {
+                known.clear();
+            }
+            known.insert(flow.flow_id.clone(), flow);
+        }
+    }
+
+    /// The flow of an RPC running in `group`: remembered, or looked up in the group.
+    fn group_flow(&self, group: &mut SqliteGroup, flow_id: &str) -> Result<FlowRecord> {
+        if let Some(flow) = self.cached_flow(flow_id) {
+            return Ok(flow);
+        }
+        let flow = self.require_flow(&group.conn, flow_id)?;
+        group.seen.push(flow.clone());
+        Ok(flow)
     }
 
     /// Returns a group's connection to the pool, unless a transaction is still open on it.
@@ -77,7 +111,10 @@ impl GroupBackend for SqliteStore {
     fn begin_group(&self) -> Result<SqliteGroup> {
         let conn = self.take_connection()?;
         self.run_statement(&conn, "BEGIN IMMEDIATE", "beginning a transaction")?;
-        Ok(SqliteGroup { conn })
+        Ok(SqliteGroup {
+            conn,
+            seen: Vec::new(),
+        })
     }
 
     fn savepoint(&self, group: &mut SqliteGroup) -> Result<()> {
@@ -106,7 +143,7 @@ impl GroupBackend for SqliteStore {
         _locks: &[String],
         body: &mut RpcBody<'_>,
     ) -> Result<usize> {
-        let flow = self.require_flow(&group.conn, flow_id)?;
+        let flow = self.group_flow(group, flow_id)?;
         let writes = body(&mut TxReader {
             store: self,
             tx: &group.conn,
@@ -121,7 +158,11 @@ impl GroupBackend for SqliteStore {
         flow: &FlowRecord,
         initial: &[(String, String)],
     ) -> Result<StartOutcome> {
-        if let Some(existing) = self.load_flow(&group.conn, &flow.flow_id)? {
+        let known = match self.cached_flow(&flow.flow_id) {
+            Some(known) => Some(known),
+            None => self.load_flow(&group.conn, &flow.flow_id)?,
+        };
+        if let Some(existing) = known {
             return Ok(StartOutcome::AlreadyExists(existing));
         }
         let started_at_ms = SystemTime::now()
@@ -147,13 +188,21 @@ impl GroupBackend for SqliteStore {
             .map(|(name, json)| (name.clone(), Some(json.clone())))
             .collect();
         self.apply_writes(&group.conn, &flow.flow_id, &writes)?;
+        group.seen.push(flow.clone());
         Ok(StartOutcome::Started)
     }
 
     fn read_committed(&self, flow_id: &str, body: &mut RpcBody<'_>) -> Result<Vec<Write>> {
         let mut conn = self.checkout()?;
         let tx = self.begin(&mut conn, TransactionBehavior::Deferred)?;
-        let flow = self.require_flow(&tx, flow_id)?;
+        let flow = match self.cached_flow(flow_id) {
+            Some(flow) => flow,
+            None => {
+                let flow = self.require_flow(&tx, flow_id)?;
+                self.remember_flows([flow.clone()]);
+                flow
+            }
+        };
         body(&mut TxReader {
             store: self,
             tx: &tx,
@@ -162,7 +211,7 @@ impl GroupBackend for SqliteStore {
     }
 
     fn commit_group(&self, group: SqliteGroup) -> Result<()> {
-        let SqliteGroup { conn } = group;
+        let SqliteGroup { conn, seen } = group;
         let committed = self
             .faults
             .check(FaultPoint::BeforeCommit)
@@ -174,11 +223,12 @@ impl GroupBackend for SqliteStore {
         }
         self.return_connection(conn);
         committed?;
+        self.remember_flows(seen);
         self.faults.check(FaultPoint::AfterCommit)
     }
 
     fn rollback_group(&self, group: SqliteGroup) {
-        let SqliteGroup { conn } = group;
+        let SqliteGroup { conn, .. } = group;
         if !conn.is_autocommit() {
             let _ = conn.execute_batch("ROLLBACK");
         }
