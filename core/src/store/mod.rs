@@ -1,6 +1,7 @@
 //! The storage contract. A backend keeps flows and their values (JSON text, one row per
 //! flow ID and physical name), takes fail-fast locks, and commits one RPC's writes
-//! atomically. The rest of core never sees SQL.
+//! atomically, many RPCs per COMMIT through the group-commit pipeline
+//! ([`group_commit`]). The rest of core never sees SQL.
 
 pub mod fault;
 pub mod group_commit;
@@ -48,8 +49,9 @@ pub enum Isolation {
         /// Physical names to lock.
         locks: Vec<String>,
     },
-    /// Read a snapshot without locks; commit any writes afterwards in a transaction of
-    /// their own (last writer wins, as Dex's lock-free RPC path).
+    /// Read a snapshot of committed state without locks; commit any writes afterwards,
+    /// only if every value read is unchanged by then (otherwise a retryable
+    /// [`crate::Error::LockConflict`]), so no update is silently overwritten.
     Shared,
 }
 
