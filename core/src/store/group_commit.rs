@@ -25,10 +25,11 @@
 //! 1. A caller checks its fail-fast locks: a lock held by a handler that is still running
 //!    fails the call with [`Error::LockConflict`] (after [`LOCK_GRACE`], as most handlers end
 //!    sooner, so back-to-back callers of one flow queue instead of colliding).
-//! 2. It waits for the executor turn, at most the store's busy timeout; then it fails with a
-//!    retryable [`Error::LockConflict`] saying what it waited for. A caller that gives up
-//!    never strands an open group: it gives up only while another thread executes, and that
-//!    thread decides what happens to the group when it ends (under the state lock).
+//! 2. It waits for the executor turn, first come first served, at most the store's busy
+//!    timeout; then it fails with a retryable [`Error::LockConflict`] saying what it waited
+//!    for. A caller that gives up never strands an open group: the first in line never gives
+//!    up once the turn is free, and while another thread executes, that thread decides what
+//!    happens to the group when it ends (under the state lock).
 //! 3. With the turn, it takes its locks, opens the group's transaction when none is open,
 //!    and runs its member in a savepoint. Its locks are released as soon as the savepoint is
 //!    (*early lock release*): a later member taking the same lock reads the earlier member's
@@ -61,7 +62,7 @@
 //! RPC and row locks taken inside the member.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -204,8 +205,9 @@ struct State<G> {
     busy: bool,
     /// When the member now running started (`None` while committing or idle).
     member_started: Option<Instant>,
-    /// Callers waiting for the turn.
-    waiting: usize,
+    /// The tickets of the callers waiting for the turn, first come first.
+    queue: VecDeque<u64>,
+    next_ticket: u64,
     /// The open group, while no member runs in it.
     open: Option<OpenGroup<G>>,
     next_id: u64,
@@ -237,7 +239,8 @@ impl<G> Default for GroupCommit<G> {
             state: Mutex::new(State {
                 busy: false,
                 member_started: None,
-                waiting: 0,
+                queue: VecDeque::new(),
+                next_ticket: 0,
                 open: None,
                 next_id: 0,
                 outcomes: HashMap::new(),
@@ -273,7 +276,7 @@ impl<G: Send> GroupCommit<G> {
         GroupStats {
             commits: self.commits.load(Ordering::Relaxed),
             members: self.members.load(Ordering::Relaxed),
-            waiting: self.state.lock().waiting,
+            waiting: self.state.lock().queue.len(),
         }
     }
 
@@ -375,21 +378,28 @@ impl<G: Send> GroupCommit<G> {
         let timeout = backend.busy_timeout();
         let deadline = Instant::now() + timeout;
         let mut state = self.state.lock();
-        if state.busy {
-            state.waiting += 1;
-            while state.busy {
+        if state.busy || !state.queue.is_empty() {
+            // First come, first served: a caller arriving now cannot overtake one waiting.
+            let ticket = state.next_ticket;
+            state.next_ticket += 1;
+            state.queue.push_back(ticket);
+            loop {
+                if !state.busy && state.queue.front() == Some(&ticket) {
+                    break;
+                }
                 let held = table.held_among(flow_id, locks);
                 let wake = match (held.is_empty(), state.member_started) {
                     (false, Some(started)) if Instant::now() >= started + LOCK_GRACE => {
-                        state.waiting -= 1;
+                        self.leave_queue(&mut state, ticket);
                         return Err(LockTable::conflict(flow_id, &held));
                     }
                     (false, Some(started)) => deadline.min(started + LOCK_GRACE),
                     _ => deadline,
                 };
                 let timed_out = self.turn.wait_until(&mut state, wake).timed_out();
-                if timed_out && state.busy && Instant::now() >= deadline {
-                    state.waiting -= 1;
+                let next = !state.busy && state.queue.front() == Some(&ticket);
+                if timed_out && !next && Instant::now() >= deadline {
+                    self.leave_queue(&mut state, ticket);
                     return Err(Error::LockConflict(format!(
                         "store {}: waited over {timeout:?} for this process's other writers \
                          (a handler still running, or a handler writing to its own store from \
@@ -398,7 +408,7 @@ impl<G: Send> GroupCommit<G> {
                     )));
                 }
             }
-            state.waiting -= 1;
+            state.queue.pop_front();
         }
         state.busy = true;
         state.member_started = Some(Instant::now());
@@ -467,11 +477,11 @@ impl<G: Send> GroupCommit<G> {
         let delaying = open.members > 0 && open.opened.elapsed() < limits.commit_delay;
         let id = open.id;
         let member = mine.is_ok();
-        if !full && (state.waiting > 0 || delaying) {
+        if !full && (!state.queue.is_empty() || delaying) {
             // Hand the turn on; the group stays open for the next member.
             state.open = Some(open);
             state.busy = false;
-            self.turn.notify_one();
+            self.turn.notify_all();
             if let Some(payload) = panic {
                 drop(state);
                 resume_unwind(payload);
@@ -508,7 +518,13 @@ impl<G: Send> GroupCommit<G> {
         let mut state = self.state.lock();
         self.publish(&mut state, open.id, open.members, Err(lost));
         state.busy = false;
-        self.turn.notify_one();
+        self.turn.notify_all();
+    }
+
+    /// Takes a caller that gives up out of the queue; the next one may now be first.
+    fn leave_queue(&self, state: &mut State<G>, ticket: u64) {
+        state.queue.retain(|&waiting| waiting != ticket);
+        self.turn.notify_all();
     }
 
     /// Gives the turn back without running a member (the open group, if any, goes back).
@@ -517,7 +533,7 @@ impl<G: Send> GroupCommit<G> {
         state.member_started = None;
         state.open = open;
         state.busy = false;
-        self.turn.notify_one();
+        self.turn.notify_all();
         error
     }
 
@@ -568,7 +584,7 @@ impl<G: Send> GroupCommit<G> {
         let mut state = self.state.lock();
         self.publish(&mut state, open.id, readers, result.clone());
         state.busy = false;
-        self.turn.notify_one();
+        self.turn.notify_all();
         drop(state);
         if let Some(payload) = panic {
             resume_unwind(payload);
@@ -609,7 +625,7 @@ impl<G: Send> GroupCommit<G> {
             let mine_open = state.open.as_ref().filter(|open| open.id == id);
             let due = mine_open.map(|open| open.opened + backend.limits().commit_delay);
             match due {
-                Some(due) if !state.busy && state.waiting == 0 && Instant::now() >= due => {
+                Some(due) if !state.busy && state.queue.is_empty() && Instant::now() >= due => {
                     let open = state.open.take().filter(|open| open.id == id);
                     let Some(open) = open else { continue };
                     state.busy = true;
