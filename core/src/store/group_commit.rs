@@ -205,8 +205,8 @@ struct State<G> {
     busy: bool,
     /// When the member now running started (`None` while committing or idle).
     member_started: Option<Instant>,
-    /// The tickets of the callers waiting for the turn, first come first.
-    queue: VecDeque<u64>,
+    /// The callers waiting for the turn, first come first: a ticket and what wakes it.
+    queue: VecDeque<(u64, Arc<Condvar>)>,
     next_ticket: u64,
     /// The open group, while no member runs in it.
     open: Option<OpenGroup<G>>,
@@ -217,8 +217,6 @@ struct State<G> {
 /// The commit pipeline of one store file (or database): see the module docs.
 pub struct GroupCommit<G> {
     state: Mutex<State<G>>,
-    /// Signalled when the turn is free.
-    turn: Condvar,
     /// Signalled when a group's outcome is published.
     settled: Condvar,
     commits: AtomicU64,
@@ -245,7 +243,6 @@ impl<G> Default for GroupCommit<G> {
                 next_id: 0,
                 outcomes: HashMap::new(),
             }),
-            turn: Condvar::new(),
             settled: Condvar::new(),
             commits: AtomicU64::new(0),
             members: AtomicU64::new(0),
@@ -382,9 +379,10 @@ impl<G: Send> GroupCommit<G> {
             // First come, first served: a caller arriving now cannot overtake one waiting.
             let ticket = state.next_ticket;
             state.next_ticket += 1;
-            state.queue.push_back(ticket);
+            let wakes_me = Arc::new(Condvar::new());
+            state.queue.push_back((ticket, Arc::clone(&wakes_me)));
             loop {
-                if !state.busy && state.queue.front() == Some(&ticket) {
+                if !state.busy && first(&state) == Some(ticket) {
                     break;
                 }
                 let held = table.held_among(flow_id, locks);
@@ -396,8 +394,8 @@ impl<G: Send> GroupCommit<G> {
                     (false, Some(started)) => deadline.min(started + LOCK_GRACE),
                     _ => deadline,
                 };
-                let timed_out = self.turn.wait_until(&mut state, wake).timed_out();
-                let next = !state.busy && state.queue.front() == Some(&ticket);
+                let timed_out = wakes_me.wait_until(&mut state, wake).timed_out();
+                let next = !state.busy && first(&state) == Some(ticket);
                 if timed_out && !next && Instant::now() >= deadline {
                     self.leave_queue(&mut state, ticket);
                     return Err(Error::LockConflict(format!(
@@ -481,7 +479,7 @@ impl<G: Send> GroupCommit<G> {
             // Hand the turn on; the group stays open for the next member.
             state.open = Some(open);
             state.busy = false;
-            self.turn.notify_all();
+            wake_next(&state);
             if let Some(payload) = panic {
                 drop(state);
                 resume_unwind(payload);
@@ -518,13 +516,13 @@ impl<G: Send> GroupCommit<G> {
         let mut state = self.state.lock();
         self.publish(&mut state, open.id, open.members, Err(lost));
         state.busy = false;
-        self.turn.notify_all();
+        wake_next(&state);
     }
 
     /// Takes a caller that gives up out of the queue; the next one may now be first.
     fn leave_queue(&self, state: &mut State<G>, ticket: u64) {
-        state.queue.retain(|&waiting| waiting != ticket);
-        self.turn.notify_all();
+        state.queue.retain(|(waiting, _)| *waiting != ticket);
+        wake_next(state);
     }
 
     /// Gives the turn back without running a member (the open group, if any, goes back).
@@ -533,7 +531,7 @@ impl<G: Send> GroupCommit<G> {
         state.member_started = None;
         state.open = open;
         state.busy = false;
-        self.turn.notify_all();
+        wake_next(&state);
         error
     }
 
@@ -584,7 +582,7 @@ impl<G: Send> GroupCommit<G> {
         let mut state = self.state.lock();
         self.publish(&mut state, open.id, readers, result.clone());
         state.busy = false;
-        self.turn.notify_all();
+        wake_next(&state);
         drop(state);
         if let Some(payload) = panic {
             resume_unwind(payload);
@@ -645,6 +643,18 @@ impl<G: Send> GroupCommit<G> {
                 }
             }
         }
+    }
+}
+
+/// The ticket of the first caller in line.
+fn first<G>(state: &State<G>) -> Option<u64> {
+    state.queue.front().map(|(ticket, _)| *ticket)
+}
+
+/// Wakes the first caller in line (only it may take the turn next).
+fn wake_next<G>(state: &State<G>) {
+    if let Some((_, wakes)) = state.queue.front() {
+        wakes.notify_one();
     }
 }
 
