@@ -75,7 +75,7 @@ use crate::error::{Error, Result};
 
 /// How long a caller queues behind a running handler that holds a lock it needs before it
 /// fails with [`Error::LockConflict`].
-pub const LOCK_GRACE: Duration = Duration::from_millis(2);
+pub const LOCK_GRACE: Duration = Duration::from_millis(10);
 
 /// Bounds of one group, so that one busy store cannot keep a caller waiting for its COMMIT
 /// indefinitely.
