@@ -18,18 +18,20 @@
 //! # How a call goes through
 //!
 //! One state mutex per store file (per database for a server backend) holds: whether a
-//! thread is *executing* (running a member in the open transaction, or committing it), how
-//! many callers wait for that turn, the open group (its transaction, members, bytes), and the
-//! published outcome of every group whose members have not all read it yet.
+//! thread is *executing* (running a member in the open transaction, or committing it), the
+//! queue of callers waiting for that turn, the open group (its transaction, members, bytes),
+//! and the published outcome of every group whose members have not all read it yet.
 //!
-//! 1. A caller checks its fail-fast locks: a lock held by a handler that is still running
-//!    fails the call with [`Error::LockConflict`] (after [`LOCK_GRACE`], as most handlers end
-//!    sooner, so back-to-back callers of one flow queue instead of colliding).
-//! 2. It waits for the executor turn, first come first served, at most the store's busy
-//!    timeout; then it fails with a retryable [`Error::LockConflict`] saying what it waited
-//!    for. A caller that gives up never strands an open group: the first in line never gives
-//!    up once the turn is free, and while another thread executes, that thread decides what
-//!    happens to the group when it ends (under the state lock).
+//! 1. A caller queues for the executor turn, first come first served, at most the store's
+//!    busy timeout; then it fails with a retryable [`Error::LockConflict`] saying what it
+//!    waited for. Only the first in line is woken when the turn is released. A caller that
+//!    gives up never strands an open group: the first in line never gives up once the turn
+//!    is free, and while another thread executes, that thread decides what happens to the
+//!    group when it ends (under the state lock).
+//! 2. While it queues, a fail-fast lock it needs that is held by a handler still running
+//!    fails the call with [`Error::LockConflict`] once that handler has run [`LOCK_GRACE`]
+//!    (most handlers end much sooner, so back-to-back callers of one flow queue instead of
+//!    colliding). Callers in the queue hold no locks.
 //! 3. With the turn, it takes its locks, opens the group's transaction when none is open,
 //!    and runs its member in a savepoint. Its locks are released as soon as the savepoint is
 //!    (*early lock release*): a later member taking the same lock reads the earlier member's
@@ -39,7 +41,9 @@
 //! 4. Then, still under the state lock, it either hands the turn on (others are waiting,
 //!    the group is under its member and byte bounds of [`GroupLimits`], or the optional
 //!    commit delay has not passed) and waits for its group's outcome, or it commits the
-//!    group itself and publishes the outcome to every member.
+//!    group itself and publishes the outcome to every member. Waiting for that outcome is
+//!    not cut short by the busy timeout (the caller's writes may yet commit); it is bounded
+//!    by the group's bounds and the handlers of the members after it.
 //!
 //! A lock-free RPC ([`Isolation::Shared`]) runs its handler on a snapshot of committed
 //! state outside the group. If it wrote anything, its writes join a group as a member that
