@@ -36,6 +36,7 @@ __all__ = [
     "CUSTOMER_DIRECTORY_UPSERT_CUSTOMER_PROFILE",
     "DEFAULT_IDEMPOTENCY_MAX_AGE_MS",
     "DEFAULT_IDEMPOTENCY_MAX_KEYS",
+    "ERROR_KINDS",
     "MAX_BATCH_SIZE",
     "MAX_CHUNK_SIZE",
     "MAX_IDEMPOTENCY_KEY_LEN",
@@ -56,6 +57,9 @@ __all__ = [
 ]
 
 __version__: str
+
+ERROR_KINDS: list[str]
+"""The name of every core error kind; ``attrflow.errors`` maps each onto one class."""
 
 CHUNKED_SUBSCRIBER_FLOW_TYPE: str
 CHUNKED_SUBSCRIBER_FLOW_ID: str
@@ -145,12 +149,14 @@ class Runtime:
         self, flow_type: str, attributes: list[str], maps: list[str], rpcs: list[_Rpc]
     ) -> None:
         """Registers a flow type whose handlers are Python callables."""
+    def register_built_in(self, flow_type: str) -> None:
+        """Registers the built-in flow type ``flow_type``."""
     def close(self) -> None: ...
 
 def validate_flow_id(flow_id: str) -> None: ...
 def validate_definition_name(what: str, name: str) -> None: ...
 def instance_physical_name(map: str, instance: str) -> str: ...
-def validate_subscriber_page_token(token: str) -> None: ...
+def validate_subscriber_page_token(token: str) -> str: ...
 def archive_chunk_token(first_sequence: int) -> str: ...
 def canonical_email(email_address: str) -> str: ...
 def customer_profile_partition(email_address: str) -> str: ...

@@ -30,10 +30,10 @@ pub(crate) fn instance_physical_name(
     attrflow::names::instance_physical_name(map, instance).into_py_result(py)
 }
 
-/// Checks a subscriber page token; raises `InvalidPageTokenError` with
-/// `invalid page token "<token>"`.
+/// Checks a subscriber page token and returns the token to use (`current` for `""`);
+/// raises `InvalidPageTokenError` with `invalid page token "<token>"`.
 #[pyfunction]
-pub(crate) fn validate_subscriber_page_token(py: Python<'_>, token: &str) -> PyResult<()> {
+pub(crate) fn validate_subscriber_page_token(py: Python<'_>, token: &str) -> PyResult<String> {
     chunked_subscriber::validate_subscriber_page_token(token).into_py_result(py)
 }
 

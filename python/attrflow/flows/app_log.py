@@ -172,7 +172,7 @@ def page_chunk_key(log: str, page_token: str) -> str:
     return _native.app_log_page_chunk_key(log, page_token)
 
 
-class ChunkedLogFlow(Flow):
+class ChunkedLogFlow(Flow[None]):
     """The app log: an RPC-only flow holding any number of named logs."""
 
     flow_type = FLOW_TYPE

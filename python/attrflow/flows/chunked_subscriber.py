@@ -251,7 +251,7 @@ DEFAULT_IDEMPOTENCY_WINDOW = IdempotencyWindow(
 """The window of an archive that never set one: 100 keys, 24 hours."""
 
 
-class ChunkedSubscriberFlow(Flow):
+class ChunkedSubscriberFlow(Flow[None]):
     """The subscriber archive: an RPC-only flow, started once under :data:`FLOW_ID`."""
 
     flow_type = FLOW_TYPE
@@ -283,10 +283,17 @@ class ChunkedSubscriberFlow(Flow):
     """Sets how many idempotency keys are remembered, and for how long."""
 
 
-def validate_subscriber_page_token(token: str) -> None:
-    """Checks a page token by the core's rules; raises ``InvalidPageTokenError`` with
-    ``invalid page token "<token>"``."""
-    _native.validate_subscriber_page_token(token)
+def validate_subscriber_page_token(token: str) -> str:
+    """Checks a page token by the core's rules and returns the token to load and read, as
+    the Dex pattern's validator does: ``current`` for ``""``, the token itself otherwise.
+    Raises ``InvalidPageTokenError`` (a ``ValueError``) with ``invalid page token "<token>"``.
+
+    >>> validate_subscriber_page_token("")
+    'current'
+    >>> validate_subscriber_page_token("00000000000000000101")
+    '00000000000000000101'
+    """
+    return _native.validate_subscriber_page_token(token)
 
 
 def archive_chunk_token(first_sequence: int) -> str:
