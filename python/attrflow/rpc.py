@@ -124,7 +124,7 @@ class HandlerRpc(RpcDescriptor[I, O]):
 
 
 @overload
-def rpc(function: Callable[..., RPCResult[O]], /) -> HandlerRpc[Any, O]: ...
+def rpc(function: Callable[..., RPCResult[O] | None], /) -> HandlerRpc[Any, O]: ...
 
 
 @overload
@@ -135,7 +135,7 @@ def rpc(
     load_attribute_map_instances: Sequence[AttributeMapLoad] = (),
     is_transactional: bool = False,
     timeout: timedelta | float | None = None,
-) -> Callable[[Callable[..., RPCResult[O]]], HandlerRpc[Any, O]]: ...
+) -> Callable[[Callable[..., RPCResult[O] | None]], HandlerRpc[Any, O]]: ...
 
 
 def rpc(
