@@ -51,6 +51,7 @@ before loading it; the RPC checks it against the archive's layout history.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Optional
 
 from attrflow import _native
 from attrflow.attribute import Attribute, AttributeMap
@@ -143,12 +144,33 @@ class SubscriberChunk:
 
 
 @dataclass
+class ChunkLayout:
+    """One layout of the archive: chunks of ``chunk_size`` from ``from_sequence`` on."""
+
+    from_sequence: int
+    chunk_size: int
+
+
+@dataclass
+class IdempotencyWindow:
+    """How many idempotency keys the archive remembers (1 to 10000) and for how long, in
+    milliseconds (at least 1); input and output of ``SetSubscriberIdempotencyWindow``."""
+
+    max_keys: int
+    max_age_ms: int
+
+
+@dataclass
 class SubscriberArchiveState:
-    """The archive's bookkeeping: the next sequence and the newest archived chunk's token
-    (``""`` before the first archive)."""
+    """The archive's bookkeeping: the next sequence, the newest archived chunk's token
+    (``""`` before the first archive), the layout history (empty, and not stored, while the
+    archive keeps its default chunk size) and the idempotency window (``None``, and not
+    stored, while it is the default)."""
 
     next_sequence: int
     latest_archived_chunk_token: str = ""
+    layouts: list[ChunkLayout] = field(default_factory=list)
+    idempotency_window: Optional[IdempotencyWindow] = None  # noqa: UP045 - Python 3.9
 
 
 @dataclass
@@ -219,14 +241,6 @@ class ChangeChunkSizeInput:
 
 
 @dataclass
-class ChunkLayout:
-    """One layout of the archive: chunks of ``chunk_size`` from ``from_sequence`` on."""
-
-    from_sequence: int
-    chunk_size: int
-
-
-@dataclass
 class ChunkSizeChange:
     """Output of ``ChangeSubscriberChunkSize``: the size, the first sequence it applies
     from, and the whole layout history afterwards, oldest first."""
@@ -234,15 +248,6 @@ class ChunkSizeChange:
     chunk_size: int
     from_sequence: int
     layouts: list[ChunkLayout] = field(default_factory=list)
-
-
-@dataclass
-class IdempotencyWindow:
-    """How many idempotency keys the archive remembers (1 to 10000) and for how long, in
-    milliseconds (at least 1); input and output of ``SetSubscriberIdempotencyWindow``."""
-
-    max_keys: int
-    max_age_ms: int
 
 
 DEFAULT_IDEMPOTENCY_WINDOW = IdempotencyWindow(
