@@ -124,10 +124,11 @@ pub fn validate_subscriber_page_token(token: &str) -> Result<String> {
     LOG.parse_token(token).map(PageToken::instance_key)
 }
 
-/// Checks only a page token's form (`""`, `current`, or 20 digits, not all zero): what a
-/// caller checks before loading the token's chunk, under any layout history.
-pub fn validate_page_token_form(token: &str) -> Result<()> {
-    PageToken::parse(token).map(|_| ())
+/// Checks only a page token's form (`""`, `current`, or 20 digits, not all zero), what a
+/// caller checks before loading the token's chunk under any layout history, and returns the
+/// token to load and read: `current` for `""`, the token itself otherwise.
+pub fn validate_page_token_form(token: &str) -> Result<String> {
+    PageToken::parse(token).map(PageToken::instance_key)
 }
 
 /// The archive token of the chunk starting at `first_sequence`.

@@ -310,11 +310,11 @@ def archive_chunk_token(first_sequence: int) -> str:
     return _native.archive_chunk_token(first_sequence)
 
 
-def validate_page_token_form(token: str) -> None:
+def validate_page_token_form(token: str) -> str:
     """Checks only a token's form (``""``, ``current`` or 20 digits, not all zero), as a
-    caller does before loading the token's chunk under any layout history; raises
-    ``InvalidPageTokenError``."""
-    _native.validate_page_token_form(token)
+    caller does before loading the token's chunk under any layout history, and returns the
+    token to load and read (``current`` for ``""``); raises ``InvalidPageTokenError``."""
+    return _native.validate_page_token_form(token)
 
 
 def validate_idempotency_key(key: str) -> None:
