@@ -76,7 +76,7 @@ def serving(store_url: str) -> Iterator[Server]:
             config.bind = [f"fd://{descriptor}"]
             config.accesslog = None
             ready.set()
-            await serve(app, config, shutdown_trigger=stop["event"].wait)  # type: ignore[arg-type]
+            await serve(app, config, shutdown_trigger=stop["event"].wait)
 
     def run() -> None:
         try:
