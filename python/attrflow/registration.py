@@ -19,14 +19,9 @@ from attrflow.errors import FlowDefinitionError, InvalidInputError
 from attrflow.flow import Flow, RpcDescriptor
 from attrflow.rpc import HandlerRpc, LockSelector
 
-__all__ = ["defines_handlers", "is_built_in", "register", "register_flow"]
+__all__ = ["is_built_in", "register", "register_flow"]
 
 NativeRpc = tuple[str, list[tuple[str, "str | None"]], list[tuple[str, str]], bool, Any]
-
-
-def defines_handlers(flow: Flow[Any]) -> bool:
-    """Whether ``flow``'s type has RPC handlers written in Python."""
-    return any(isinstance(rpc, HandlerRpc) for rpc in _descriptors(type(flow)))
 
 
 def is_built_in(flow: Flow[Any]) -> bool:
