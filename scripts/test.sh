@@ -12,6 +12,9 @@ section "Rust: format, lints"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
+section "Rust: the core crate packages for crates.io (cargo package)"
+cargo package -p attrflow --locked --allow-dirty --no-verify
+
 section "PostgreSQL: a throwaway server on loopback, unless ATTRFLOW_TEST_POSTGRES_URL names one"
 if [ -z "${ATTRFLOW_TEST_POSTGRES_URL:-}" ]; then
     # shellcheck source=scripts/postgres.sh
