@@ -46,8 +46,9 @@ section "Python: ruff, mypy"
 "$venv/bin/mypy" python/attrflow python/tests
 "$venv/bin/mypy" examples/python
 
-section "Python: pytest (package and HTTP service)"
-"$venv/bin/python" -m pytest python/tests examples/python/tests
+section "Python: pytest (package and HTTP service; the built wheel in a fresh environment)"
+wheels=("${DIST_DIR:-dist}"/attrflow-*-abi3-*.whl)
+ATTRFLOW_TEST_WHEEL="${wheels[0]}" "$venv/bin/python" -m pytest python/tests examples/python/tests
 
 section "Kotlin, Swift (UniFFI) and Rust examples: bindings, staleness check, mvn test"
 scripts/ffi-test.sh
