@@ -17,7 +17,7 @@ fi
 
 stamp="$venv/.attrflow-build-stamp"
 sources_hash=$(
-    find Cargo.toml Cargo.lock core bindings/python python/pyproject.toml python/attrflow README.md \
+    find Cargo.toml Cargo.lock core cli bindings/python python/pyproject.toml python/attrflow README.md \
         -type f \( -name '*.rs' -o -name '*.toml' -o -name '*.py' -o -name '*.pyi' -o -name 'Cargo.lock' -o -name 'py.typed' -o -name 'README.md' \) \
         -print0 2>/dev/null | sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1
 )
