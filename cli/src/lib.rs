@@ -11,7 +11,7 @@ use std::io::{self, BufRead, Write};
 use attrflow::flows::app_log::{self, AppLog};
 use attrflow::flows::chunked_subscriber::{self, SubscriberArchive};
 use attrflow::flows::inspect::chunked_logs;
-use attrflow::store::{open_store, FlowRecord};
+use attrflow::store::{open_store, FlowRecord, StoreUrl};
 use attrflow::Runtime;
 use clap::{Parser, Subcommand};
 use indicatif::ProgressBar;
@@ -72,7 +72,7 @@ pub enum Command {
         #[arg(long)]
         log: Option<String>,
         /// Start at this sequence (and go older) instead of the newest record.
-        #[arg(long)]
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
         from: Option<u64>,
         /// JSON lines instead of a table.
         #[arg(long)]
@@ -108,13 +108,24 @@ where
 {
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
-        Err(e) => {
-            let _ = e.print();
+        Err(e) if e.use_stderr() => {
+            // One line, as every other error: clap's reason, without its usage block.
+            let message = e.to_string();
+            let first = message.split("\n\n").next().unwrap_or_default();
+            let reason = first.strip_prefix("error: ").unwrap_or(first);
+            let reason = reason.split_whitespace().collect::<Vec<_>>().join(" ");
+            eprintln!("attrflow: {reason} (see attrflow --help)");
             return u8::try_from(e.exit_code()).unwrap_or(2);
+        }
+        Err(help_or_version) => {
+            let _ = help_or_version.print();
+            return 0;
         }
     };
     match run(&cli, &mut io::stdout().lock()) {
         Ok(()) => 0,
+        // The reader went away (`attrflow page … | head`): done, as other tools.
+        Err(CliError::Io(e)) if e.kind() == io::ErrorKind::BrokenPipe => 0,
         Err(e) => {
             eprintln!("attrflow: {}", e.to_string().replace('\n', " "));
             1
@@ -124,6 +135,15 @@ where
 
 /// Runs a parsed command, writing its output to `out`.
 pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
+    // Only an import may create a store: reading a mistyped path must not make an empty one.
+    if let StoreUrl::Sqlite { path, .. } = StoreUrl::parse(&cli.store)? {
+        if !matches!(cli.command, Command::Import { .. }) && !path.exists() {
+            return Err(CliError::Usage(format!(
+                "store {} does not exist",
+                path.display()
+            )));
+        }
+    }
     let runtime = Runtime::new(open_store(&cli.store)?);
     match &cli.command {
         Command::Flows => {
@@ -144,7 +164,10 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
             json,
         } => {
             let log = LogRef::new(&runtime, flow, log.as_deref())?;
-            let mut pages = log.pages();
+            let mut pages = match from {
+                Some(from) => log.pages_from(&runtime, flow, *from)?,
+                None => log.pages(),
+            };
             while let Some(records) = pages.next_page()? {
                 for record in records {
                     if from.is_some_and(|from| sequence(&record) > from) {
@@ -250,6 +273,30 @@ impl<'r> LogRef<'r> {
         }
     }
 
+    /// The pages from the one holding `sequence` down.
+    fn pages_from(
+        &self,
+        runtime: &Runtime,
+        flow_id: &str,
+        sequence: u64,
+    ) -> Result<Pages<'_, 'r>, CliError> {
+        let layout = match self {
+            LogRef::Archive(_) => chunked_subscriber::LOG,
+            LogRef::App(_, log) => app_log::named_log(log),
+        };
+        let values = stored_values(runtime, flow_id)?;
+        let token = layout
+            .page_token_of(&values, sequence)
+            .map_err(|v| CliError::Violation {
+                flow_id: flow_id.to_owned(),
+                violation: v.to_string(),
+            })?;
+        Ok(Pages {
+            log: self,
+            token: Some(token),
+        })
+    }
+
     fn start(&self) -> Result<(), CliError> {
         match self {
             LogRef::Archive(archive) => archive.start()?,
@@ -316,6 +363,23 @@ fn to_json<T: serde::Serialize>(records: &[T]) -> Result<Vec<Value>, CliError> {
         .collect()
 }
 
+/// The flow's stored values by physical name, each parsed as JSON.
+fn stored_values(runtime: &Runtime, flow_id: &str) -> Result<BTreeMap<String, Value>, CliError> {
+    runtime
+        .store()
+        .stored_values(flow_id)?
+        .into_iter()
+        .map(|(name, json)| {
+            serde_json::from_str(&json)
+                .map(|value| (name.clone(), value))
+                .map_err(|e| CliError::Violation {
+                    flow_id: flow_id.to_owned(),
+                    violation: format!("{name}: not JSON: {e}"),
+                })
+        })
+        .collect()
+}
+
 fn verify(runtime: &Runtime, out: &mut dyn Write) -> Result<(), CliError> {
     let store = runtime.store();
     if let Some(problem) = store.integrity_problem()? {
@@ -328,18 +392,7 @@ fn verify(runtime: &Runtime, out: &mut dyn Write) -> Result<(), CliError> {
     let progress = ProgressBar::new(flows.len() as u64);
     let (mut logs, mut records) = (0u64, 0u64);
     for flow in &flows {
-        let values = store
-            .stored_values(&flow.flow_id)?
-            .into_iter()
-            .map(|(name, json)| {
-                serde_json::from_str(&json)
-                    .map(|value| (name.clone(), value))
-                    .map_err(|e| CliError::Violation {
-                        flow_id: flow.flow_id.clone(),
-                        violation: format!("{name}: not JSON: {e}"),
-                    })
-            })
-            .collect::<Result<BTreeMap<String, Value>, CliError>>()?;
+        let values = stored_values(runtime, &flow.flow_id)?;
         for (_, log) in chunked_logs(flow, &values) {
             let summary = log.verify(&values).map_err(|v| CliError::Violation {
                 flow_id: flow.flow_id.clone(),

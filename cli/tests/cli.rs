@@ -43,7 +43,11 @@ fn ok(output: &Output) -> Vec<String> {
 }
 
 fn failure(output: &Output) -> String {
-    assert_eq!(output.status.code(), Some(1));
+    failure_with(output, 1)
+}
+
+fn failure_with(output: &Output, code: i32) -> String {
+    assert_eq!(output.status.code(), Some(code));
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
     stderr
@@ -98,12 +102,19 @@ fn lists_shows_and_pages() {
 
     let page = ok(&attrflow(&store, &["page", FLOW_ID, "--json"], None));
     assert_eq!(sequences(&page), (1..=250).rev().collect::<Vec<_>>());
-    let from = ok(&attrflow(
-        &store,
-        &["page", FLOW_ID, "--json", "--from", "120"],
-        None,
-    ));
-    assert_eq!(sequences(&from), (1..=120).rev().collect::<Vec<_>>());
+    for from in [1, 99, 100, 101, 120, 200, 201, 249, 250, 999] {
+        let arg = from.to_string();
+        let page = ok(&attrflow(
+            &store,
+            &["page", FLOW_ID, "--json", "--from", &arg],
+            None,
+        ));
+        assert_eq!(
+            sequences(&page),
+            (1..=from.min(250)).rev().collect::<Vec<_>>(),
+            "{from}"
+        );
+    }
     let table = ok(&attrflow(
         &store,
         &["page", "my-app", "--log", "audit"],
@@ -122,6 +133,18 @@ fn lists_shows_and_pages() {
     assert!(missing.contains("\"nope\""), "{missing}");
     let no_log = failure(&attrflow(&store, &["page", "my-app"], None));
     assert!(no_log.contains("--log"), "{no_log}");
+    let usage = failure_with(&attrflow(&store, &["page"], None), 2);
+    assert!(usage.contains("<FLOW>"), "{usage}");
+    let absent = dir.path().join("absent.db");
+    let error = failure(&attrflow(
+        absent.to_str().expect("UTF-8"),
+        &["verify"],
+        None,
+    ));
+    assert!(error.contains("does not exist"), "{error}");
+    assert!(!absent.exists(), "reading creates no store");
+    let bad_store = failure(&attrflow("mysql://nowhere", &["flows"], None));
+    assert!(bad_store.starts_with("attrflow: "), "{bad_store}");
 }
 
 #[test]

@@ -46,6 +46,7 @@ __all__ = [
     "app_log_page_chunk_key",
     "archive_chunk_token",
     "canonical_email",
+    "cli_main",
     "customer_profile_partition",
     "instance_physical_name",
     "validate_definition_name",

@@ -1,5 +1,6 @@
 """The wheel `make dist` builds installs into a fresh virtual environment on a machine with no
-Rust toolchain, and the README's Python quick start runs from it.
+Rust toolchain, the README's Python quick start runs from it, and the `attrflow` command it
+installs reads and verifies the store the quick start wrote.
 
 The wheel is the one named by ATTRFLOW_TEST_WHEEL (scripts/test.sh passes the wheel
 scripts/bootstrap.sh built and installed); without it this test is skipped.
@@ -7,6 +8,7 @@ scripts/bootstrap.sh built and installed); without it this test is skipped.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -69,3 +71,22 @@ def test_the_wheel_runs_the_readme_quick_start_without_rust(wheel: Path, tmp_pat
         "current [150, 149, 148] ...",
         "00000000000000000001 [100, 99, 98] ...",
     ]
+
+    attrflow = str(env_dir / "bin" / "attrflow")
+    store = ["--store", "data/attrflow.db"]
+
+    def command(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [attrflow, *store, *args], cwd=folder, env=env, capture_output=True, text=True
+        )
+
+    flows = command("flows")
+    assert flows.returncode == 0, flows.stderr
+    assert flows.stdout.startswith("chunked-subscriber-archive\tChunkedSubscriberFlow\t")
+    assert command("verify").stdout == "ok: 1 flows, 1 chunked logs, 150 records\n"
+    newest = command("page", "chunked-subscriber-archive", "--json").stdout.splitlines()
+    assert len(newest) == 150
+    assert json.loads(newest[0])["sequence"] == 150
+    missing = command("show", "no-such-flow")
+    assert missing.returncode == 1
+    assert missing.stderr == 'attrflow: flow "no-such-flow" not found\n'

@@ -45,19 +45,7 @@ impl ChunkedLog {
     ///   most one chunk;
     /// - the state's next sequence is the last sequence + 1 and it names the newest archive.
     pub fn verify(&self, values: &BTreeMap<String, Value>) -> Result<LogSummary, Violation> {
-        let state_name = if self.name.is_empty() {
-            self.state_attribute.to_owned()
-        } else {
-            format!("{}/{}", self.state_attribute, self.name)
-        };
-        let state: LogState = match values.get(&state_name) {
-            Some(value) => serde_json::from_value(value.clone())
-                .map_err(|e| violation(&state_name, format!("not a log state: {e}")))?,
-            None if self.name.is_empty() => return Err(violation(&state_name, "missing")),
-            None => LogState::default(),
-        };
-        let history = LayoutHistory::from_stored(&state.layouts, self.chunk_size)
-            .map_err(|e| violation(&state_name, e.to_string()))?;
+        let (state_name, state, history) = self.stored_state(values)?;
 
         let prefix = format!("{}/{}", self.chunk_map, self.chunk_key(""));
         let mut archives = Vec::new();
@@ -141,6 +129,48 @@ impl ChunkedLog {
             records: expected - 1,
             archives: archives.len() as u64,
         })
+    }
+
+    /// The page token of the chunk holding `sequence` in the log stored in `values` (one
+    /// flow's stored values): its archive's token, or `current` for a sequence in the open
+    /// chunk or after it. Reading from that page down, newest first, starts at `sequence`.
+    pub fn page_token_of(
+        &self,
+        values: &BTreeMap<String, Value>,
+        sequence: u64,
+    ) -> Result<String, Violation> {
+        let (_, state, history) = self.stored_state(values)?;
+        let first = history
+            .previous_boundary(sequence.saturating_add(1))
+            .unwrap_or(1);
+        let archived = !state.latest_archived_chunk_token.is_empty()
+            && archive_token(first) <= state.latest_archived_chunk_token;
+        Ok(if archived {
+            archive_token(first)
+        } else {
+            CURRENT_CHUNK.to_owned()
+        })
+    }
+
+    /// The log's state (its physical name, value and layout history) as stored in `values`.
+    fn stored_state(
+        &self,
+        values: &BTreeMap<String, Value>,
+    ) -> Result<(String, LogState, LayoutHistory), Violation> {
+        let state_name = if self.name.is_empty() {
+            self.state_attribute.to_owned()
+        } else {
+            format!("{}/{}", self.state_attribute, self.name)
+        };
+        let state: LogState = match values.get(&state_name) {
+            Some(value) => serde_json::from_value(value.clone())
+                .map_err(|e| violation(&state_name, format!("not a log state: {e}")))?,
+            None if self.name.is_empty() => return Err(violation(&state_name, "missing")),
+            None => LogState::default(),
+        };
+        let history = LayoutHistory::from_stored(&state.layouts, self.chunk_size)
+            .map_err(|e| violation(&state_name, e.to_string()))?;
+        Ok((state_name, state, history))
     }
 
     /// The `sequence` of every record of the chunk stored as `name`.
