@@ -34,6 +34,14 @@ pub enum CliError {
         /// What is broken.
         violation: String,
     },
+    /// The backend's own check of its files failed (`verify`).
+    #[error("store {location}: integrity check: {problem}")]
+    Integrity {
+        /// The store.
+        location: String,
+        /// The backend's first complaint.
+        problem: String,
+    },
     /// A command used wrongly (for example a log name missing).
     #[error("{0}")]
     Usage(String),
@@ -383,9 +391,9 @@ fn stored_values(runtime: &Runtime, flow_id: &str) -> Result<BTreeMap<String, Va
 fn verify(runtime: &Runtime, out: &mut dyn Write) -> Result<(), CliError> {
     let store = runtime.store();
     if let Some(problem) = store.integrity_problem()? {
-        return Err(CliError::Violation {
-            flow_id: String::new(),
-            violation: format!("integrity check: {problem}"),
+        return Err(CliError::Integrity {
+            location: store.location(),
+            problem,
         });
     }
     let flows = store.list_flows()?;

@@ -185,6 +185,41 @@ fn verify_passes_a_sound_store_and_catches_corruption() {
     );
 }
 
+#[test]
+fn verify_catches_a_damaged_database_file() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("a.db");
+    let store = populated(&path);
+    let conn = rusqlite::Connection::open(&path).expect("sqlite opens");
+    conn.pragma_update(None, "wal_checkpoint", "TRUNCATE")
+        .expect("checkpoint");
+    let page_size: u32 = conn
+        .query_row("PRAGMA page_size", [], |row| row.get(0))
+        .expect("page size");
+    // The b-tree of the values' primary-key index: the store opens, the index is damaged.
+    let root: u32 = conn
+        .query_row(
+            "SELECT rootpage FROM sqlite_master WHERE type = 'index' AND tbl_name = 'attribute_values'",
+            [],
+            |row| row.get(0),
+        )
+        .expect("index root page");
+    drop(conn);
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .expect("file opens");
+    std::os::unix::fs::FileExt::write_all_at(
+        &file,
+        &vec![0u8; usize::try_from(page_size).expect("size")],
+        u64::from(root - 1) * u64::from(page_size),
+    )
+    .expect("page zeroed");
+    drop(file);
+    let error = failure(&attrflow(&store, &["verify"], None));
+    assert!(error.contains("integrity check: "), "{error}");
+}
+
 /// Exports both logs of `from`, imports them into `to`, and checks `to` pages the same.
 fn round_trip(from: &str, to: &str) {
     for (flow, log) in [(FLOW_ID, None), ("my-app", Some("audit"))] {
