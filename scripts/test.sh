@@ -50,7 +50,7 @@ section "Python: pytest (package and HTTP service; the built wheel in a fresh en
 wheels=("${DIST_DIR:-dist}"/attrflow-*-abi3-*.whl)
 ATTRFLOW_TEST_WHEEL="${wheels[0]}" "$venv/bin/python" -m pytest python/tests examples/python/tests
 
-section "Kotlin, Swift (UniFFI) and Rust examples: bindings, staleness check, mvn test"
+section "Kotlin, Swift (UniFFI) and Rust examples: bindings, staleness check, mvn install, the Maven consumer"
 scripts/ffi-test.sh
 
 section "Benchmarks: lints, types, and the harness at its smallest sizes (make bench --smoke)"
