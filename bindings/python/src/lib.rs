@@ -7,6 +7,7 @@
 //! GIL released, so Python threads and asyncio executors calling in really overlap.
 
 mod app_log;
+mod cli;
 mod errors;
 mod functions;
 mod python_flow;
@@ -23,6 +24,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<runtime::NativeRuntime>()?;
     m.add_class::<rpc_context::NativeRpcContext>()?;
     m.add_function(wrap_pyfunction!(functions::validate_flow_id, m)?)?;
+    m.add_function(wrap_pyfunction!(cli::cli_main, m)?)?;
     m.add_function(wrap_pyfunction!(functions::validate_definition_name, m)?)?;
     m.add_function(wrap_pyfunction!(functions::instance_physical_name, m)?)?;
     m.add_function(wrap_pyfunction!(

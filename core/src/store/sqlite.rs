@@ -462,6 +462,44 @@ impl Store for SqliteStore {
     fn location(&self) -> String {
         self.path.display().to_string()
     }
+
+    fn list_flows(&self) -> Result<Vec<FlowRecord>> {
+        let conn = self.checkout()?;
+        let mut stmt = conn
+            .prepare("SELECT flow_id, flow_type, run_id FROM flows ORDER BY flow_id")
+            .map_err(|e| self.sql_error("listing flows", e))?;
+        let rows = stmt
+            .query_map([], |row| {
+                Ok(FlowRecord {
+                    flow_id: row.get(0)?,
+                    flow_type: row.get(1)?,
+                    run_id: row.get(2)?,
+                })
+            })
+            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
+            .map_err(|e| self.sql_error("listing flows", e));
+        rows
+    }
+
+    fn stored_values(&self, flow_id: &str) -> Result<Vec<(String, String)>> {
+        let conn = self.checkout()?;
+        let mut stmt = conn
+            .prepare("SELECT name, value FROM attribute_values WHERE flow_id = ?1 ORDER BY name")
+            .map_err(|e| self.sql_error("listing values", e))?;
+        let rows = stmt
+            .query_map([flow_id], |row| Ok((row.get(0)?, row.get(1)?)))
+            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
+            .map_err(|e| self.sql_error("listing values", e));
+        rows
+    }
+
+    fn integrity_problem(&self) -> Result<Option<String>> {
+        let conn = self.checkout()?;
+        let verdict: String = conn
+            .query_row("PRAGMA integrity_check", [], |row| row.get(0))
+            .map_err(|e| self.sql_error("checking integrity", e))?;
+        Ok((verdict != "ok").then_some(verdict))
+    }
 }
 
 /// A connection that goes back to the pool when dropped.
