@@ -194,9 +194,8 @@ fn open(url: &str, synchronous: Option<&str>, built_in_flows: bool) -> attrflow:
     })
 }
 
-fn parse_json(json: &str, what: impl FnOnce() -> String) -> attrflow::Result<Value> {
-    serde_json::from_str(json)
-        .map_err(|e| Error::invalid_input(format!("{} is not valid JSON: {e}", what())))
+fn parse_json(json: &str, what: impl Fn() -> String) -> attrflow::Result<Value> {
+    attrflow::json::parse(json, what)
 }
 
 fn instances(pairs: Vec<InstanceArg>) -> Vec<MapInstance> {
