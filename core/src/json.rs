@@ -37,6 +37,32 @@ enum Frame {
 /// The first integer literal of already valid JSON `text` that does not fit in `i64` or
 /// `u64`, with its path (`$.items[2].count`).
 fn inexact_integer(text: &str) -> Option<(String, String)> {
+    let mut found = None;
+    scan(text, |stack, literal| {
+        let integer = !literal.contains(['.', 'e', 'E']);
+        if integer && literal.parse::<i64>().is_err() && literal.parse::<u64>().is_err() {
+            found = Some((path_of(stack), literal.to_owned()));
+        }
+        found.is_some()
+    });
+    found
+}
+
+/// Where the end of `prefix`, the start of a JSON text, is: the path of the value there,
+/// or `a key in` that of the object whose key it is inside (`$.items[2]`, `a key in $`).
+/// Bindings use it to name the place of text they cannot pass on (a lone surrogate).
+pub fn place_at_end(prefix: &str) -> String {
+    let (stack, in_key) = scan(prefix, |_, _| false);
+    match in_key {
+        true => format!("a key in {}", path_of(&stack)),
+        false => path_of(&stack),
+    }
+}
+
+/// Walks JSON `text`, calling `number` with the enclosing frames and each number literal
+/// until it returns true. Returns the frames open where it stopped (or at the end) and
+/// whether the text ends inside an object key.
+fn scan(text: &str, mut number: impl FnMut(&[Frame], &str) -> bool) -> (Vec<Frame>, bool) {
     let bytes = text.as_bytes();
     let mut stack: Vec<Frame> = Vec::new();
     let mut i = 0;
@@ -63,7 +89,10 @@ fn inexact_integer(text: &str) -> Option<(String, String)> {
                 }
                 if let Some(Frame::Object { key, at_key }) = stack.last_mut() {
                     if *at_key {
-                        let raw = &text[start..i.min(text.len())];
+                        if i >= bytes.len() {
+                            return (stack, true);
+                        }
+                        let raw = &text[start..i];
                         *key =
                             Some(serde_json::from_str(&format!("\"{raw}\"")).unwrap_or_default());
                         *at_key = false;
@@ -77,10 +106,8 @@ fn inexact_integer(text: &str) -> Option<(String, String)> {
                 {
                     i += 1;
                 }
-                let literal = &text[start..i];
-                let integer = !literal.contains(['.', 'e', 'E']);
-                if integer && literal.parse::<i64>().is_err() && literal.parse::<u64>().is_err() {
-                    return Some((path_of(&stack), literal.to_owned()));
+                if number(&stack, &text[start..i]) {
+                    return (stack, false);
                 }
                 continue;
             }
@@ -88,7 +115,7 @@ fn inexact_integer(text: &str) -> Option<(String, String)> {
         }
         i += 1;
     }
-    None
+    (stack, false)
 }
 
 fn path_of(stack: &[Frame]) -> String {
@@ -148,6 +175,14 @@ mod tests {
         );
         let message = refused("[1,{\"x\":2},3,\n 100000000000000000000000]");
         assert!(message.contains("at $[3]"), "{message}");
+    }
+
+    #[test]
+    fn places_in_a_json_prefix_are_named() {
+        assert_eq!(place_at_end(r#"{"subscriberId":"ab"#), "$.subscriberId");
+        assert_eq!(place_at_end(r#"{"a":[1,{"b":"x"},"y"#), "$.a[2]");
+        assert_eq!(place_at_end(r#"{"a":{"k"#), "a key in $.a");
+        assert_eq!(place_at_end(r#""tok"#), "$");
     }
 
     #[test]

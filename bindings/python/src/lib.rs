@@ -12,6 +12,7 @@ mod functions;
 mod python_flow;
 mod rpc_context;
 mod runtime;
+mod text;
 
 use attrflow::flows::{chunked_subscriber, customer_directory};
 use pyo3::prelude::*;
