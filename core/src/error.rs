@@ -69,6 +69,11 @@ pub enum Error {
     /// The store could not be opened, read or written, or holds data attrflow cannot decode.
     #[error("storage error: {0}")]
     Storage(String),
+
+    /// The store's disk (or its size cap) is full. Nothing of the failed call was written,
+    /// and the store works again once space is freed.
+    #[error("storage error: {0}")]
+    StorageFull(String),
 }
 
 impl Error {
@@ -103,6 +108,7 @@ impl Error {
             Error::AttributeMapNotLoaded { .. } => ErrorKind::AttributeMapNotLoaded,
             Error::HandlerFailure { .. } => ErrorKind::HandlerFailure,
             Error::Storage(_) => ErrorKind::Storage,
+            Error::StorageFull(_) => ErrorKind::StorageFull,
         }
     }
 
@@ -135,6 +141,8 @@ pub enum ErrorKind {
     HandlerFailure,
     /// See [`Error::Storage`].
     Storage,
+    /// See [`Error::StorageFull`].
+    StorageFull,
 }
 
 /// The result type of every fallible attrflow call.

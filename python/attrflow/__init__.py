@@ -45,6 +45,7 @@ from attrflow.errors import (
     RPCLockConflictError,
     RpcLockConflictError,
     StorageError,
+    StorageFullError,
     ValueMappingError,
     WorkerInvocationError,
 )
@@ -84,6 +85,7 @@ __all__ = [
     "StartFlowOptions",
     "StepList",
     "StorageError",
+    "StorageFullError",
     "ValueMappingError",
     "WorkerInvocationError",
     "__version__",

@@ -23,6 +23,7 @@ __all__ = [
     "RecordNotFoundError",
     "RpcLockConflictError",
     "StorageError",
+    "StorageFullError",
     "ValueMappingError",
     "WorkerInvocationError",
 ]
@@ -144,3 +145,8 @@ class WorkerInvocationError(AttrflowError):
 class StorageError(AttrflowError):
     """The store could not be opened, read or written, or holds data attrflow cannot
     decode; also raised by a call on a closed client."""
+
+
+class StorageFullError(StorageError):
+    """The store's disk is full. Nothing of the failed call was written; the store works
+    again, unchanged, once space is freed."""

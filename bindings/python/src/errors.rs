@@ -22,6 +22,7 @@ static RECORD_NOT_FOUND: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static NOT_LOADED: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static WORKER_INVOCATION: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static STORAGE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static STORAGE_FULL: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
 /// The Python exception for a core error: the class of its variant, called with the
 /// core's `Display` text followed by the variant's fields.
@@ -58,6 +59,7 @@ pub(crate) fn to_py_err(py: Python<'_>, error: Error) -> PyErr {
             vec![error_type, detail],
         ),
         Error::Storage(_) => (&STORAGE, "StorageError", vec![]),
+        Error::StorageFull(_) => (&STORAGE_FULL, "StorageFullError", vec![]),
     };
     match cell.import(py, ERRORS_MODULE, name) {
         Ok(class) => {

@@ -407,7 +407,7 @@ impl SqliteStore {
                 self.options.busy_timeout
             )),
             Some(ErrorCode::DiskFull) => {
-                Error::storage(format!("store {path}: disk full while {doing}; nothing was written"))
+                Error::StorageFull(format!("store {path}: disk full while {doing}; nothing was written"))
             }
             Some(ErrorCode::NotADatabase) => Error::storage(format!(
                 "store {path} is not an SQLite database (while {doing})"
