@@ -153,15 +153,20 @@ impl Drop for WriteTurn<'_> {
     }
 }
 
+/// The [`FileShared`] of `path` in this process. Keyed by process as well: a child made by
+/// `fork()` inherits this map with the locks its parent's calls held, which no thread of
+/// the child will ever release, so a store opened in the child gets its own.
 fn shared_for(path: &Path) -> Arc<FileShared> {
-    static FILES: OnceLock<Mutex<HashMap<PathBuf, Weak<FileShared>>>> = OnceLock::new();
+    type Files = HashMap<(u32, PathBuf), Weak<FileShared>>;
+    static FILES: OnceLock<Mutex<Files>> = OnceLock::new();
     let mut files = FILES.get_or_init(Default::default).lock();
     files.retain(|_, shared| shared.strong_count() > 0);
-    if let Some(shared) = files.get(path).and_then(Weak::upgrade) {
+    let key = (std::process::id(), path.to_owned());
+    if let Some(shared) = files.get(&key).and_then(Weak::upgrade) {
         return shared;
     }
     let shared = Arc::new(FileShared::default());
-    files.insert(path.to_owned(), Arc::downgrade(&shared));
+    files.insert(key, Arc::downgrade(&shared));
     shared
 }
 
