@@ -56,6 +56,10 @@ fn add_customer_directory_constants(m: &Bound<'_, PyModule>) -> PyResult<()> {
             "CUSTOMER_DIRECTORY_GET_CUSTOMER_PROFILE_BY_EMAIL",
             cd::GET_CUSTOMER_PROFILE_BY_EMAIL,
         ),
+        (
+            "CUSTOMER_DIRECTORY_DELETE_CUSTOMER_PROFILE",
+            cd::DELETE_CUSTOMER_PROFILE,
+        ),
     ];
     for (name, value) in names {
         m.add(name, value)?;

@@ -2,8 +2,9 @@
 
 ``POST /start`` starts the directory flow (idempotently), ``PUT /customer-profile`` saves a
 profile (locking and loading only its email's partition), and
-``GET /customer-profile?emailAddress=`` reads one (loading only that partition). Errors are
-answered by :mod:`attrflow_examples.http_errors`.
+``GET /customer-profile?emailAddress=`` reads one (loading only that partition), and
+``DELETE /customer-profile?emailAddress=`` deletes one (locking and loading its partition).
+Errors are answered by :mod:`attrflow_examples.http_errors`.
 """
 
 from __future__ import annotations
@@ -62,9 +63,7 @@ def create_hash_partitioned_attribute_map_blueprint(app_state: AppState) -> Blue
 
     @blueprint.get("/customer-profile")
     async def get_customer_profile() -> Response:
-        email_address = request.args.get("emailAddress")
-        if email_address is None:
-            raise BadRequest("emailAddress is required")
+        email_address = email_address_argument()
         options = read_options(email_address)
         profile = await app_state.client.invoke_rpc(
             app_state.directory_flow.get_customer_profile_by_email,
@@ -74,7 +73,29 @@ def create_hash_partitioned_attribute_map_blueprint(app_state: AppState) -> Blue
         )
         return jsonify(profile_json(profile))
 
+    @blueprint.delete("/customer-profile")
+    async def delete_customer_profile() -> Response:
+        email_address = email_address_argument()
+        options = upsert_options(email_address)
+        flow = app_state.directory_flow
+        deleted = await retry_on(
+            RpcLockConflictError,
+            lambda: app_state.client.invoke_rpc(
+                flow.delete_customer_profile, FLOW_ID, email_address, options=options
+            ),
+            app_state.lock_retry,
+        )
+        return jsonify(profile_json(deleted))
+
     return blueprint
+
+
+def email_address_argument() -> str:
+    """The request's ``emailAddress`` query argument; 400 when it is missing."""
+    email_address = request.args.get("emailAddress")
+    if email_address is None:
+        raise BadRequest("emailAddress is required")
+    return email_address
 
 
 def profile_json(profile: CustomerProfile) -> dict[str, object]:
