@@ -3,6 +3,7 @@
 //! store whose schema is current only reads, so it succeeds while another connection holds
 //! the file's write lock.
 
+use std::path::Path;
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
@@ -45,34 +46,10 @@ fn concurrent_first_opens_of_a_fresh_file_all_succeed() {
     );
 }
 
-#[test]
-fn opening_a_current_store_does_not_need_the_write_lock() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("store.sqlite");
-    drop(SqliteStore::open(&path).unwrap());
-
-    // Another connection (as another process inside a long handler would) holds the write
-    // lock for the whole of the open below, which would outlast its busy timeout.
-    let mut holder = Connection::open(&path).unwrap();
-    let tx = holder
-        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-        .unwrap();
-    tx.execute_batch("CREATE TABLE held (x INTEGER)").unwrap();
-    let options = SqliteOptions {
-        busy_timeout: Duration::from_millis(200),
-        ..SqliteOptions::default()
-    };
-    let opened = SqliteStore::open_with(&path, options.clone());
-    assert!(opened.is_ok(), "{opened:?}");
-    tx.rollback().unwrap();
-}
-
-#[test]
-fn an_open_that_waits_out_its_busy_timeout_says_what_it_waited_for() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("store.sqlite");
-    // A file whose schema does not exist yet, with its write lock held throughout.
-    let mut holder = Connection::open(&path).unwrap();
+/// Opens `path` with a short busy timeout while another connection (as another process
+/// inside a long handler would) holds the file's write lock for the whole open.
+fn open_while_the_write_lock_is_held(path: &Path) -> attrflow::Result<SqliteStore> {
+    let mut holder = Connection::open(path).unwrap();
     holder.execute_batch("PRAGMA journal_mode=WAL").unwrap();
     let tx = holder
         .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
@@ -82,10 +59,28 @@ fn an_open_that_waits_out_its_busy_timeout_says_what_it_waited_for() {
         busy_timeout: Duration::from_millis(200),
         ..SqliteOptions::default()
     };
-    let error = SqliteStore::open_with(&path, options).unwrap_err();
+    let opened = SqliteStore::open_with(path, options);
+    tx.rollback().unwrap();
+    opened
+}
+
+#[test]
+fn opening_a_current_store_does_not_need_the_write_lock() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store.sqlite");
+    drop(SqliteStore::open(&path).unwrap());
+    let opened = open_while_the_write_lock_is_held(&path);
+    assert!(opened.is_ok(), "{opened:?}");
+}
+
+#[test]
+fn an_open_that_waits_out_its_busy_timeout_says_what_it_waited_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store.sqlite");
+    // A file whose schema does not exist yet: creating it needs the write lock.
+    let error = open_while_the_write_lock_is_held(&path).unwrap_err();
     let message = error.to_string();
     assert!(error.is_retryable(), "{message}");
     assert!(message.contains("200ms"), "{message}");
     assert!(message.contains("creating the schema"), "{message}");
-    tx.rollback().unwrap();
 }

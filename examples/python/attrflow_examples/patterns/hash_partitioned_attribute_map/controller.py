@@ -9,7 +9,10 @@ Errors are answered by :mod:`attrflow_examples.http_errors`.
 
 from __future__ import annotations
 
-from attrflow import RpcLockConflictError, StartFlowOptions
+from typing import TypeVar
+
+from attrflow import RPCInvokeOptions, RpcLockConflictError, StartFlowOptions
+from attrflow.flow import BoundRpc
 from attrflow.flows.customer_directory import (
     FLOW_ID,
     CustomerProfile,
@@ -24,6 +27,8 @@ from attrflow_examples.json_body import read_json_object, required_text
 from attrflow_examples.lock_retry import retry_on
 
 URL_PREFIX = "/patterns/hash-partitioned-attribute-map"
+
+I = TypeVar("I")  # noqa: E741 - an RPC's input type
 
 PROFILE_FIELDS = ("emailAddress", "fullName", "companyName", "customerTier")
 """The fields of a profile body, each required, in the order they are checked."""
@@ -51,13 +56,8 @@ def create_hash_partitioned_attribute_map_blueprint(app_state: AppState) -> Blue
         profile = CustomerProfile(*(required_text(body, field) for field in PROFILE_FIELDS))
         # Computing the partition checks the email, with the core's message.
         options = upsert_options(profile.email_address)
-        flow = app_state.directory_flow
-        saved = await retry_on(
-            RpcLockConflictError,
-            lambda: app_state.client.invoke_rpc(
-                flow.upsert_customer_profile, FLOW_ID, profile, options=options
-            ),
-            app_state.lock_retry,
+        saved = await write_retrying(
+            app_state, app_state.directory_flow.upsert_customer_profile, profile, options
         )
         return jsonify(profile_json(saved))
 
@@ -77,17 +77,26 @@ def create_hash_partitioned_attribute_map_blueprint(app_state: AppState) -> Blue
     async def delete_customer_profile() -> Response:
         email_address = email_address_argument()
         options = upsert_options(email_address)
-        flow = app_state.directory_flow
-        deleted = await retry_on(
-            RpcLockConflictError,
-            lambda: app_state.client.invoke_rpc(
-                flow.delete_customer_profile, FLOW_ID, email_address, options=options
-            ),
-            app_state.lock_retry,
+        deleted = await write_retrying(
+            app_state, app_state.directory_flow.delete_customer_profile, email_address, options
         )
         return jsonify(profile_json(deleted))
 
     return blueprint
+
+
+async def write_retrying(
+    app_state: AppState,
+    rpc: BoundRpc[I, CustomerProfile],
+    argument: I,
+    options: RPCInvokeOptions,
+) -> CustomerProfile:
+    """Calls a writing RPC of the directory, retrying lock conflicts within budget."""
+    return await retry_on(
+        RpcLockConflictError,
+        lambda: app_state.client.invoke_rpc(rpc, FLOW_ID, argument, options=options),
+        app_state.lock_retry,
+    )
 
 
 def email_address_argument() -> str:
