@@ -69,6 +69,11 @@ pub enum Error {
     /// The store could not be opened, read or written, or holds data attrflow cannot decode.
     #[error("storage error: {0}")]
     Storage(String),
+
+    /// The store's disk (or its size cap) is full. Nothing of the failed call was written,
+    /// and the store works again once space is freed.
+    #[error("storage error: {0}")]
+    StorageFull(String),
 }
 
 impl Error {
@@ -103,6 +108,7 @@ impl Error {
             Error::AttributeMapNotLoaded { .. } => ErrorKind::AttributeMapNotLoaded,
             Error::HandlerFailure { .. } => ErrorKind::HandlerFailure,
             Error::Storage(_) => ErrorKind::Storage,
+            Error::StorageFull(_) => ErrorKind::StorageFull,
         }
     }
 
@@ -135,12 +141,14 @@ pub enum ErrorKind {
     HandlerFailure,
     /// See [`Error::Storage`].
     Storage,
+    /// See [`Error::StorageFull`].
+    StorageFull,
 }
 
 impl ErrorKind {
     /// Every kind, in declaration order: the table each binding maps onto its own error
     /// types (and tests that none is left out).
-    pub const ALL: [ErrorKind; 10] = [
+    pub const ALL: [ErrorKind; 11] = [
         ErrorKind::LockConflict,
         ErrorKind::FlowNotFound,
         ErrorKind::FlowAlreadyStarted,
@@ -151,6 +159,7 @@ impl ErrorKind {
         ErrorKind::AttributeMapNotLoaded,
         ErrorKind::HandlerFailure,
         ErrorKind::Storage,
+        ErrorKind::StorageFull,
     ];
 
     /// The kind's stable name (`lock_conflict`, `flow_not_found`, …), the key bindings
@@ -167,6 +176,7 @@ impl ErrorKind {
             ErrorKind::AttributeMapNotLoaded => "attribute_map_not_loaded",
             ErrorKind::HandlerFailure => "handler_failure",
             ErrorKind::Storage => "storage",
+            ErrorKind::StorageFull => "storage_full",
         }
     }
 }

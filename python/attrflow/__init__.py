@@ -49,6 +49,7 @@ from attrflow.errors import (
     RecordNotFoundError,
     RpcLockConflictError,
     StorageError,
+    StorageFullError,
     ValueMappingError,
     WorkerInvocationError,
 )
@@ -83,6 +84,7 @@ __all__ = [
     "StartFlowOptions",
     "StepList",
     "StorageError",
+    "StorageFullError",
     "ValueMappingError",
     "WorkerInvocationError",
     "__version__",

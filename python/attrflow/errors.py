@@ -29,6 +29,7 @@ __all__ = [
     "RecordNotFoundError",
     "RpcLockConflictError",
     "StorageError",
+    "StorageFullError",
     "ValueMappingError",
     "WorkerInvocationError",
     "from_core_error",
@@ -149,6 +150,11 @@ class StorageError(AttrflowError):
     decode; also raised by a call on a closed client."""
 
 
+class StorageFullError(StorageError):
+    """The store's disk is full. Nothing of the failed call was written; the store works
+    again, unchanged, once space is freed."""
+
+
 CORE_ERROR_CLASSES: MappingProxyType[str, type[AttrflowError]] = MappingProxyType(
     {
         "lock_conflict": RpcLockConflictError,
@@ -161,6 +167,7 @@ CORE_ERROR_CLASSES: MappingProxyType[str, type[AttrflowError]] = MappingProxyTyp
         "attribute_map_not_loaded": AttributeMapNotLoadedError,
         "handler_failure": WorkerInvocationError,
         "storage": StorageError,
+        "storage_full": StorageFullError,
     }
 )
 """The one table from a core error kind (by its name in the core) to the class raised for

@@ -45,7 +45,8 @@ pub(crate) fn to_py_err(py: Python<'_>, error: Error) -> PyErr {
         | Error::InvalidInput(_)
         | Error::PageNotFound(_)
         | Error::RecordNotFound(_)
-        | Error::Storage(_) => vec![],
+        | Error::Storage(_)
+        | Error::StorageFull(_) => vec![],
     };
     let built = (|| -> PyResult<PyErr> {
         let factory = FACTORY.import(py, ERRORS_MODULE, FROM_CORE)?;

@@ -13,6 +13,7 @@ mod functions;
 mod python_flow;
 mod rpc_context;
 mod runtime;
+mod text;
 
 use attrflow::flows::{chunked_subscriber, customer_directory};
 use pyo3::prelude::*;
@@ -57,6 +58,10 @@ fn add_customer_directory_constants(m: &Bound<'_, PyModule>) -> PyResult<()> {
         (
             "CUSTOMER_DIRECTORY_GET_CUSTOMER_PROFILE_BY_EMAIL",
             cd::GET_CUSTOMER_PROFILE_BY_EMAIL,
+        ),
+        (
+            "CUSTOMER_DIRECTORY_DELETE_CUSTOMER_PROFILE",
+            cd::DELETE_CUSTOMER_PROFILE,
         ),
     ];
     for (name, value) in names {
