@@ -1,6 +1,6 @@
 # The README's two commands: `make run` (the HTTP subscriber-archive service on the embedded
 # store) and `make test` (every check and test). Both install what they need.
-.PHONY: run test bootstrap fmt postgres bench
+.PHONY: run test bootstrap fmt postgres bench dist
 
 HOST ?= 127.0.0.1
 PORT ?= 8080
@@ -20,6 +20,12 @@ postgres:
 # Benchmarks against raw rusqlite, a naive log and Redis Streams; writes BENCHMARKS.md.
 bench:
 	scripts/bench.sh
+
+# The Python wheel (abi3, manylinux) and sdist into dist/; the Kotlin JAR into the local Maven
+# repository (io.attrflow:attrflow); see the README's Install section.
+dist:
+	scripts/dist.sh
+	scripts/kotlin-dist.sh
 
 bootstrap:
 	scripts/bootstrap.sh

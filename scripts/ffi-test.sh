@@ -4,7 +4,10 @@
 #   Swift sources are stale (no Swift compiler is assumed: they are checked, not compiled);
 # - runs the Rust examples (examples/rust) on fresh store files;
 # - writes a store with the Python package (.venv, from scripts/bootstrap.sh) and runs the
-#   Kotlin JUnit tests on the JVM (Maven, JNA) against the fresh library and that store.
+#   Kotlin JUnit tests on the JVM (Maven, JNA) against the fresh library and that store, then
+#   installs the JAR (io.attrflow:attrflow, the library inside) into the local repository;
+# - builds examples/kotlin-consumer, which depends only on those coordinates, and runs the
+#   README's Kotlin example from it.
 # Maven downloads into MAVEN_REPO_LOCAL (default ~/.m2/repository), so a fresh machine works.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,13 +29,13 @@ echo "--- Rust examples"
 cargo run --locked -q -p attrflow-rust-examples --example subscriber_archive -- "$work/archive.db"
 cargo run --locked -q -p attrflow-rust-examples --example app_log -- "$work/app.db"
 
-echo "--- Kotlin: a store written from Python, then mvn test"
+echo "--- Kotlin: a store written from Python, then mvn install (tests, the JAR)"
 "$venv/bin/ruff" check bindings/ffi/kotlin/src/test/python
 "$venv/bin/ruff" format --check bindings/ffi/kotlin/src/test/python
 "$venv/bin/mypy" --strict bindings/ffi/kotlin/src/test/python
 "$venv/bin/python" bindings/ffi/kotlin/src/test/python/write_store.py \
     "$work/python.db" "$work/python-pages.tsv"
-rm -rf bindings/ffi/kotlin/target/surefire-reports
+rm -rf bindings/ffi/kotlin/target/surefire-reports examples/kotlin-consumer/target
 (
     cd bindings/ffi/kotlin
     mvn -B -q -Dstyle.color=never \
@@ -40,15 +43,26 @@ rm -rf bindings/ffi/kotlin/target/surefire-reports
         -Dattrflow.library.path="$(cd "../../../$target/debug" && pwd)" \
         -Dattrflow.python.store="$work/python.db" \
         -Dattrflow.python.pages="$work/python-pages.tsv" \
+        install
+)
+unzip -l bindings/ffi/kotlin/target/attrflow-0.1.0.jar | grep -q ' linux-x86-64/libattrflow_ffi.so$'
+
+echo "--- Kotlin: the README example from the coordinates io.attrflow:attrflow"
+(
+    cd examples/kotlin-consumer
+    mvn -B -q -Dstyle.color=never \
+        -Dmaven.repo.local="${MAVEN_REPO_LOCAL:-$HOME/.m2/repository}" \
         test
 )
 # Maven is quiet on success; say what ran, from Surefire's reports.
-"$venv/bin/python" - bindings/ffi/kotlin/target/surefire-reports <<'PY'
+"$venv/bin/python" - bindings/ffi/kotlin/target/surefire-reports \
+    examples/kotlin-consumer/target/surefire-reports <<'PY'
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-suites = [ET.parse(p).getroot() for p in sorted(Path(sys.argv[1]).glob("TEST-*.xml"))]
+reports = [p for folder in sys.argv[1:] for p in sorted(Path(folder).glob("TEST-*.xml"))]
+suites = [ET.parse(p).getroot() for p in reports]
 total = sum(int(s.get("tests", 0)) for s in suites)
 failed = sum(int(s.get("failures", 0)) + int(s.get("errors", 0)) for s in suites)
 skipped = sum(int(s.get("skipped", 0)) for s in suites)

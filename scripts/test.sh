@@ -12,6 +12,9 @@ section "Rust: format, lints"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
+section "Rust: the core crate packages for crates.io (cargo package)"
+cargo package -p attrflow --locked --allow-dirty --no-verify
+
 section "PostgreSQL: a throwaway server on loopback, unless ATTRFLOW_TEST_POSTGRES_URL names one"
 if [ -z "${ATTRFLOW_TEST_POSTGRES_URL:-}" ]; then
     # shellcheck source=scripts/postgres.sh
@@ -43,10 +46,11 @@ section "Python: ruff, mypy"
 "$venv/bin/mypy" python/attrflow python/tests
 "$venv/bin/mypy" examples/python
 
-section "Python: pytest (package and HTTP service)"
-"$venv/bin/python" -m pytest python/tests examples/python/tests
+section "Python: pytest (package and HTTP service; the built wheel in a fresh environment)"
+wheels=("${DIST_DIR:-dist}"/attrflow-*-abi3-*.whl)
+ATTRFLOW_TEST_WHEEL="${wheels[0]}" "$venv/bin/python" -m pytest python/tests examples/python/tests
 
-section "Kotlin, Swift (UniFFI) and Rust examples: bindings, staleness check, mvn test"
+section "Kotlin, Swift (UniFFI) and Rust examples: bindings, staleness check, mvn install, the Maven consumer"
 scripts/ffi-test.sh
 
 section "Benchmarks: lints, types, and the harness at its smallest sizes (make bench --smoke)"

@@ -34,6 +34,7 @@
 mod append;
 pub mod idempotency;
 pub mod layout;
+pub mod verify;
 
 pub use append::{validate_batch_size, MAX_BATCH_SIZE};
 pub use idempotency::{

@@ -69,6 +69,11 @@ pub enum Error {
     /// The store could not be opened, read or written, or holds data attrflow cannot decode.
     #[error("storage error: {0}")]
     Storage(String),
+
+    /// The store's disk (or its size cap) is full. Nothing of the failed call was written,
+    /// and the store works again once space is freed.
+    #[error("storage error: {0}")]
+    StorageFull(String),
 }
 
 impl Error {
@@ -103,6 +108,7 @@ impl Error {
             Error::AttributeMapNotLoaded { .. } => ErrorKind::AttributeMapNotLoaded,
             Error::HandlerFailure { .. } => ErrorKind::HandlerFailure,
             Error::Storage(_) => ErrorKind::Storage,
+            Error::StorageFull(_) => ErrorKind::StorageFull,
         }
     }
 
@@ -135,6 +141,44 @@ pub enum ErrorKind {
     HandlerFailure,
     /// See [`Error::Storage`].
     Storage,
+    /// See [`Error::StorageFull`].
+    StorageFull,
+}
+
+impl ErrorKind {
+    /// Every kind, in declaration order: the table each binding maps onto its own error
+    /// types (and tests that none is left out).
+    pub const ALL: [ErrorKind; 11] = [
+        ErrorKind::LockConflict,
+        ErrorKind::FlowNotFound,
+        ErrorKind::FlowAlreadyStarted,
+        ErrorKind::InvalidInput,
+        ErrorKind::InvalidPageToken,
+        ErrorKind::PageNotFound,
+        ErrorKind::RecordNotFound,
+        ErrorKind::AttributeMapNotLoaded,
+        ErrorKind::HandlerFailure,
+        ErrorKind::Storage,
+        ErrorKind::StorageFull,
+    ];
+
+    /// The kind's stable name (`lock_conflict`, `flow_not_found`, …), the key bindings
+    /// look their error types up by.
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorKind::LockConflict => "lock_conflict",
+            ErrorKind::FlowNotFound => "flow_not_found",
+            ErrorKind::FlowAlreadyStarted => "flow_already_started",
+            ErrorKind::InvalidInput => "invalid_input",
+            ErrorKind::InvalidPageToken => "invalid_page_token",
+            ErrorKind::PageNotFound => "page_not_found",
+            ErrorKind::RecordNotFound => "record_not_found",
+            ErrorKind::AttributeMapNotLoaded => "attribute_map_not_loaded",
+            ErrorKind::HandlerFailure => "handler_failure",
+            ErrorKind::Storage => "storage",
+            ErrorKind::StorageFull => "storage_full",
+        }
+    }
 }
 
 /// The result type of every fallible attrflow call.
@@ -158,6 +202,17 @@ mod tests {
         assert_eq!(
             not_loaded.to_string(),
             "AttributeMap instance was not loaded for RPC: m/i"
+        );
+    }
+
+    #[test]
+    fn every_kind_has_its_own_name() {
+        let names: std::collections::HashSet<_> =
+            ErrorKind::ALL.iter().map(|kind| kind.name()).collect();
+        assert_eq!(names.len(), ErrorKind::ALL.len());
+        assert_eq!(
+            Error::LockConflict("held".into()).kind().name(),
+            "lock_conflict"
         );
     }
 

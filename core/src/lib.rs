@@ -43,6 +43,7 @@ pub mod definition;
 pub mod error;
 pub mod flows;
 pub mod hash_partition;
+pub mod json;
 pub mod limits;
 pub mod names;
 pub mod options;

@@ -34,6 +34,18 @@ use crate::store::{open_store, FlowRecord, Isolation, SnapshotReader, StartOutco
 pub struct Runtime {
     store: Arc<dyn Store>,
     flows: RwLock<HashMap<String, Arc<FlowDefinition>>>,
+    /// The process that opened the store; see [`Runtime::check_process`].
+    process_id: u32,
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        // A fork()ed child must not close the connections it inherited: they are its
+        // parent's. Keeping one more reference leaves them open until the child exits.
+        if self.process_id != std::process::id() {
+            std::mem::forget(Arc::clone(&self.store));
+        }
+    }
 }
 
 impl std::fmt::Debug for Runtime {
@@ -65,6 +77,7 @@ impl Runtime {
         Runtime {
             store,
             flows: RwLock::new(HashMap::new()),
+            process_id: std::process::id(),
         }
     }
 
@@ -72,6 +85,23 @@ impl Runtime {
     /// flow types registered.
     pub fn open(url: &str) -> Result<Self> {
         Ok(Self::new(open_store(url)?))
+    }
+
+    /// Fails unless this is the process that opened the runtime. A child made by `fork()`
+    /// inherits the store's connections and the locks its parent's calls held at that
+    /// moment (held forever in the child, where the threads holding them do not exist), so
+    /// it must open its own runtime; every call in it fails with this error instead.
+    pub fn check_process(&self) -> Result<()> {
+        let here = std::process::id();
+        if here == self.process_id {
+            return Ok(());
+        }
+        Err(Error::storage(format!(
+            "store {} was opened in process {} and is used in process {here}, a fork() of \
+             it: connections and locks cannot cross fork(); open a new client in the child",
+            self.store.location(),
+            self.process_id
+        )))
     }
 
     /// The store this runtime runs on.
@@ -111,6 +141,7 @@ impl Runtime {
         flow_id: &str,
         options: &StartFlowOptions,
     ) -> Result<String> {
+        self.check_process()?;
         validate_flow_id(flow_id)?;
         let definition = self.definition(flow_type)?;
         let initial = initial_values(&definition, options)?;
@@ -149,6 +180,7 @@ impl Runtime {
         input: Value,
         options: &RpcInvokeOptions,
     ) -> Result<Value> {
+        self.check_process()?;
         validate_flow_id(flow_id)?;
         let definition = self.definition(flow_type)?;
         let rpc = definition.rpc(rpc_name)?;

@@ -191,3 +191,41 @@ fn invalid_sizes_are_refused_and_change_nothing() {
     assert_eq!(t.stored_values(FLOW_ID), before);
     assert_eq!(t.held_locks(), 0);
 }
+
+/// The stored-log checks of inspection tools follow the layout history: the migrated
+/// archive verifies, and each sequence maps to the token of the page that holds it.
+#[test]
+fn verify_and_page_tokens_follow_the_layouts() {
+    let t = TestStore::fast();
+    migrate(&t);
+    let values: std::collections::BTreeMap<String, serde_json::Value> = t
+        .runtime
+        .store()
+        .stored_values(FLOW_ID)
+        .unwrap()
+        .into_iter()
+        .map(|(name, json)| (name, serde_json::from_str(&json).unwrap()))
+        .collect();
+    let log = attrflow::flows::chunked_subscriber::LOG;
+    let summary = log.verify(&values).unwrap();
+    assert_eq!((summary.records, summary.archives), (801, 6));
+    for (token, newest, oldest) in GOLDEN_PAGES {
+        for sequence in [newest, oldest] {
+            assert_eq!(log.page_token_of(&values, sequence).unwrap(), token);
+        }
+    }
+    assert_eq!(log.page_token_of(&values, 5_000).unwrap(), "current");
+
+    let mut broken = values.clone();
+    let chunk = "subscriber_chunks/00000000000000000251";
+    broken.get_mut(chunk).unwrap()["subscribers"]
+        .as_array_mut()
+        .unwrap()
+        .pop();
+    let violation = log.verify(&broken).unwrap_err();
+    assert_eq!(violation.location, chunk);
+    assert_eq!(
+        violation.reason,
+        "holds 49 records; its layout's chunk size is 50"
+    );
+}

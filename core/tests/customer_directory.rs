@@ -7,8 +7,9 @@ mod common;
 use std::thread;
 
 use attrflow::flows::customer_directory::{
-    CustomerDirectory, CustomerProfile, FLOW_ID, FLOW_TYPE, GET_CUSTOMER_PROFILE_BY_EMAIL,
-    PROFILES_MAP, UPSERT_CUSTOMER_PROFILE,
+    CustomerDirectory, CustomerProfile, ProfilePartition, FLOW_ID, FLOW_TYPE,
+    GET_CUSTOMER_PROFILE_BY_EMAIL, MAX_EMAIL_ADDRESS_BYTES, MAX_PROFILE_FIELD_BYTES,
+    MIN_PROFILES_PER_PARTITION, PROFILES_MAP, UPSERT_CUSTOMER_PROFILE,
 };
 use attrflow::{Error, RpcInvokeOptions};
 use common::{retry_lock_conflicts, TestStore};
@@ -187,4 +188,88 @@ fn reading_or_upserting_without_loading_the_partition_fails_as_not_loaded() {
     );
     assert_eq!(read.unwrap_err(), not_loaded);
     assert!(t.stored_values(FLOW_ID).is_empty());
+}
+
+#[test]
+fn oversized_fields_are_refused_so_a_partition_always_takes_new_customers() {
+    let t = TestStore::fast();
+    let directory = CustomerDirectory::new(&t.runtime, FLOW_ID);
+    directory.start().unwrap();
+    // The reproduction: PUTs with a 60 KiB fullName to one partition would fill its
+    // stored value after 17 and refuse every new customer there. Each is refused now.
+    let huge = "n".repeat(60 * 1024);
+    for index in COLLIDING {
+        let profile = CustomerProfile {
+            full_name: huge.clone(),
+            ..colliding_profile(index)
+        };
+        let error = directory.upsert(&profile).unwrap_err();
+        assert_eq!(
+            error,
+            Error::invalid_input(format!(
+                "fullName is {} bytes; the limit is {MAX_PROFILE_FIELD_BYTES}",
+                huge.len()
+            ))
+        );
+    }
+    let long_email = format!("{}@example.com", "e".repeat(MAX_EMAIL_ADDRESS_BYTES));
+    let error = directory
+        .upsert(&CustomerProfile {
+            email_address: long_email,
+            ..colliding_profile(178)
+        })
+        .unwrap_err();
+    assert!(matches!(error, Error::InvalidInput(m) if m.starts_with("emailAddress is ")));
+    assert!(t.stored_values(FLOW_ID).is_empty(), "nothing stored");
+
+    // A bucket of the longest profiles the limits allow still fits
+    // MIN_PROFILES_PER_PARTITION of them in one stored value.
+    let longest = |n: usize| {
+        let local = format!("{n:05}@");
+        let email = format!(
+            "{local}{}",
+            "x".repeat(MAX_EMAIL_ADDRESS_BYTES - local.len())
+        );
+        let profile = CustomerProfile {
+            email_address: email.clone(),
+            full_name: "f".repeat(MAX_PROFILE_FIELD_BYTES),
+            company_name: "c".repeat(MAX_PROFILE_FIELD_BYTES),
+            customer_tier: "t".repeat(MAX_PROFILE_FIELD_BYTES),
+        };
+        (email, profile)
+    };
+    let full = ProfilePartition {
+        profiles_by_canonical_email: (0..MIN_PROFILES_PER_PARTITION).map(longest).collect(),
+    };
+    assert!(attrflow::limits::json_len(&full) <= attrflow::limits::MAX_VALUE_BYTES);
+}
+
+#[test]
+fn a_deleted_profile_is_gone_and_its_room_is_free() {
+    let t = TestStore::fast();
+    let directory = CustomerDirectory::new(&t.runtime, FLOW_ID);
+    directory.start().unwrap();
+    for index in [178, 350] {
+        directory.upsert(&colliding_profile(index)).unwrap();
+    }
+    let deleted = directory.delete(" Collision-00178@Example.com ").unwrap();
+    assert_eq!(deleted, colliding_profile(178));
+    assert!(matches!(
+        directory.get("collision-00178@example.com"),
+        Err(Error::RecordNotFound(_))
+    ));
+    assert_eq!(
+        directory.get("collision-00350@example.com").unwrap(),
+        colliding_profile(350)
+    );
+    let again = directory.delete("collision-00178@example.com").unwrap_err();
+    assert_eq!(
+        again,
+        Error::RecordNotFound(r#"customer profile "collision-00178@example.com" not found"#.into())
+    );
+    directory.delete("collision-00350@example.com").unwrap();
+    assert!(
+        t.stored_values(FLOW_ID).is_empty(),
+        "an emptied bucket is removed"
+    );
 }

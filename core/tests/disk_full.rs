@@ -53,7 +53,7 @@ fn a_full_disk_is_a_storage_error_writes_nothing_and_appends_resume_when_space_r
     let Some((n, error)) = refused else {
         panic!("{ENOUGH_TO_FILL} appends fit in a capped database");
     };
-    let Error::Storage(message) = &error else {
+    let Error::StorageFull(message) = &error else {
         panic!("a full disk gave {error:?}");
     };
     assert!(message.contains("disk full"), "{message}");
@@ -61,7 +61,7 @@ fn a_full_disk_is_a_storage_error_writes_nothing_and_appends_resume_when_space_r
     assert_eq!(t.held_locks(), 0);
 
     let again = archive.register("while-full", "while-full@example.com");
-    assert!(matches!(again, Err(Error::Storage(_))), "{again:?}");
+    assert!(matches!(again, Err(Error::StorageFull(_))), "{again:?}");
 
     t.store.sqlite().faults().limit_pages(None);
     let id = format!("filler-{n:05}");

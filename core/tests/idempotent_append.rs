@@ -262,3 +262,34 @@ fn child_process_registers_then_dies_before_the_reply() {
     // hand the reply on: the commit happened, the reply is lost.
     std::process::exit(DIED_AFTER_COMMIT)
 }
+
+#[test]
+fn large_keyed_batches_leave_the_window_by_size_and_never_lock_keyed_appends_out() {
+    let t = TestStore::fast();
+    let archive = started(&t);
+    // 20 keyed batches of about 62 KiB each: together well over the 1 MiB a stored value
+    // may hold, so the remembered keys must be bounded by bytes, not only by count.
+    let padding = "p".repeat(3_800);
+    let batch = |b: u64| -> Vec<NewSubscriber> {
+        (1..=16)
+            .map(|n| {
+                let id = format!("batch-{b:02}-{n:02}");
+                NewSubscriber::new(id.clone(), format!("{id}-{padding}@example.com"))
+            })
+            .collect()
+    };
+    let mut last = Vec::new();
+    for b in 1..=25 {
+        last = archive
+            .register_batch(&batch(b), Some(&format!("import-{b}")))
+            .unwrap_or_else(|e| panic!("keyed batch {b}: {e}"));
+    }
+    let again = archive
+        .register_batch(&batch(25), Some("import-25"))
+        .unwrap();
+    assert_eq!(again, last, "the newest key is still remembered");
+    let single = archive
+        .register_once("small", "s", "s@example.com")
+        .unwrap();
+    assert_eq!(single.sequence, 25 * 16 + 1);
+}

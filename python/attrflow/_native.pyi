@@ -28,6 +28,7 @@ __all__ = [
     "CHUNKED_SUBSCRIBER_REGISTER_SUBSCRIBERS",
     "CHUNKED_SUBSCRIBER_REGISTER_SUBSCRIBER_ONCE",
     "CHUNKED_SUBSCRIBER_SET_IDEMPOTENCY_WINDOW",
+    "CUSTOMER_DIRECTORY_DELETE_CUSTOMER_PROFILE",
     "CUSTOMER_DIRECTORY_FLOW_ID",
     "CUSTOMER_DIRECTORY_FLOW_TYPE",
     "CUSTOMER_DIRECTORY_GET_CUSTOMER_PROFILE_BY_EMAIL",
@@ -36,6 +37,7 @@ __all__ = [
     "CUSTOMER_DIRECTORY_UPSERT_CUSTOMER_PROFILE",
     "DEFAULT_IDEMPOTENCY_MAX_AGE_MS",
     "DEFAULT_IDEMPOTENCY_MAX_KEYS",
+    "ERROR_KINDS",
     "MAX_BATCH_SIZE",
     "MAX_CHUNK_SIZE",
     "MAX_IDEMPOTENCY_KEY_LEN",
@@ -46,6 +48,7 @@ __all__ = [
     "app_log_page_chunk_key",
     "archive_chunk_token",
     "canonical_email",
+    "cli_main",
     "customer_profile_partition",
     "instance_physical_name",
     "validate_definition_name",
@@ -56,6 +59,9 @@ __all__ = [
 ]
 
 __version__: str
+
+ERROR_KINDS: list[str]
+"""The name of every core error kind; ``attrflow.errors`` maps each onto one class."""
 
 CHUNKED_SUBSCRIBER_FLOW_TYPE: str
 CHUNKED_SUBSCRIBER_FLOW_ID: str
@@ -70,6 +76,7 @@ CUSTOMER_DIRECTORY_FLOW_ID: str
 CUSTOMER_DIRECTORY_PROFILES_MAP: str
 CUSTOMER_DIRECTORY_UPSERT_CUSTOMER_PROFILE: str
 CUSTOMER_DIRECTORY_GET_CUSTOMER_PROFILE_BY_EMAIL: str
+CUSTOMER_DIRECTORY_DELETE_CUSTOMER_PROFILE: str
 CUSTOMER_DIRECTORY_PARTITION_COUNT: int
 
 CHUNKED_SUBSCRIBER_REGISTER_SUBSCRIBERS: str
@@ -145,15 +152,18 @@ class Runtime:
         self, flow_type: str, attributes: list[str], maps: list[str], rpcs: list[_Rpc]
     ) -> None:
         """Registers a flow type whose handlers are Python callables."""
+    def register_built_in(self, flow_type: str) -> None:
+        """Registers the built-in flow type ``flow_type``."""
     def close(self) -> None: ...
 
 def validate_flow_id(flow_id: str) -> None: ...
 def validate_definition_name(what: str, name: str) -> None: ...
 def instance_physical_name(map: str, instance: str) -> str: ...
-def validate_subscriber_page_token(token: str) -> None: ...
+def validate_subscriber_page_token(token: str) -> str: ...
 def archive_chunk_token(first_sequence: int) -> str: ...
 def canonical_email(email_address: str) -> str: ...
 def customer_profile_partition(email_address: str) -> str: ...
-def validate_page_token_form(token: str) -> None: ...
+def validate_page_token_form(token: str) -> str: ...
 def validate_idempotency_key(key: str) -> None: ...
 def app_log_page_chunk_key(log: str, page_token: str) -> str: ...
+def cli_main(argv: list[str]) -> int: ...

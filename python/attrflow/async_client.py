@@ -59,13 +59,13 @@ class AsyncClient:
         """Whether :meth:`close` has been called."""
         return self._client.closed
 
-    def register_flow(self, flow: Flow) -> None:
+    def register_flow(self, flow: Flow[Any]) -> None:
         """See :meth:`attrflow.Client.register_flow` (no store work: not awaited)."""
         self._client.register_flow(flow)
 
     async def start_flow(
         self,
-        flow: Flow,
+        flow: Flow[Any],
         flow_id: str,
         input: None = None,
         options: StartFlowOptions = _DEFAULT_START,

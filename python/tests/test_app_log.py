@@ -72,3 +72,16 @@ def test_bad_tokens_names_and_records_raise_typed_errors(
     with pytest.raises(InvalidInputError, match="record is required"):
         append(client, log_flow, "chat", None)
     assert page(client, log_flow, "chat", "current").entries == []
+
+
+def test_integers_are_stored_exactly_or_refused(client: Client, log_flow: ChunkedLogFlow) -> None:
+    """Integers outside the 64-bit range would come back as floats: they are refused with
+    an error naming where they are, and integers inside it come back unchanged."""
+    for n, big in enumerate([2**64, -(2**63) - 1, 10**30], start=1):
+        with pytest.raises(InvalidInputError, match=rf"integer {big} at \$\.record\.items\[1\]"):
+            append(client, log_flow, "numbers", {"items": [n, big]})
+    exact = [2**64 - 1, -(2**63), 0, 1.5]
+    assert append(client, log_flow, "numbers", exact).sequence == 1
+    stored = page(client, log_flow, "numbers", "current").entries[0].record
+    assert stored == exact
+    assert [type(v) for v in stored] == [int, int, int, float]

@@ -118,3 +118,19 @@ def test_colliding_profiles_upserted_concurrently_read_back_exactly(client: Clie
         read(client, flow, "missing@example.com")
     assert str(missing.value) == 'customer profile "missing@example.com" not found'
     assert isinstance(missing.value, LookupError)
+
+
+def test_a_profile_is_deleted_and_oversized_fields_are_refused(client: Client) -> None:
+    flow = CustomerDirectoryFlow()
+    client.start_flow(flow, FLOW_ID)
+    saved = upsert(client, flow, colliding_profile(178))
+    email = saved.email_address
+    deleted = client.invoke_rpc(
+        flow.delete_customer_profile, FLOW_ID, email.upper(), options=upsert_options(email)
+    )
+    assert deleted == saved
+    with pytest.raises(RecordNotFoundError):
+        read(client, flow, email)
+    too_long = CustomerProfile(email, "n" * 257, "c", "t")
+    with pytest.raises(InvalidInputError, match="fullName is 257 bytes; the limit is 256"):
+        upsert(client, flow, too_long)

@@ -16,13 +16,17 @@ def readme_python_example(index: int = 0) -> str:
     return blocks[index]
 
 
-def run_readme_python_example(index: int, folder: Path) -> list[str]:
-    """Runs the README's Python example ``index`` in ``folder``; returns its output lines."""
+def run_readme_python_example(
+    index: int, folder: Path, python: str = sys.executable, env: dict[str, str] | None = None
+) -> list[str]:
+    """Runs the README's Python example ``index`` in ``folder`` with ``python`` (this test's
+    interpreter unless given), in ``env`` if given; returns its output lines."""
     script = folder / f"readme_example_{index}.py"
     script.write_text(readme_python_example(index), encoding="utf-8")
     result = subprocess.run(
-        [sys.executable, str(script)],
+        [python, str(script)],
         cwd=folder,
+        env=env,
         capture_output=True,
         text=True,
         timeout=120,

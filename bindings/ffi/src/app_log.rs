@@ -5,7 +5,7 @@ use attrflow::flows::app_log as core;
 use attrflow::flows::app_log::AppLog;
 use serde_json::Value;
 
-use crate::error::{AttrflowError, Result};
+use crate::error::Result;
 use crate::store::Store;
 
 /// One record of a log.
@@ -129,8 +129,6 @@ impl Store {
 
 /// Parses one record of `log`; `index` names it in a batch's errors.
 fn parse_record(log: &str, json: &str, index: Option<usize>) -> Result<Value> {
-    serde_json::from_str(json).map_err(|e| {
-        let which = index.map(|i| format!("records[{i}]: ")).unwrap_or_default();
-        AttrflowError::InvalidInput(format!("{which}record of log {log:?} is not JSON: {e}"))
-    })
+    let which = index.map(|i| format!("records[{i}]: ")).unwrap_or_default();
+    attrflow::json::parse(json, || format!("{which}record of log {log:?}")).map_err(Into::into)
 }

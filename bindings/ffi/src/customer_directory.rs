@@ -85,4 +85,16 @@ impl Store {
         let directory = CustomerDirectory::new(&self.runtime, &flow_id);
         Ok(directory.get(&email_address)?.into())
     }
+
+    /// Deletes the profile of `email_address` (`DeleteCustomerProfile`) and returns it;
+    /// `RecordNotFound` when none is stored, `LockConflict` (to be retried) when a
+    /// concurrent call holds its bucket.
+    pub fn delete_customer_profile(
+        &self,
+        flow_id: String,
+        email_address: String,
+    ) -> Result<CustomerProfile> {
+        let directory = CustomerDirectory::new(&self.runtime, &flow_id);
+        Ok(directory.delete(&email_address)?.into())
+    }
 }

@@ -63,7 +63,10 @@ impl From<attrflow::Error> for AttrflowError {
                 AttrflowError::HandlerFailure(format!("{error_type}: {message}"))
             }
             attrflow::Error::HandlerFailure { .. } => AttrflowError::HandlerFailure(message),
-            attrflow::Error::Storage(_) => AttrflowError::Storage(message),
+            // Disk full is a storage error here too; its message says so.
+            attrflow::Error::Storage(_) | attrflow::Error::StorageFull(_) => {
+                AttrflowError::Storage(message)
+            }
         }
     }
 }

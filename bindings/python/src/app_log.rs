@@ -6,12 +6,13 @@ use attrflow::flows::app_log;
 use pyo3::prelude::*;
 
 use crate::errors::IntoPyResult;
+use crate::text::Text;
 
 /// The chunk instance key holding `log`'s page `page_token` (`audit.current`, …); raises
 /// `InvalidInputError` for a bad log name and `InvalidPageTokenError` for a bad token.
 #[pyfunction]
-fn app_log_page_chunk_key(py: Python<'_>, log: &str, page_token: &str) -> PyResult<String> {
-    app_log::page_chunk_key(log, page_token).into_py_result(py)
+fn app_log_page_chunk_key(py: Python<'_>, log: Text, page_token: Text) -> PyResult<String> {
+    app_log::page_chunk_key(&log, &page_token).into_py_result(py)
 }
 
 /// Adds the app log's constants and functions to the native module.

@@ -7,11 +7,13 @@
 //! GIL released, so Python threads and asyncio executors calling in really overlap.
 
 mod app_log;
+mod cli;
 mod errors;
 mod functions;
 mod python_flow;
 mod rpc_context;
 mod runtime;
+mod text;
 
 use attrflow::flows::{chunked_subscriber, customer_directory};
 use pyo3::prelude::*;
@@ -23,6 +25,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<runtime::NativeRuntime>()?;
     m.add_class::<rpc_context::NativeRpcContext>()?;
     m.add_function(wrap_pyfunction!(functions::validate_flow_id, m)?)?;
+    m.add_function(wrap_pyfunction!(cli::cli_main, m)?)?;
     m.add_function(wrap_pyfunction!(functions::validate_definition_name, m)?)?;
     m.add_function(wrap_pyfunction!(functions::instance_physical_name, m)?)?;
     m.add_function(wrap_pyfunction!(
@@ -34,6 +37,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(functions::customer_profile_partition, m)?)?;
     m.add_function(wrap_pyfunction!(functions::validate_page_token_form, m)?)?;
     m.add_function(wrap_pyfunction!(functions::validate_idempotency_key, m)?)?;
+    m.add("ERROR_KINDS", errors::kind_names())?;
     add_chunked_subscriber_constants(m)?;
     add_chunked_log_limits(m)?;
     app_log::add_to(m)?;
@@ -54,6 +58,10 @@ fn add_customer_directory_constants(m: &Bound<'_, PyModule>) -> PyResult<()> {
         (
             "CUSTOMER_DIRECTORY_GET_CUSTOMER_PROFILE_BY_EMAIL",
             cd::GET_CUSTOMER_PROFILE_BY_EMAIL,
+        ),
+        (
+            "CUSTOMER_DIRECTORY_DELETE_CUSTOMER_PROFILE",
+            cd::DELETE_CUSTOMER_PROFILE,
         ),
     ];
     for (name, value) in names {

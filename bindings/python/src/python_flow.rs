@@ -77,8 +77,8 @@ fn call_python(
         let output: String = output
             .and_then(|value| value.extract(py))
             .map_err(|e| failure(py, &e))?;
-        serde_json::from_str(&output)
-            .map_err(|e| Error::handler(format!("a Python handler returned invalid JSON: {e}")))
+        attrflow::json::parse(&output, || "the output of a Python handler".into())
+            .map_err(|e| Error::handler(e.to_string()))
     })
 }
 

@@ -141,7 +141,5 @@ impl NativeRpcContext {
 }
 
 fn parse(json: &str, name: &str) -> attrflow::Result<Value> {
-    serde_json::from_str(json).map_err(|e| {
-        Error::invalid_input(format!("value written to {name:?} is not valid JSON: {e}"))
-    })
+    attrflow::json::parse(json, || format!("value written to {name:?}"))
 }

@@ -11,13 +11,14 @@ use serde_json::Value;
 
 use crate::errors::IntoPyResult;
 use crate::python_flow::{self, RpcArg};
+use crate::text::{JsonText, Text};
 
 /// A `(map name, instance key)` pair as Python passes it.
-type InstanceArg = (String, String);
+type InstanceArg = (Text, Text);
 
 /// An initial value as Python passes it: the Attribute or AttributeMap name, the instance
 /// key (`None` for a singleton Attribute) and the value as JSON text.
-type InitialArg = (String, Option<String>, String);
+type InitialArg = (Text, Option<Text>, JsonText);
 
 /// A runtime over one store, opened by URL.
 ///
@@ -38,8 +39,8 @@ impl NativeRuntime {
     #[pyo3(signature = (url, synchronous = None, built_in_flows = true))]
     fn new(
         py: Python<'_>,
-        url: String,
-        synchronous: Option<String>,
+        url: Text,
+        synchronous: Option<Text>,
         built_in_flows: bool,
     ) -> PyResult<Self> {
         let opened = py.detach(move || open(&url, synchronous.as_deref(), built_in_flows));
@@ -71,8 +72,8 @@ impl NativeRuntime {
     fn start_flow(
         &self,
         py: Python<'_>,
-        flow_type: String,
-        flow_id: String,
+        flow_type: Text,
+        flow_id: Text,
         ignore_already_started: bool,
         initial: Vec<InitialArg>,
     ) -> PyResult<String> {
@@ -86,8 +87,8 @@ impl NativeRuntime {
                     None => format!("initial value of {name}"),
                 })?;
                 options = match instance {
-                    Some(instance) => options.with_map_instance(name, instance, value),
-                    None => options.with_attribute(name, value),
+                    Some(instance) => options.with_map_instance(name.0, instance.0, value),
+                    None => options.with_attribute(name.0, value),
                 };
             }
             runtime.start_flow(&flow_type, &flow_id, &options)
@@ -106,19 +107,19 @@ impl NativeRuntime {
         input_json,
         lock_instances = Vec::new(),
         load_instances = Vec::new(),
-        run_id = String::new(),
+        run_id = Text::default(),
     ))]
     #[allow(clippy::too_many_arguments)]
     fn invoke_rpc(
         &self,
         py: Python<'_>,
-        flow_type: String,
-        flow_id: String,
-        rpc_name: String,
-        input_json: String,
+        flow_type: Text,
+        flow_id: Text,
+        rpc_name: Text,
+        input_json: JsonText,
         lock_instances: Vec<InstanceArg>,
         load_instances: Vec<InstanceArg>,
-        run_id: String,
+        run_id: Text,
     ) -> PyResult<String> {
         let runtime = self.runtime().into_py_result(py)?;
         let output = py.detach(move || {
@@ -126,7 +127,7 @@ impl NativeRuntime {
             let options = RpcInvokeOptions {
                 lock_attribute_map_instances: instances(lock_instances),
                 load_attribute_map_instances: instances(load_instances),
-                run_id: (!run_id.is_empty()).then_some(run_id),
+                run_id: (!run_id.is_empty()).then_some(run_id.0),
             };
             runtime
                 .invoke_rpc(&flow_type, &flow_id, &rpc_name, input, &options)
@@ -151,6 +152,19 @@ impl NativeRuntime {
         let runtime = self.runtime().into_py_result(py)?;
         let registered = py.detach(move || {
             runtime.register(python_flow::definition(flow_type, attributes, maps, rpcs)?)
+        });
+        registered.into_py_result(py)
+    }
+
+    /// Registers the built-in flow type `flow_type`; raises `InvalidInputError` when no
+    /// built-in flow type has that name or the name is already registered.
+    fn register_built_in(&self, py: Python<'_>, flow_type: String) -> PyResult<()> {
+        let runtime = self.runtime().into_py_result(py)?;
+        let registered = py.detach(move || {
+            let definition = attrflow::flows::built_in_named(&flow_type).ok_or_else(|| {
+                Error::invalid_input(format!("flow type {flow_type:?} is not built in"))
+            })?;
+            runtime.register(definition)
         });
         registered.into_py_result(py)
     }
@@ -194,14 +208,13 @@ fn open(url: &str, synchronous: Option<&str>, built_in_flows: bool) -> attrflow:
     })
 }
 
-fn parse_json(json: &str, what: impl FnOnce() -> String) -> attrflow::Result<Value> {
-    serde_json::from_str(json)
-        .map_err(|e| Error::invalid_input(format!("{} is not valid JSON: {e}", what())))
+fn parse_json(json: &str, what: impl Fn() -> String) -> attrflow::Result<Value> {
+    attrflow::json::parse(json, what)
 }
 
 fn instances(pairs: Vec<InstanceArg>) -> Vec<MapInstance> {
     pairs
         .into_iter()
-        .map(|(map, instance)| MapInstance::new(map, instance))
+        .map(|(map, instance)| MapInstance::new(map.0, instance.0))
         .collect()
 }

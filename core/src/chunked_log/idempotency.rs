@@ -7,8 +7,10 @@
 //! is remembered even if its caller never saw the reply (a crash between commit and
 //! reply), and a call that failed is not. The instance is bounded by an
 //! [`IdempotencyWindow`]: it keeps the newest `max_keys` keys, none older than
-//! `max_age_ms`, and never more than [`MAX_REMEMBERED_RECORDS`] records in all (a keyed
-//! batch counts its records; the newest key is always kept). A retry after its key left
+//! `max_age_ms`, and never more than [`MAX_REMEMBERED_RECORDS`] records or
+//! [`MAX_REMEMBERED_BYTES`] bytes of JSON in all (a keyed batch counts its records; the
+//! newest key is always kept), so large keyed batches can never grow it past the
+//! stored-value limit and lock every keyed append out. A retry after its key left
 //! the window is a new append.
 //!
 //! Cost: every keyed append reads and rewrites the whole instance, about 170 bytes a
@@ -29,6 +31,7 @@ use super::ChunkedLog;
 use crate::context::RpcContext;
 use crate::definition::RpcDefinition;
 use crate::error::{Error, Result};
+use crate::limits::json_len;
 use crate::typed::{decode_stored, encode};
 
 /// The chunk-map instance holding the remembered idempotency keys. Not a page token.
@@ -44,6 +47,10 @@ pub const MAX_WINDOW_KEYS: u32 = 10_000;
 /// The most records the remembered keys hold in all, whatever the window: it bounds the
 /// instance every keyed append reads and rewrites.
 pub const MAX_REMEMBERED_RECORDS: usize = 10_000;
+
+/// The most bytes of JSON the remembered keys take in all, whatever the window: half the
+/// stored-value limit, so the newest key plus the ones kept with it always fit.
+pub const MAX_REMEMBERED_BYTES: usize = crate::limits::MAX_VALUE_BYTES / 2;
 
 /// How many keyed appends a log remembers, and for how long.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -120,9 +127,14 @@ impl RememberedKeys {
         let excess = self.keys.len().saturating_sub(window.max_keys as usize);
         self.keys.drain(..excess);
         let mut records: usize = self.keys.iter().map(|entry| entry.records.len()).sum();
+        let sizes: Vec<usize> = self.keys.iter().map(json_len).collect();
+        let mut bytes: usize = sizes.iter().sum();
         let mut oldest_kept = 0;
-        while records > MAX_REMEMBERED_RECORDS && oldest_kept + 1 < self.keys.len() {
+        while (records > MAX_REMEMBERED_RECORDS || bytes > MAX_REMEMBERED_BYTES)
+            && oldest_kept + 1 < self.keys.len()
+        {
             records -= self.keys[oldest_kept].records.len();
+            bytes -= sizes[oldest_kept];
             oldest_kept += 1;
         }
         self.keys.drain(..oldest_kept);
@@ -357,6 +369,28 @@ mod tests {
         assert_eq!(keys, ["b", "c"]);
         let mut one = RememberedKeys {
             keys: vec![entry("big", MAX_REMEMBERED_RECORDS + 1)],
+        };
+        one.forget_expired(IdempotencyWindow::DEFAULT, 0);
+        assert_eq!(one.keys.len(), 1);
+    }
+
+    #[test]
+    fn remembered_bytes_are_bounded_but_the_newest_key_stays() {
+        let entry = |key: &str, bytes: usize| KeyedAppend {
+            key: key.into(),
+            fingerprint: String::new(),
+            recorded_at_ms: 0,
+            records: vec![Value::String("x".repeat(bytes))],
+        };
+        let third = MAX_REMEMBERED_BYTES / 3;
+        let mut remembered = RememberedKeys {
+            keys: vec![entry("a", third), entry("b", third), entry("c", third)],
+        };
+        remembered.forget_expired(IdempotencyWindow::DEFAULT, 0);
+        let keys: Vec<&str> = remembered.keys.iter().map(|e| e.key.as_str()).collect();
+        assert_eq!(keys, ["b", "c"]);
+        let mut one = RememberedKeys {
+            keys: vec![entry("big", MAX_REMEMBERED_BYTES + 1)],
         };
         one.forget_expired(IdempotencyWindow::DEFAULT, 0);
         assert_eq!(one.keys.len(), 1);

@@ -6,7 +6,13 @@
 //! [`PARTITIONS`] bucket instances of [`PROFILES_MAP`], chosen by the FNV-1a hash of that
 //! key. The RPCs have no fixed locks or loads: callers compute the bucket
 //! ([`profile_partition`]) and lock and load it for `UpsertCustomerProfile`, load it for
-//! `GetCustomerProfileByEmail`. Buckets are created by their first upsert.
+//! `GetCustomerProfileByEmail` and `DeleteCustomerProfile`. Buckets are created by their
+//! first upsert.
+//!
+//! Every field has a byte limit ([`MAX_EMAIL_ADDRESS_BYTES`], [`MAX_PROFILE_FIELD_BYTES`]),
+//! so one caller cannot fill a bucket's stored value with a few huge profiles and lock
+//! every new customer of that bucket out: a full bucket holds at least
+//! [`MIN_PROFILES_PER_PARTITION`] profiles, and a deleted profile frees its room.
 
 use std::collections::BTreeMap;
 
@@ -31,6 +37,18 @@ pub const PROFILES_MAP: &str = "customer_profiles_by_email_partition";
 pub const UPSERT_CUSTOMER_PROFILE: &str = "UpsertCustomerProfile";
 /// The reading RPC.
 pub const GET_CUSTOMER_PROFILE_BY_EMAIL: &str = "GetCustomerProfileByEmail";
+/// The deleting RPC.
+pub const DELETE_CUSTOMER_PROFILE: &str = "DeleteCustomerProfile";
+/// The longest canonical email address, in bytes (RFC 5321's path limit).
+pub const MAX_EMAIL_ADDRESS_BYTES: usize = 254;
+/// The longest `fullName`, `companyName` or `customerTier`, in bytes of UTF-8.
+pub const MAX_PROFILE_FIELD_BYTES: usize = 256;
+/// The fewest profiles of the longest fields that fit in one bucket's stored value.
+pub const MIN_PROFILES_PER_PARTITION: usize = crate::limits::MAX_VALUE_BYTES
+    / (2 * MAX_EMAIL_ADDRESS_BYTES + 3 * MAX_PROFILE_FIELD_BYTES + PROFILE_JSON_OVERHEAD);
+/// What a profile takes in a bucket's JSON besides its field values (names, quotes,
+/// punctuation), rounded up.
+const PROFILE_JSON_OVERHEAD: usize = 96;
 /// Number of buckets. Part of the stored layout, as is the hash.
 pub const PARTITION_COUNT: u32 = 1000;
 /// The bucket layout: `partition-000` … `partition-999`.
@@ -80,6 +98,12 @@ pub fn canonical_email(email_address: &str) -> Result<String> {
     if trimmed.is_empty() {
         return Err(Error::invalid_input("emailAddress is required"));
     }
+    if trimmed.len() > MAX_EMAIL_ADDRESS_BYTES {
+        return Err(Error::invalid_input(format!(
+            "emailAddress is {} bytes; the limit is {MAX_EMAIL_ADDRESS_BYTES}",
+            trimmed.len()
+        )));
+    }
     Ok(trimmed.to_ascii_lowercase())
 }
 
@@ -105,6 +129,10 @@ pub fn definition() -> FlowDefinition {
             GET_CUSTOMER_PROFILE_BY_EMAIL,
             get_customer_profile_by_email,
         ))
+        .rpc(RpcDefinition::new(
+            DELETE_CUSTOMER_PROFILE,
+            delete_customer_profile,
+        ))
         .build()
         .unwrap_or_else(|e| unreachable!("the built-in definition is valid: {e}"))
 }
@@ -119,6 +147,12 @@ fn upsert_customer_profile(ctx: &mut RpcContext<'_>, input: Value) -> Result<Val
     ] {
         if value.is_empty() {
             return Err(Error::invalid_input(format!("{field} is required")));
+        }
+        if value.len() > MAX_PROFILE_FIELD_BYTES {
+            return Err(Error::invalid_input(format!(
+                "{field} is {} bytes; the limit is {MAX_PROFILE_FIELD_BYTES}",
+                value.len()
+            )));
         }
     }
     let partition = PARTITIONS.instance_for(email.as_bytes());
@@ -142,6 +176,23 @@ fn get_customer_profile_by_email(ctx: &mut RpcContext<'_>, input: Value) -> Resu
         .get(ctx, &partition)?
         .and_then(|mut bucket| bucket.profiles_by_canonical_email.remove(&email))
         .ok_or_else(|| Error::RecordNotFound(format!("customer profile {email:?} not found")))?;
+    encode("customer profile", &profile)
+}
+
+fn delete_customer_profile(ctx: &mut RpcContext<'_>, input: Value) -> Result<Value> {
+    let email_address: String = decode_input(DELETE_CUSTOMER_PROFILE, input)?;
+    let email = canonical_email(&email_address)?;
+    let partition = PARTITIONS.instance_for(email.as_bytes());
+    let mut bucket = BUCKETS.get(ctx, &partition)?.unwrap_or_default();
+    let profile = bucket
+        .profiles_by_canonical_email
+        .remove(&email)
+        .ok_or_else(|| Error::RecordNotFound(format!("customer profile {email:?} not found")))?;
+    if bucket.profiles_by_canonical_email.is_empty() {
+        BUCKETS.delete(ctx, &partition)?;
+    } else {
+        BUCKETS.set(ctx, &partition, &bucket)?;
+    }
     encode("customer profile", &profile)
 }
 
@@ -225,6 +276,22 @@ impl<'r> CustomerDirectory<'r> {
             &RpcInvokeOptions::new().load_attribute_map_instance(PROFILES_MAP, partition),
         )?;
         decode_stored("GetCustomerProfileByEmail output", &output)
+    }
+
+    /// Deletes the profile of `email_address`, locking and loading its bucket, and returns
+    /// it; [`Error::RecordNotFound`] when none is stored.
+    pub fn delete(&self, email_address: &str) -> Result<CustomerProfile> {
+        let partition = profile_partition(email_address)?;
+        let output = self.runtime.invoke_rpc(
+            FLOW_TYPE,
+            self.flow_id,
+            DELETE_CUSTOMER_PROFILE,
+            Value::String(email_address.to_owned()),
+            &RpcInvokeOptions::new()
+                .lock_attribute_map_instance(PROFILES_MAP, partition.clone())
+                .load_attribute_map_instance(PROFILES_MAP, partition),
+        )?;
+        decode_stored("DeleteCustomerProfile output", &output)
     }
 }
 

@@ -570,7 +570,7 @@ impl<G: Send> GroupCommit<G> {
             ended
         } else {
             let committed = ended.map_err(|error| match error {
-                Error::Storage(_) => error,
+                Error::Storage(_) | Error::StorageFull(_) => error,
                 other => Error::storage(format!(
                     "store {}: committing a group of {} calls failed: {other}; nothing of it was written",
                     backend.location(),

@@ -86,4 +86,29 @@ pub trait Store: Send + Sync + 'static {
 
     /// Where the store lives, for messages (a path or a URL without credentials).
     fn location(&self) -> String;
+
+    /// Every flow, by flow ID (read-only; for inspection tools). A backend that cannot list
+    /// refuses with a storage error.
+    fn list_flows(&self) -> Result<Vec<FlowRecord>> {
+        Err(crate::error::Error::storage(format!(
+            "store {} cannot list its flows",
+            self.location()
+        )))
+    }
+
+    /// Every stored value of the flow `flow_id`, as (physical name, JSON text), by name
+    /// (read-only; for inspection tools).
+    fn stored_values(&self, flow_id: &str) -> Result<Vec<(String, String)>> {
+        Err(crate::error::Error::storage(format!(
+            "store {} cannot list the values of flow {flow_id:?}",
+            self.location()
+        )))
+    }
+
+    /// The backend's own consistency check of its files: `None` when it finds nothing
+    /// wrong (or has no such check), else its first complaint. SQLite runs
+    /// `PRAGMA integrity_check`.
+    fn integrity_problem(&self) -> Result<Option<String>> {
+        Ok(None)
+    }
 }

@@ -16,7 +16,7 @@ pub use self::group::SqliteGroup;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock, Weak};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 use rusqlite::{
@@ -81,6 +81,17 @@ impl Synchronous {
     }
 }
 
+/// How long an open step that found the file locked pauses before it tries again.
+const OPEN_RETRY_PAUSE: Duration = Duration::from_millis(5);
+
+/// Whether SQLite refused a step because another connection holds a lock on the file.
+fn is_busy(error: &rusqlite::Error) -> bool {
+    matches!(
+        error.sqlite_error_code(),
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
+    )
+}
+
 /// Settings of an SQLite store.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SqliteOptions {
@@ -117,15 +128,20 @@ struct FileShared {
     flows: Mutex<HashMap<String, FlowRecord>>,
 }
 
+/// The [`FileShared`] of `path` in this process. Keyed by process as well: a child made by
+/// `fork()` inherits this map with the locks its parent's calls held, which no thread of
+/// the child will ever release, so a store opened in the child gets its own.
 fn shared_for(path: &Path) -> Arc<FileShared> {
-    static FILES: OnceLock<Mutex<HashMap<PathBuf, Weak<FileShared>>>> = OnceLock::new();
+    type Files = HashMap<(u32, PathBuf), Weak<FileShared>>;
+    static FILES: OnceLock<Mutex<Files>> = OnceLock::new();
     let mut files = FILES.get_or_init(Default::default).lock();
     files.retain(|_, shared| shared.strong_count() > 0);
-    if let Some(shared) = files.get(path).and_then(Weak::upgrade) {
+    let key = (std::process::id(), path.to_owned());
+    if let Some(shared) = files.get(&key).and_then(Weak::upgrade) {
         return shared;
     }
     let shared = Arc::new(FileShared::default());
-    files.insert(path.to_owned(), Arc::downgrade(&shared));
+    files.insert(key, Arc::downgrade(&shared));
     shared
 }
 
@@ -204,9 +220,19 @@ impl SqliteStore {
         let mut conn = Connection::open(&self.path).map_err(|e| self.sql_error("opening", e))?;
         conn.busy_timeout(self.options.busy_timeout)
             .map_err(|e| self.sql_error("setting busy timeout", e))?;
-        let mode: String = conn
-            .query_row("PRAGMA journal_mode=WAL", [], |row| row.get(0))
-            .map_err(|e| self.sql_error("enabling WAL", e))?;
+        // Reading the mode takes no lock once the file is in WAL mode; switching it needs an
+        // exclusive lock, for which SQLite's busy handler does not always wait (another
+        // connection may be switching the same fresh file), so that step waits here.
+        let current: String = self.while_opening("reading the journal mode", || {
+            conn.query_row("PRAGMA journal_mode", [], |row| row.get(0))
+        })?;
+        let mode = if current.eq_ignore_ascii_case("wal") {
+            current
+        } else {
+            self.while_opening("enabling WAL", || {
+                conn.query_row("PRAGMA journal_mode=WAL", [], |row| row.get(0))
+            })?
+        };
         if !mode.eq_ignore_ascii_case("wal") {
             return Err(Error::storage(format!(
                 "store {}: SQLite refused WAL journal mode (got {mode:?})",
@@ -223,47 +249,119 @@ impl SqliteStore {
         Ok(conn)
     }
 
+    /// Runs one step of opening the store, retrying it while another connection holds a
+    /// lock it needs, until the busy timeout has passed. SQLite's own busy handler does not
+    /// cover every such step (a journal-mode switch, a read during WAL recovery), so
+    /// without this an open could fail at once with a claim of a long wait.
+    fn while_opening<T>(
+        &self,
+        doing: &str,
+        mut step: impl FnMut() -> rusqlite::Result<T>,
+    ) -> Result<T> {
+        let started = Instant::now();
+        loop {
+            match step() {
+                Err(e) if is_busy(&e) => {
+                    let waited = started.elapsed();
+                    if waited >= self.options.busy_timeout {
+                        return Err(self.open_busy(doing));
+                    }
+                    let left = self.options.busy_timeout - waited;
+                    std::thread::sleep(OPEN_RETRY_PAUSE.min(left));
+                }
+                other => return other.map_err(|e| self.sql_error(doing, e)),
+            }
+        }
+    }
+
+    /// The error of an open step that waited out the busy timeout.
+    fn open_busy(&self, doing: &str) -> Error {
+        Error::LockConflict(format!(
+            "store {} is busy: waited {:?} (its busy timeout) for another connection to \
+             release its lock on the file, while {doing}; retry",
+            self.path.display(),
+            self.options.busy_timeout
+        ))
+    }
+
+    /// Brings the schema up to date. A store whose schema is current is only read, so it
+    /// opens while another connection holds the write lock (inside a long RPC).
     fn migrate(&self, mut conn: Connection) -> Result<()> {
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|e| self.sql_error("starting migration", e))?;
-        tx.execute_batch(
-            "CREATE TABLE IF NOT EXISTS attrflow_schema (
-                 id INTEGER PRIMARY KEY CHECK (id = 1),
-                 version INTEGER NOT NULL
-             );",
-        )
-        .map_err(|e| self.sql_error("creating schema table", e))?;
-        let version: Option<i64> = tx
-            .query_row(
+        match self.schema_version(&conn)? {
+            Some(SCHEMA_VERSION) => {}
+            Some(other) => return Err(self.unknown_schema(other)),
+            None => {
+                // BEGIN IMMEDIATE waits in SQLite's busy handler.
+                let doing = "creating the schema";
+                let tx = conn
+                    .transaction_with_behavior(TransactionBehavior::Immediate)
+                    .map_err(|e| match is_busy(&e) {
+                        true => self.open_busy(doing),
+                        false => self.sql_error(doing, e),
+                    })?;
+                tx.execute_batch(
+                    "CREATE TABLE IF NOT EXISTS attrflow_schema (
+                         id INTEGER PRIMARY KEY CHECK (id = 1),
+                         version INTEGER NOT NULL
+                     );",
+                )
+                .map_err(|e| self.sql_error("creating schema table", e))?;
+                let version: Option<i64> = tx
+                    .query_row(
+                        "SELECT version FROM attrflow_schema WHERE id = 1",
+                        [],
+                        |r| r.get(0),
+                    )
+                    .optional()
+                    .map_err(|e| self.sql_error("reading schema version", e))?;
+                match version {
+                    // Another connection created it while this one waited.
+                    Some(SCHEMA_VERSION) => {}
+                    Some(other) => return Err(self.unknown_schema(other)),
+                    None => {
+                        tx.execute_batch(SCHEMA_V1)
+                            .map_err(|e| self.sql_error("creating schema", e))?;
+                        tx.execute(
+                            "INSERT INTO attrflow_schema (id, version) VALUES (1, ?1)",
+                            [SCHEMA_VERSION],
+                        )
+                        .map_err(|e| self.sql_error("recording schema version", e))?;
+                    }
+                }
+                tx.commit()
+                    .map_err(|e| self.sql_error("committing migration", e))?;
+            }
+        }
+        self.checkin(conn);
+        Ok(())
+    }
+
+    /// The schema version stored in the file, read without taking the write lock; `None`
+    /// for a file without one.
+    fn schema_version(&self, conn: &Connection) -> Result<Option<i64>> {
+        self.while_opening("reading the schema version", || {
+            let has_table: bool = conn.query_row(
+                "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE name = 'attrflow_schema')",
+                [],
+                |r| r.get(0),
+            )?;
+            if !has_table {
+                return Ok(None);
+            }
+            conn.query_row(
                 "SELECT version FROM attrflow_schema WHERE id = 1",
                 [],
                 |r| r.get(0),
             )
             .optional()
-            .map_err(|e| self.sql_error("reading schema version", e))?;
-        match version {
-            None => {
-                tx.execute_batch(SCHEMA_V1)
-                    .map_err(|e| self.sql_error("creating schema", e))?;
-                tx.execute(
-                    "INSERT INTO attrflow_schema (id, version) VALUES (1, ?1)",
-                    [SCHEMA_VERSION],
-                )
-                .map_err(|e| self.sql_error("recording schema version", e))?;
-            }
-            Some(SCHEMA_VERSION) => {}
-            Some(other) => {
-                return Err(Error::storage(format!(
-                "store {} has schema version {other}; this attrflow reads version {SCHEMA_VERSION}",
-                self.path.display()
-            )))
-            }
-        }
-        tx.commit()
-            .map_err(|e| self.sql_error("committing migration", e))?;
-        self.checkin(conn);
-        Ok(())
+        })
+    }
+
+    fn unknown_schema(&self, version: i64) -> Error {
+        Error::storage(format!(
+            "store {} has schema version {version}; this attrflow reads version {SCHEMA_VERSION}",
+            self.path.display()
+        ))
     }
 
     fn checkout(&self) -> Result<PooledConnection<'_>> {
@@ -288,7 +386,7 @@ impl SqliteStore {
                 self.options.busy_timeout
             )),
             Some(ErrorCode::DiskFull) => {
-                Error::storage(format!("store {path}: disk full while {doing}; nothing was written"))
+                Error::StorageFull(format!("store {path}: disk full while {doing}; nothing was written"))
             }
             Some(ErrorCode::NotADatabase) => Error::storage(format!(
                 "store {path} is not an SQLite database (while {doing})"
@@ -373,6 +471,44 @@ impl Store for SqliteStore {
 
     fn location(&self) -> String {
         self.path.display().to_string()
+    }
+
+    fn list_flows(&self) -> Result<Vec<FlowRecord>> {
+        let conn = self.checkout()?;
+        let mut stmt = conn
+            .prepare("SELECT flow_id, flow_type, run_id FROM flows ORDER BY flow_id")
+            .map_err(|e| self.sql_error("listing flows", e))?;
+        let rows = stmt
+            .query_map([], |row| {
+                Ok(FlowRecord {
+                    flow_id: row.get(0)?,
+                    flow_type: row.get(1)?,
+                    run_id: row.get(2)?,
+                })
+            })
+            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
+            .map_err(|e| self.sql_error("listing flows", e));
+        rows
+    }
+
+    fn stored_values(&self, flow_id: &str) -> Result<Vec<(String, String)>> {
+        let conn = self.checkout()?;
+        let mut stmt = conn
+            .prepare("SELECT name, value FROM attribute_values WHERE flow_id = ?1 ORDER BY name")
+            .map_err(|e| self.sql_error("listing values", e))?;
+        let rows = stmt
+            .query_map([flow_id], |row| Ok((row.get(0)?, row.get(1)?)))
+            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
+            .map_err(|e| self.sql_error("listing values", e));
+        rows
+    }
+
+    fn integrity_problem(&self) -> Result<Option<String>> {
+        let conn = self.checkout()?;
+        let verdict: String = conn
+            .query_row("PRAGMA integrity_check", [], |row| row.get(0))
+            .map_err(|e| self.sql_error("checking integrity", e))?;
+        Ok((verdict != "ok").then_some(verdict))
     }
 }
 

@@ -22,6 +22,7 @@ from attrflow import (
     RecordNotFoundError,
     RpcLockConflictError,
     StorageError,
+    StorageFullError,
     ValueMappingError,
     WorkerInvocationError,
 )
@@ -73,6 +74,8 @@ ERROR_RULES: dict[type[AttrflowError], ErrorRule] = {
     AttributeMapNotLoadedError: ErrorRule(HTTPStatus.INTERNAL_SERVER_ERROR),
     WorkerInvocationError: ErrorRule(HTTPStatus.INTERNAL_SERVER_ERROR),
     StorageError: ErrorRule(HTTPStatus.INTERNAL_SERVER_ERROR),
+    # Nothing of the call was written and the store works again once space is freed.
+    StorageFullError: ErrorRule(HTTPStatus.INSUFFICIENT_STORAGE),
     AttrflowError: ErrorRule(HTTPStatus.INTERNAL_SERVER_ERROR),
 }
 

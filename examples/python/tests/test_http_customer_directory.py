@@ -111,3 +111,40 @@ async def test_routes_are_404_until_start(store: str) -> None:
         }
         assert (await http.post(f"{PREFIX}/start")).status_code == 200
         assert (await put_profile(http, profile_body(1, "bob@example.com")))[0] == 200
+
+
+async def delete_profile(http: HttpClient, email: str | None) -> tuple[int, Any]:
+    query = {} if email is None else {"emailAddress": email}
+    response = await http.delete(f"{PREFIX}/customer-profile", query_string=query)
+    return response.status_code, await response.get_json()
+
+
+async def test_a_deleted_profile_is_gone(http: HttpClient) -> None:
+    for index in COLLIDING[:2]:
+        assert (await put_profile(http, profile_body(index)))[0] == 200
+    email = profile_body(COLLIDING[0])["emailAddress"]
+    assert await delete_profile(http, f" {email.upper()} ") == (200, profile_body(COLLIDING[0]))
+    assert await get_profile(http, email) == (
+        404,
+        {"error": f'customer profile "{email}" not found'},
+    )
+    assert (await delete_profile(http, email))[0] == 404
+    assert await delete_profile(http, None) == (400, {"error": "emailAddress is required"})
+    other = profile_body(COLLIDING[1])
+    assert await get_profile(http, other["emailAddress"]) == (200, other)
+
+
+async def test_oversized_profile_fields_are_400_and_never_fill_a_partition(
+    http: HttpClient,
+) -> None:
+    # The reproduction: 17 PUTs with a 60 KiB fullName to one partition locked every new
+    # customer of that partition out. Each is refused, and the partition takes new ones.
+    for index in COLLIDING:
+        status, body = await put_profile(http, {**profile_body(index), "fullName": "n" * 61_440})
+        assert (status, body) == (400, {"error": "fullName is 61440 bytes; the limit is 256"})
+    status, body = await put_profile(
+        http, {**profile_body(0), "emailAddress": "e" * 250 + "@example.com"}
+    )
+    assert status == 400
+    assert body["error"].startswith("emailAddress is 262 bytes")
+    assert (await put_profile(http, profile_body(COLLIDING[0])))[0] == 200

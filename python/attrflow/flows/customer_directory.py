@@ -20,8 +20,11 @@ read::
         ),
     )
 
-:func:`upsert_options` and :func:`read_options` build those options. A profile that is not
-stored raises ``RecordNotFoundError`` (``customer profile "<email>" not found``).
+:func:`upsert_options` and :func:`read_options` build those options (a delete takes
+:func:`upsert_options`). A profile that is not stored raises ``RecordNotFoundError``
+(``customer profile "<email>" not found``). The core limits each field (the email to 254
+bytes, the others to 256 bytes of UTF-8; longer raises ``InvalidInputError`` naming the
+field), so no caller can fill a bucket with a few huge profiles.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from attrflow.flow import Flow, core_rpc
 from attrflow.options import RPCInvokeOptions
 
 __all__ = [
+    "DELETE_CUSTOMER_PROFILE",
     "FLOW_ID",
     "FLOW_TYPE",
     "GET_CUSTOMER_PROFILE_BY_EMAIL",
@@ -59,6 +63,8 @@ UPSERT_CUSTOMER_PROFILE: str = _native.CUSTOMER_DIRECTORY_UPSERT_CUSTOMER_PROFIL
 """The writing RPC's name."""
 GET_CUSTOMER_PROFILE_BY_EMAIL: str = _native.CUSTOMER_DIRECTORY_GET_CUSTOMER_PROFILE_BY_EMAIL
 """The reading RPC's name."""
+DELETE_CUSTOMER_PROFILE: str = _native.CUSTOMER_DIRECTORY_DELETE_CUSTOMER_PROFILE
+"""The deleting RPC's name."""
 PARTITION_COUNT: int = _native.CUSTOMER_DIRECTORY_PARTITION_COUNT
 """Number of buckets; part of the stored layout, as is the hash."""
 
@@ -81,7 +87,7 @@ class CustomerProfilePartition:
     profiles_by_canonical_email: dict[str, CustomerProfile] = field(default_factory=dict)
 
 
-class CustomerDirectoryFlow(Flow):
+class CustomerDirectoryFlow(Flow[None]):
     """The customer directory: an RPC-only flow with no initial values, started once under
     :data:`FLOW_ID`."""
 
@@ -95,6 +101,8 @@ class CustomerDirectoryFlow(Flow):
     get_customer_profile_by_email = core_rpc(GET_CUSTOMER_PROFILE_BY_EMAIL, str, CustomerProfile)
     """Reads a profile by email (any case, surrounding whitespace allowed); load its
     partition."""
+    delete_customer_profile = core_rpc(DELETE_CUSTOMER_PROFILE, str, CustomerProfile)
+    """Deletes a profile by email and returns it; lock and load its partition."""
 
 
 def canonical_email(email_address: str) -> str:

@@ -443,6 +443,40 @@ impl Store for PostgresStore {
     fn location(&self) -> String {
         self.location.clone()
     }
+
+    fn list_flows(&self) -> Result<Vec<FlowRecord>> {
+        let mut pooled = self.pool.get()?;
+        let Connection { client, .. } = pooled.get()?;
+        let rows = client
+            .query(
+                "SELECT flow_id, flow_type, run_id FROM flows ORDER BY flow_id",
+                &[],
+            )
+            .map_err(self.error("listing flows"))?;
+        rows.iter()
+            .map(|row| {
+                Ok(FlowRecord {
+                    flow_id: row.get(0),
+                    flow_type: self.text(row.get(1))?,
+                    run_id: row.get(2),
+                })
+            })
+            .collect()
+    }
+
+    fn stored_values(&self, flow_id: &str) -> Result<Vec<(String, String)>> {
+        let mut pooled = self.pool.get()?;
+        let Connection { client, .. } = pooled.get()?;
+        let rows = client
+            .query(
+                "SELECT name, value FROM attribute_values WHERE flow_id = $1 ORDER BY name",
+                &[&flow_id],
+            )
+            .map_err(self.error("listing values"))?;
+        rows.iter()
+            .map(|row| Ok((self.text(row.get(0))?, row.get(1))))
+            .collect()
+    }
 }
 
 struct TxReader<'a, 't> {

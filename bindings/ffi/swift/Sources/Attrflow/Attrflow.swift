@@ -586,6 +586,13 @@ public protocol StoreProtocol: AnyObject, Sendable {
     func startAppLog(flowId: String) throws  -> String
     
     /**
+     * Deletes the profile of `email_address` (`DeleteCustomerProfile`) and returns it;
+     * `RecordNotFound` when none is stored, `LockConflict` (to be retried) when a
+     * concurrent call holds its bucket.
+     */
+    func deleteCustomerProfile(flowId: String, emailAddress: String) throws  -> CustomerProfile
+    
+    /**
      * The profile of `email_address` (any case, surrounding whitespace allowed);
      * `RecordNotFound` when none is stored.
      */
@@ -809,6 +816,22 @@ open func startAppLog(flowId: String)throws  -> String  {
     uniffi_attrflow_ffi_fn_method_store_start_app_log(
             self.uniffiCloneHandle(),
         FfiConverterString.lower(flowId),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Deletes the profile of `email_address` (`DeleteCustomerProfile`) and returns it;
+     * `RecordNotFound` when none is stored, `LockConflict` (to be retried) when a
+     * concurrent call holds its bucket.
+     */
+open func deleteCustomerProfile(flowId: String, emailAddress: String)throws  -> CustomerProfile  {
+    return try  FfiConverterTypeCustomerProfile_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_store_delete_customer_profile(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(flowId),
+        FfiConverterString.lower(emailAddress),uniffiCallStatus
     )
 })
 }
@@ -2232,6 +2255,9 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_attrflow_ffi_checksum_method_store_start_app_log() != 45603) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_store_delete_customer_profile() != 2329) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_attrflow_ffi_checksum_method_store_get_customer_profile() != 16654) {

@@ -283,6 +283,11 @@ RustBuffer uniffi_attrflow_ffi_fn_method_store_get_log_page(uint64_t ptr, RustBu
 RustBuffer uniffi_attrflow_ffi_fn_method_store_start_app_log(uint64_t ptr, RustBuffer flow_id, RustCallStatus *_Nonnull out_status
 );
 #endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_STORE_DELETE_CUSTOMER_PROFILE
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_STORE_DELETE_CUSTOMER_PROFILE
+RustBuffer uniffi_attrflow_ffi_fn_method_store_delete_customer_profile(uint64_t ptr, RustBuffer flow_id, RustBuffer email_address, RustCallStatus *_Nonnull out_status
+);
+#endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_STORE_GET_CUSTOMER_PROFILE
 #define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_STORE_GET_CUSTOMER_PROFILE
 RustBuffer uniffi_attrflow_ffi_fn_method_store_get_customer_profile(uint64_t ptr, RustBuffer flow_id, RustBuffer email_address, RustCallStatus *_Nonnull out_status
@@ -672,6 +677,12 @@ uint16_t uniffi_attrflow_ffi_checksum_method_store_get_log_page(void
 #ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_STORE_START_APP_LOG
 #define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_STORE_START_APP_LOG
 uint16_t uniffi_attrflow_ffi_checksum_method_store_start_app_log(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_STORE_DELETE_CUSTOMER_PROFILE
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_STORE_DELETE_CUSTOMER_PROFILE
+uint16_t uniffi_attrflow_ffi_checksum_method_store_delete_customer_profile(void
     
 );
 #endif

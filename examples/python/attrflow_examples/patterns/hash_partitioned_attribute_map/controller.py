@@ -2,13 +2,17 @@
 
 ``POST /start`` starts the directory flow (idempotently), ``PUT /customer-profile`` saves a
 profile (locking and loading only its email's partition), and
-``GET /customer-profile?emailAddress=`` reads one (loading only that partition). Errors are
-answered by :mod:`attrflow_examples.http_errors`.
+``GET /customer-profile?emailAddress=`` reads one (loading only that partition), and
+``DELETE /customer-profile?emailAddress=`` deletes one (locking and loading its partition).
+Errors are answered by :mod:`attrflow_examples.http_errors`.
 """
 
 from __future__ import annotations
 
-from attrflow import RpcLockConflictError, StartFlowOptions
+from typing import TypeVar
+
+from attrflow import RPCInvokeOptions, RpcLockConflictError, StartFlowOptions
+from attrflow.flow import BoundRpc
 from attrflow.flows.customer_directory import (
     FLOW_ID,
     CustomerProfile,
@@ -23,6 +27,8 @@ from attrflow_examples.json_body import read_json_object, required_text
 from attrflow_examples.lock_retry import retry_on
 
 URL_PREFIX = "/patterns/hash-partitioned-attribute-map"
+
+I = TypeVar("I")  # noqa: E741 - an RPC's input type
 
 PROFILE_FIELDS = ("emailAddress", "fullName", "companyName", "customerTier")
 """The fields of a profile body, each required, in the order they are checked."""
@@ -50,21 +56,14 @@ def create_hash_partitioned_attribute_map_blueprint(app_state: AppState) -> Blue
         profile = CustomerProfile(*(required_text(body, field) for field in PROFILE_FIELDS))
         # Computing the partition checks the email, with the core's message.
         options = upsert_options(profile.email_address)
-        flow = app_state.directory_flow
-        saved = await retry_on(
-            RpcLockConflictError,
-            lambda: app_state.client.invoke_rpc(
-                flow.upsert_customer_profile, FLOW_ID, profile, options=options
-            ),
-            app_state.lock_retry,
+        saved = await write_retrying(
+            app_state, app_state.directory_flow.upsert_customer_profile, profile, options
         )
         return jsonify(profile_json(saved))
 
     @blueprint.get("/customer-profile")
     async def get_customer_profile() -> Response:
-        email_address = request.args.get("emailAddress")
-        if email_address is None:
-            raise BadRequest("emailAddress is required")
+        email_address = email_address_argument()
         options = read_options(email_address)
         profile = await app_state.client.invoke_rpc(
             app_state.directory_flow.get_customer_profile_by_email,
@@ -74,7 +73,38 @@ def create_hash_partitioned_attribute_map_blueprint(app_state: AppState) -> Blue
         )
         return jsonify(profile_json(profile))
 
+    @blueprint.delete("/customer-profile")
+    async def delete_customer_profile() -> Response:
+        email_address = email_address_argument()
+        options = upsert_options(email_address)
+        deleted = await write_retrying(
+            app_state, app_state.directory_flow.delete_customer_profile, email_address, options
+        )
+        return jsonify(profile_json(deleted))
+
     return blueprint
+
+
+async def write_retrying(
+    app_state: AppState,
+    rpc: BoundRpc[I, CustomerProfile],
+    argument: I,
+    options: RPCInvokeOptions,
+) -> CustomerProfile:
+    """Calls a writing RPC of the directory, retrying lock conflicts within budget."""
+    return await retry_on(
+        RpcLockConflictError,
+        lambda: app_state.client.invoke_rpc(rpc, FLOW_ID, argument, options=options),
+        app_state.lock_retry,
+    )
+
+
+def email_address_argument() -> str:
+    """The request's ``emailAddress`` query argument; 400 when it is missing."""
+    email_address = request.args.get("emailAddress")
+    if email_address is None:
+        raise BadRequest("emailAddress is required")
+    return email_address
 
 
 def profile_json(profile: CustomerProfile) -> dict[str, object]:

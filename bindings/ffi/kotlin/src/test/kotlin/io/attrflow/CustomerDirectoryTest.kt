@@ -101,6 +101,21 @@ class CustomerDirectoryTest {
     }
 
     @Test
+    fun `a deleted profile is gone and an oversized field is InvalidInput`() {
+        freshStore().use { store ->
+            store.startCustomerDirectory(flowId)
+            val saved = store.upsertCustomerProfile(flowId, profile("ada@example.com"))
+            assertEquals(saved, store.deleteCustomerProfile(flowId, " ADA@example.com"))
+            assertThrows<AttrflowException.RecordNotFound> { store.getCustomerProfile(flowId, "ada@example.com") }
+            assertThrows<AttrflowException.RecordNotFound> { store.deleteCustomerProfile(flowId, "ada@example.com") }
+            val huge = assertThrows<AttrflowException.InvalidInput> {
+                store.upsertCustomerProfile(flowId, profile("ada@example.com").copy(fullName = "n".repeat(257)))
+            }
+            assertEquals("fullName is 257 bytes; the limit is 256", huge.message)
+        }
+    }
+
+    @Test
     fun `a directory never started is FlowNotFound`() {
         freshStore().use { store ->
             assertThrows<AttrflowException.FlowNotFound> { store.getCustomerProfile("nobody", "ada@example.com") }

@@ -1,0 +1,469 @@
+//! The `attrflow` command-line tool: look inside a store (flows, a flow's values, a chunked
+//! log's pages), check it (`verify`), and move a log between stores (`export`, `import`,
+//! SQLite ↔ PostgreSQL). Stores are named as everywhere else: a path, a `sqlite:` URL or a
+//! `postgresql://` URL. Every rule it checks or follows is core's
+//! ([`attrflow::chunked_log::ChunkedLog::verify`], the flows' own paging and appends).
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::io::{self, BufRead, Write};
+
+use attrflow::flows::app_log::{self, AppLog};
+use attrflow::flows::chunked_subscriber::{self, SubscriberArchive};
+use attrflow::flows::inspect::chunked_logs;
+use attrflow::store::{open_store, FlowRecord, StoreUrl};
+use attrflow::Runtime;
+use clap::{Parser, Subcommand};
+use indicatif::ProgressBar;
+use serde_json::Value;
+
+/// Lock-conflict retries of one append during `import`.
+const IMPORT_ATTEMPTS: u32 = 50;
+
+/// What can go wrong; each is reported on one line.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// An error of the store or of a flow.
+    #[error(transparent)]
+    Attrflow(#[from] attrflow::Error),
+    /// The store breaks an invariant (`verify`).
+    #[error("flow {flow_id:?}: {violation}")]
+    Violation {
+        /// The flow holding the broken value.
+        flow_id: String,
+        /// What is broken.
+        violation: String,
+    },
+    /// The backend's own check of its files failed (`verify`).
+    #[error("store {location}: integrity check: {problem}")]
+    Integrity {
+        /// The store.
+        location: String,
+        /// The backend's first complaint.
+        problem: String,
+    },
+    /// A command used wrongly (for example a log name missing).
+    #[error("{0}")]
+    Usage(String),
+    /// Input or output failed.
+    #[error("{0}")]
+    Io(#[from] io::Error),
+}
+
+/// Look inside attrflow stores, check them, and move chunked logs between them.
+#[derive(Debug, Parser)]
+#[command(name = "attrflow", version, about)]
+pub struct Cli {
+    /// The store: a path, a `sqlite:` URL or a `postgresql://` URL.
+    #[arg(long, short, global = true, default_value = "data/attrflow.db")]
+    pub store: String,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List the flows: ID, type and run ID.
+    Flows,
+    /// Show a flow's stored Attributes and map instances (name, then JSON).
+    Show {
+        /// The flow ID.
+        flow: String,
+    },
+    /// Page a chunked log newest first: a subscriber archive, or an app log's `--log`.
+    Page {
+        /// The flow ID.
+        flow: String,
+        /// The log of an app log flow.
+        #[arg(long)]
+        log: Option<String>,
+        /// Start at this sequence (and go older) instead of the newest record.
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+        from: Option<u64>,
+        /// JSON lines instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check the store: the backend's integrity check and every chunked log's invariants.
+    Verify,
+    /// Write a chunked log as JSON lines, oldest record first.
+    Export {
+        /// The flow ID.
+        flow: String,
+        /// The log of an app log flow.
+        #[arg(long)]
+        log: Option<String>,
+    },
+    /// Append JSON lines written by `export` to a log of another store, in order, checking
+    /// every record gets the sequence it had.
+    Import {
+        /// The flow ID (started if absent, with the exported log's flow type).
+        flow: String,
+        /// The log of an app log flow.
+        #[arg(long)]
+        log: Option<String>,
+    },
+}
+
+/// Runs the command line `args` (program name first), printing to stdout; an error is one
+/// line on stderr. Returns the process exit code: 0, 1 for an error, 2 for a usage error.
+pub fn main_with<I, T>(args: I) -> u8
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) if e.use_stderr() => {
+            // One line, as every other error: clap's reason, without its usage block.
+            let message = e.to_string();
+            let first = message.split("\n\n").next().unwrap_or_default();
+            let reason = first.strip_prefix("error: ").unwrap_or(first);
+            let reason = reason.split_whitespace().collect::<Vec<_>>().join(" ");
+            eprintln!("attrflow: {reason} (see attrflow --help)");
+            return u8::try_from(e.exit_code()).unwrap_or(2);
+        }
+        Err(help_or_version) => {
+            let _ = help_or_version.print();
+            return 0;
+        }
+    };
+    match run(&cli, &mut io::stdout().lock()) {
+        Ok(()) => 0,
+        // The reader went away (`attrflow page … | head`): done, as other tools.
+        Err(CliError::Io(e)) if e.kind() == io::ErrorKind::BrokenPipe => 0,
+        Err(e) => {
+            eprintln!("attrflow: {}", e.to_string().replace('\n', " "));
+            1
+        }
+    }
+}
+
+/// Runs a parsed command, writing its output to `out`.
+pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
+    // Only an import may create a store: reading a mistyped path must not make an empty one.
+    if let StoreUrl::Sqlite { path, .. } = StoreUrl::parse(&cli.store)? {
+        if !matches!(cli.command, Command::Import { .. }) && !path.exists() {
+            return Err(CliError::Usage(format!(
+                "store {} does not exist",
+                path.display()
+            )));
+        }
+    }
+    let runtime = Runtime::new(open_store(&cli.store)?);
+    match &cli.command {
+        Command::Flows => {
+            for flow in runtime.store().list_flows()? {
+                writeln!(out, "{}\t{}\t{}", flow.flow_id, flow.flow_type, flow.run_id)?;
+            }
+        }
+        Command::Show { flow } => {
+            require_flow(&runtime, flow)?;
+            for (name, json) in runtime.store().stored_values(flow)? {
+                writeln!(out, "{name}\t{json}")?;
+            }
+        }
+        Command::Page {
+            flow,
+            log,
+            from,
+            json,
+        } => {
+            let log = LogRef::new(&runtime, flow, log.as_deref())?;
+            let mut pages = match from {
+                Some(from) => log.pages_from(&runtime, flow, *from)?,
+                None => log.pages(),
+            };
+            while let Some(records) = pages.next_page()? {
+                for record in records {
+                    if from.is_some_and(|from| sequence(&record) > from) {
+                        continue;
+                    }
+                    if *json {
+                        writeln!(out, "{record}")?;
+                    } else {
+                        writeln!(out, "{}", table_row(&record))?;
+                    }
+                }
+            }
+        }
+        Command::Verify => verify(&runtime, out)?,
+        Command::Export { flow, log } => {
+            let log = LogRef::new(&runtime, flow, log.as_deref())?;
+            let progress = ProgressBar::new_spinner().with_message("reading");
+            let mut records = Vec::new();
+            let mut pages = log.pages();
+            while let Some(page) = pages.next_page()? {
+                progress.inc(page.len() as u64);
+                records.extend(page);
+            }
+            progress.finish_and_clear();
+            for record in records.iter().rev() {
+                writeln!(out, "{record}")?;
+            }
+        }
+        Command::Import { flow, log } => import(&runtime, flow, log.as_deref(), out)?,
+    }
+    Ok(())
+}
+
+fn require_flow(runtime: &Runtime, flow_id: &str) -> Result<FlowRecord, CliError> {
+    runtime.store().flow(flow_id)?.ok_or_else(|| {
+        attrflow::Error::FlowNotFound {
+            flow_id: flow_id.to_owned(),
+        }
+        .into()
+    })
+}
+
+fn sequence(record: &Value) -> u64 {
+    record["sequence"].as_u64().unwrap_or(0)
+}
+
+/// A record as a table row: its sequence, then its other fields.
+fn table_row(record: &Value) -> String {
+    let mut row = sequence(record).to_string();
+    if let Value::Object(fields) = record {
+        for (name, value) in fields.iter().filter(|(name, _)| *name != "sequence") {
+            let shown = value
+                .as_str()
+                .map_or_else(|| value.to_string(), str::to_owned);
+            row.push_str(&format!("\t{name}={shown}"));
+        }
+    }
+    row
+}
+
+/// One chunked log a command reads or writes, through its flow's own API.
+enum LogRef<'r> {
+    Archive(SubscriberArchive<'r>),
+    App(AppLog<'r>, String),
+}
+
+impl<'r> LogRef<'r> {
+    fn new(runtime: &'r Runtime, flow_id: &'r str, log: Option<&str>) -> Result<Self, CliError> {
+        let flow = require_flow(runtime, flow_id)?;
+        Self::of_type(runtime, flow_id, &flow.flow_type, log)
+    }
+
+    fn of_type(
+        runtime: &'r Runtime,
+        flow_id: &'r str,
+        flow_type: &str,
+        log: Option<&str>,
+    ) -> Result<Self, CliError> {
+        match (flow_type, log) {
+            (chunked_subscriber::FLOW_TYPE, None) => {
+                Ok(LogRef::Archive(SubscriberArchive::new(runtime, flow_id)))
+            }
+            (app_log::FLOW_TYPE, Some(log)) => {
+                app_log::validate_log_name(log)?;
+                Ok(LogRef::App(AppLog::new(runtime, flow_id), log.to_owned()))
+            }
+            (app_log::FLOW_TYPE, None) => Err(CliError::Usage(format!(
+                "flow {flow_id:?} is an app log: name the log with --log"
+            ))),
+            (chunked_subscriber::FLOW_TYPE, Some(_)) => Err(CliError::Usage(format!(
+                "flow {flow_id:?} is a subscriber archive: it has one log, so no --log"
+            ))),
+            (other, _) => Err(CliError::Usage(format!(
+                "flow {flow_id:?} is a {other}, which holds no chunked log"
+            ))),
+        }
+    }
+
+    fn pages(&self) -> Pages<'_, 'r> {
+        Pages {
+            log: self,
+            token: Some("current".to_owned()),
+        }
+    }
+
+    /// The pages from the one holding `sequence` down.
+    fn pages_from(
+        &self,
+        runtime: &Runtime,
+        flow_id: &str,
+        sequence: u64,
+    ) -> Result<Pages<'_, 'r>, CliError> {
+        let layout = match self {
+            LogRef::Archive(_) => chunked_subscriber::LOG,
+            LogRef::App(_, log) => app_log::named_log(log),
+        };
+        let values = stored_values(runtime, flow_id)?;
+        let token = layout
+            .page_token_of(&values, sequence)
+            .map_err(|v| CliError::Violation {
+                flow_id: flow_id.to_owned(),
+                violation: v.to_string(),
+            })?;
+        Ok(Pages {
+            log: self,
+            token: Some(token),
+        })
+    }
+
+    fn start(&self) -> Result<(), CliError> {
+        match self {
+            LogRef::Archive(archive) => archive.start()?,
+            LogRef::App(app, _) => app.start()?,
+        };
+        Ok(())
+    }
+
+    /// Appends an exported record; returns the sequence it got.
+    fn append(&self, record: &Value) -> Result<u64, CliError> {
+        let field = |name: &str| {
+            record[name]
+                .as_str()
+                .ok_or_else(|| CliError::Usage(format!("record has no {name:?} text: {record}")))
+        };
+        Ok(match self {
+            LogRef::Archive(archive) => {
+                archive
+                    .register_with_retry(
+                        field("subscriberId")?,
+                        field("deliveryAddress")?,
+                        IMPORT_ATTEMPTS,
+                    )?
+                    .sequence
+            }
+            LogRef::App(app, log) => {
+                app.append_with_retry(log, record["record"].clone(), IMPORT_ATTEMPTS)?
+                    .sequence
+            }
+        })
+    }
+}
+
+/// Walks a log's pages newest first, each page's records newest first, as JSON.
+struct Pages<'a, 'r> {
+    log: &'a LogRef<'r>,
+    token: Option<String>,
+}
+
+impl Pages<'_, '_> {
+    fn next_page(&mut self) -> Result<Option<Vec<Value>>, CliError> {
+        let Some(token) = self.token.take() else {
+            return Ok(None);
+        };
+        let (records, next) = match self.log {
+            LogRef::Archive(archive) => {
+                let page = archive.page(&token)?;
+                (to_json(&page.subscribers)?, page.next_page_token)
+            }
+            LogRef::App(app, log) => {
+                let page = app.page(log, &token)?;
+                (to_json(&page.entries)?, page.next_page_token)
+            }
+        };
+        self.token = (!next.is_empty()).then_some(next);
+        Ok(Some(records))
+    }
+}
+
+fn to_json<T: serde::Serialize>(records: &[T]) -> Result<Vec<Value>, CliError> {
+    records
+        .iter()
+        .map(|r| serde_json::to_value(r).map_err(|e| CliError::Usage(e.to_string())))
+        .collect()
+}
+
+/// The flow's stored values by physical name, each parsed as JSON.
+fn stored_values(runtime: &Runtime, flow_id: &str) -> Result<BTreeMap<String, Value>, CliError> {
+    runtime
+        .store()
+        .stored_values(flow_id)?
+        .into_iter()
+        .map(|(name, json)| {
+            serde_json::from_str(&json)
+                .map(|value| (name.clone(), value))
+                .map_err(|e| CliError::Violation {
+                    flow_id: flow_id.to_owned(),
+                    violation: format!("{name}: not JSON: {e}"),
+                })
+        })
+        .collect()
+}
+
+fn verify(runtime: &Runtime, out: &mut dyn Write) -> Result<(), CliError> {
+    let store = runtime.store();
+    if let Some(problem) = store.integrity_problem()? {
+        return Err(CliError::Integrity {
+            location: store.location(),
+            problem,
+        });
+    }
+    let flows = store.list_flows()?;
+    let progress = ProgressBar::new(flows.len() as u64);
+    let (mut logs, mut records) = (0u64, 0u64);
+    for flow in &flows {
+        let values = stored_values(runtime, &flow.flow_id)?;
+        for (_, log) in chunked_logs(flow, &values) {
+            let summary = log.verify(&values).map_err(|v| CliError::Violation {
+                flow_id: flow.flow_id.clone(),
+                violation: v.to_string(),
+            })?;
+            logs += 1;
+            records += summary.records;
+        }
+        progress.inc(1);
+    }
+    progress.finish_and_clear();
+    writeln!(
+        out,
+        "ok: {} flows, {logs} chunked logs, {records} records",
+        flows.len()
+    )?;
+    Ok(())
+}
+
+fn import(
+    runtime: &Runtime,
+    flow_id: &str,
+    log: Option<&str>,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let flow_type = if log.is_some() {
+        app_log::FLOW_TYPE
+    } else {
+        chunked_subscriber::FLOW_TYPE
+    };
+    let target = LogRef::of_type(runtime, flow_id, flow_type, log)?;
+    target.start()?;
+    let progress = ProgressBar::new_spinner().with_message("importing");
+    let mut count = 0u64;
+    for (index, line) in io::stdin().lock().lines().enumerate() {
+        let line = line?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let record: Value = serde_json::from_str(&line)
+            .map_err(|e| CliError::Usage(format!("line {}: not JSON: {e}", index + 1)))?;
+        let wanted = sequence(&record);
+        if count == 0 {
+            let newest = target.pages().next_page()?.unwrap_or_default();
+            let next = newest.first().map_or(1, |record| sequence(record) + 1);
+            if next != wanted {
+                return Err(CliError::Usage(format!(
+                    "line {}: the record with sequence {wanted} would get sequence {next} in flow {flow_id:?}; nothing imported",
+                    index + 1
+                )));
+            }
+        }
+        let got = target.append(&record)?;
+        if got != wanted {
+            return Err(CliError::Usage(format!(
+                "line {}: the record with sequence {wanted} got sequence {got} (the target log was not empty?)",
+                index + 1
+            )));
+        }
+        count += 1;
+        progress.inc(1);
+    }
+    progress.finish_and_clear();
+    writeln!(out, "imported {count} records into flow {flow_id:?}")?;
+    Ok(())
+}

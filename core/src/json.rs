@@ -1,0 +1,192 @@
+//! JSON text from callers, parsed so that no value changes on its way into the store.
+//!
+//! serde_json reads an integer outside the 64-bit range (`2**64`, `-2**63-1`) as the
+//! nearest float, so the record would come back changed. Such an integer is refused with
+//! an [`Error::InvalidInput`] that names where it is and what it was.
+
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+
+/// Parses `text` (described by `what`, for example `input of RPC "append"`), refusing
+/// invalid JSON and integers that JSON numbers in attrflow cannot hold exactly (outside
+/// `-2^63 ..= 2^64-1`).
+pub fn parse(text: &str, what: impl Fn() -> String) -> Result<Value> {
+    let value: Value = serde_json::from_str(text)
+        .map_err(|e| Error::invalid_input(format!("{} is not JSON: {e}", what())))?;
+    if let Some((path, number)) = inexact_integer(text) {
+        return Err(Error::invalid_input(format!(
+            "{} holds the integer {number} at {path}, outside the range attrflow stores \
+             exactly ({} to {}); send it as a string",
+            what(),
+            i64::MIN,
+            u64::MAX
+        )));
+    }
+    Ok(value)
+}
+
+/// Where we are inside the JSON text while scanning it.
+enum Frame {
+    /// Inside an object, after the key of the member being read (if read yet).
+    Object { key: Option<String>, at_key: bool },
+    /// Inside an array, at the element with this index.
+    Array(usize),
+}
+
+/// The first integer literal of already valid JSON `text` that does not fit in `i64` or
+/// `u64`, with its path (`$.items[2].count`).
+fn inexact_integer(text: &str) -> Option<(String, String)> {
+    let mut found = None;
+    scan(text, |stack, literal| {
+        let integer = !literal.contains(['.', 'e', 'E']);
+        if integer && literal.parse::<i64>().is_err() && literal.parse::<u64>().is_err() {
+            found = Some((path_of(stack), literal.to_owned()));
+        }
+        found.is_some()
+    });
+    found
+}
+
+/// Where the end of `prefix`, the start of a JSON text, is: the path of the value there,
+/// or `a key in` that of the object whose key it is inside (`$.items[2]`, `a key in $`).
+/// Bindings use it to name the place of text they cannot pass on (a lone surrogate).
+pub fn place_at_end(prefix: &str) -> String {
+    let (stack, in_key) = scan(prefix, |_, _| false);
+    match in_key {
+        true => format!("a key in {}", path_of(&stack)),
+        false => path_of(&stack),
+    }
+}
+
+/// Walks JSON `text`, calling `number` with the enclosing frames and each number literal
+/// until it returns true. Returns the frames open where it stopped (or at the end) and
+/// whether the text ends inside an object key.
+fn scan(text: &str, mut number: impl FnMut(&[Frame], &str) -> bool) -> (Vec<Frame>, bool) {
+    let bytes = text.as_bytes();
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'{' => stack.push(Frame::Object {
+                key: None,
+                at_key: true,
+            }),
+            b'[' => stack.push(Frame::Array(0)),
+            b'}' | b']' => {
+                stack.pop();
+            }
+            b',' => match stack.last_mut() {
+                Some(Frame::Array(index)) => *index += 1,
+                Some(Frame::Object { at_key, .. }) => *at_key = true,
+                None => {}
+            },
+            b'"' => {
+                let start = i + 1;
+                i += 1;
+                while i < bytes.len() && bytes[i] != b'"' {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+                if let Some(Frame::Object { key, at_key }) = stack.last_mut() {
+                    if *at_key {
+                        if i >= bytes.len() {
+                            return (stack, true);
+                        }
+                        let raw = &text[start..i];
+                        *key =
+                            Some(serde_json::from_str(&format!("\"{raw}\"")).unwrap_or_default());
+                        *at_key = false;
+                    }
+                }
+            }
+            b'-' | b'0'..=b'9' => {
+                let start = i;
+                while i < bytes.len()
+                    && matches!(bytes[i], b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9')
+                {
+                    i += 1;
+                }
+                if number(&stack, &text[start..i]) {
+                    return (stack, false);
+                }
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    (stack, false)
+}
+
+fn path_of(stack: &[Frame]) -> String {
+    let mut path = String::from("$");
+    for frame in stack {
+        match frame {
+            Frame::Object { key: Some(key), .. } => {
+                let simple =
+                    !key.is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+                if simple {
+                    path.push('.');
+                    path.push_str(key);
+                } else {
+                    path.push_str(&format!("[{key:?}]"));
+                }
+            }
+            Frame::Object { key: None, .. } => {}
+            Frame::Array(index) => path.push_str(&format!("[{index}]")),
+        }
+    }
+    path
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused(text: &str) -> String {
+        parse(text, || "input".into()).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn integers_of_the_64_bit_range_and_floats_pass_unchanged() {
+        for text in [
+            "18446744073709551615",
+            "-9223372036854775808",
+            "[0,-0,1.5,1e300,-2.5E-3]",
+            r#"{"a\"b":{"c":[1,"99999999999999999999999"]}}"#,
+        ] {
+            let value = parse(text, || "input".into()).unwrap();
+            assert_eq!(value, serde_json::from_str::<Value>(text).unwrap());
+        }
+    }
+
+    #[test]
+    fn integers_outside_it_are_refused_with_their_place_and_value() {
+        let message = refused(r#"{"name":"x","counts":[1,18446744073709551616]}"#);
+        assert!(
+            message.contains("18446744073709551616 at $.counts[1]"),
+            "{message}"
+        );
+        assert!(message.starts_with("input holds"), "{message}");
+        let message = refused(r#"{"a b":{"n":-9223372036854775809}}"#);
+        assert!(
+            message.contains(r#"-9223372036854775809 at $["a b"].n"#),
+            "{message}"
+        );
+        let message = refused("[1,{\"x\":2},3,\n 100000000000000000000000]");
+        assert!(message.contains("at $[3]"), "{message}");
+    }
+
+    #[test]
+    fn places_in_a_json_prefix_are_named() {
+        assert_eq!(place_at_end(r#"{"subscriberId":"ab"#), "$.subscriberId");
+        assert_eq!(place_at_end(r#"{"a":[1,{"b":"x"},"y"#), "$.a[2]");
+        assert_eq!(place_at_end(r#"{"a":{"k"#), "a key in $.a");
+        assert_eq!(place_at_end(r#""tok"#), "$");
+    }
+
+    #[test]
+    fn invalid_json_is_refused() {
+        assert!(refused("{").starts_with("input is not JSON"));
+    }
+}

@@ -1,0 +1,22 @@
+"""The ``attrflow`` command (installed by the wheel as a console script): the Rust tool of the
+workspace's ``cli`` crate, run inside the native module. ``attrflow --help`` lists its commands.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from attrflow import _native
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Runs ``attrflow`` with ``argv`` (default: this process's arguments); returns its exit
+    code."""
+    args = sys.argv[1:] if argv is None else argv
+    sys.stdout.flush()
+    sys.stderr.flush()
+    return _native.cli_main(["attrflow", *args])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
