@@ -41,7 +41,7 @@ SHAPES = {"one_flow": 1, "many_flows": APPENDERS}
 """Flows (streams) the appenders share: all on one, or one each."""
 
 NOTES = """\
-Groups form as designed: with 16 appenders about 10 appends share each COMMIT (not 16,
+Groups form as designed: with 16 appenders 10 to 12 appends share each COMMIT (not 16,
 because the members of the group just committed are still being woken on two busy cores
 when the next group closes; `commit_delay_us` trades latency for fuller groups). Lock
 conflicts all but vanish on one flow: callers queue for their turn, and a lock is released
