@@ -28,7 +28,7 @@ ATTRFLOW_TEST_BACKEND=postgres cargo test -p attrflow --tests --locked
 
 section "Rust: failure paths (injected commit faults, full disk)"
 cargo clippy -p attrflow --all-targets --locked --features fault-injection -- -D warnings
-cargo test -p attrflow --locked --features fault-injection --test fault_injection --test disk_full
+cargo test -p attrflow --locked --features fault-injection --test fault_injection --test disk_full --test group_commit
 
 section "Rust: fuzz campaign (cargo-fuzz, 60 s in all)"
 scripts/fuzz.sh 60

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from attrflow_bench import concurrency
 from attrflow_bench.findings import CLOSING, FINDINGS
 from attrflow_bench.results import Results
 from attrflow_bench.stats import Summary
@@ -132,6 +133,7 @@ def render(results: Results, plotted: bool) -> str:
         if not met:
             missed.append(target.key)
     lines += ["", *_sections(results, sizes, plotted)]
+    lines += concurrency.render(results)
     lines += ["## Missed targets and their profiles", ""]
     if not missed:
         lines += ["Every target was met in this run.", ""]

@@ -7,12 +7,14 @@
 //! attrflow-bench durable        --dir D [--history N] [--appends N] [--repeats R]
 //! attrflow-bench native-rates   --dir D [--history N] [--calls N] [--repeats R]
 //! attrflow-bench populate       --store PATH --records N
+//! attrflow-bench concurrency    --dir D [--threads 16] [--seconds S] [--repeats R] [--latency-calls N]
 //! ```
 //!
 //! Every figure is reported once per repeat, so the caller can give a median and a spread;
 //! the systems compared in one figure run interleaved, repeat by repeat, in this process.
 
 mod args;
+mod concurrency;
 mod fsync;
 mod naive_log;
 mod populate;
@@ -29,7 +31,7 @@ use args::Args;
 pub type BenchResult<T> = Result<T, Box<dyn std::error::Error>>;
 
 const USAGE: &str =
-    "usage: attrflow-bench <fsync|append-growth|durable|native-rates|populate> [--option value]...";
+    "usage: attrflow-bench <fsync|append-growth|durable|native-rates|populate|concurrency> [--option value]...";
 
 fn main() -> ExitCode {
     match run() {
@@ -54,6 +56,7 @@ fn run() -> BenchResult<serde_json::Value> {
         "durable" => scenarios::durable(&args)?,
         "native-rates" => scenarios::native_rates(&args)?,
         "populate" => populate::run(&args)?,
+        "concurrency" => concurrency::run(&args)?,
         other => return Err(format!("unknown command {other:?}; {USAGE}").into()),
     };
     args.reject_unused()?;

@@ -56,6 +56,11 @@ def test_the_smoke_run_writes_every_figure_and_target(tmp_path: Path) -> None:
         expected += ["http.register.c1.p50_ms", "http.page.c2.p99_ms"]
     if shutil.which("redis-server"):
         expected += ["redis.xadd_per_s@full", "attrflow.current_page_us@normal"]
+        expected += [
+            "concurrency.redis.one_flow.appends_per_s",
+            "concurrency.native.grouped.many_flows.appends_per_s",
+            "concurrency.async.one_flow.appends_per_s",
+        ]
     for name in expected:
         assert len(results["series"][name]) == 2, name
         assert all(value > 0 for value in results["series"][name]), name

@@ -34,16 +34,35 @@ impl LockTable {
             .map(|(_, name)| name.as_str())
             .collect();
         if !busy.is_empty() {
-            return Err(Error::LockConflict(format!(
-                "one or more attribute keys are locked: flow {flow_id:?}, {}",
-                busy.join(", ")
-            )));
+            return Err(Self::conflict(flow_id, &busy));
         }
         held.extend(keys.iter().cloned());
         Ok(LockGuard {
             table: Arc::clone(self),
             keys,
         })
+    }
+
+    /// The names among `names` of `flow_id` that are held now.
+    pub fn held_among(&self, flow_id: &str, names: &[String]) -> Vec<String> {
+        if names.is_empty() {
+            return Vec::new();
+        }
+        let held = self.held.lock();
+        names
+            .iter()
+            .filter(|name| held.contains(&(flow_id.to_owned(), (*name).clone())))
+            .cloned()
+            .collect()
+    }
+
+    /// The error of a call that found `busy` of `flow_id` locked.
+    pub fn conflict(flow_id: &str, busy: &[impl AsRef<str>]) -> Error {
+        let busy: Vec<&str> = busy.iter().map(AsRef::as_ref).collect();
+        Error::LockConflict(format!(
+            "one or more attribute keys are locked: flow {flow_id:?}, {}",
+            busy.join(", ")
+        ))
     }
 
     /// How many locks are held now.

@@ -3,12 +3,14 @@
 //! atomically. The rest of core never sees SQL.
 
 pub mod fault;
+pub mod group_commit;
 mod lock_table;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 pub mod sqlite;
 mod url;
 
+pub use group_commit::{GroupBackend, GroupCommit, GroupLimits, GroupStats};
 pub use lock_table::{LockGuard, LockTable};
 #[cfg(feature = "postgres")]
 pub use postgres::{ConnectionUrl, PostgresOptions, PostgresStore};

@@ -1,26 +1,30 @@
 //! The embedded store: one SQLite file (bundled SQLite, WAL journal).
 //!
 //! Locks are fail-fast within a process (a [`LockTable`] shared by every store opened on the
-//! same file) and the RPC's snapshot read, handler and writes run inside one `BEGIN
-//! IMMEDIATE` transaction, so a second *process* appending to the same flow waits on
-//! SQLite's write lock (a bounded busy wait) instead of reading a stale chunk. Either way
-//! no update is lost or duplicated. Writers inside one process queue on a gate first so
-//! they wake at once instead of sleeping in SQLite's busy handler. Because a handler runs
-//! inside that one write transaction, it cannot itself write through the same file (start a
-//! flow, call a writing RPC): such a call fails at once instead of waiting on itself.
+//! same file). Writing RPCs go through the file's group-commit pipeline
+//! ([`super::group_commit`]): the RPCs of one process run back to back, each in its own
+//! savepoint, inside one `BEGIN IMMEDIATE` transaction that one COMMIT makes durable. A
+//! second *process* appending to the same flow waits on SQLite's write lock (a bounded busy
+//! wait) instead of reading a stale chunk. Either way no update is lost or duplicated.
+//! Because a handler runs inside the open write transaction, it cannot itself write through
+//! the same file (start a flow, call a writing RPC): such a call fails at once instead of
+//! waiting on itself. The write path is in `sqlite/group.rs`.
 
-use std::cell::RefCell;
+mod group;
+pub use self::group::SqliteGroup;
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock, Weak};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
-use parking_lot::{Mutex, MutexGuard};
+use parking_lot::Mutex;
 use rusqlite::{
     params, Connection, ErrorCode, OptionalExtension, Transaction, TransactionBehavior,
 };
 
 use super::fault::{FaultPlan, FaultPoint};
+use super::group_commit::{GroupCommit, GroupLimits, GroupStats};
 use super::{
     FlowRecord, Isolation, LockTable, RpcBody, SnapshotReader, StartOutcome, Store, Write,
 };
@@ -87,6 +91,9 @@ pub struct SqliteOptions {
     pub busy_timeout: Duration,
     /// Connections kept open for reuse.
     pub max_idle_connections: usize,
+    /// Bounds of a commit group (URL parameters `group_max_calls`, `group_max_bytes`,
+    /// `commit_delay_us`).
+    pub group: GroupLimits,
 }
 
 impl Default for SqliteOptions {
@@ -95,6 +102,7 @@ impl Default for SqliteOptions {
             synchronous: Synchronous::Full,
             busy_timeout: Duration::from_secs(5),
             max_idle_connections: 8,
+            group: GroupLimits::default(),
         }
     }
 }
@@ -103,43 +111,7 @@ impl Default for SqliteOptions {
 #[derive(Debug, Default)]
 struct FileShared {
     locks: Arc<LockTable>,
-    write_gate: Mutex<()>,
-}
-
-thread_local! {
-    /// The files (by their [`FileShared`]) whose write gate this thread holds.
-    static WRITING: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
-}
-
-impl FileShared {
-    /// Waits for this file's one write turn in this process. A thread that already holds
-    /// it (a handler writing through the store it runs in) would wait on itself forever, so
-    /// it gets an error instead.
-    fn write_turn(&self, path: &Path) -> Result<WriteTurn<'_>> {
-        let key = self as *const FileShared as usize;
-        if WRITING.with(|writing| writing.borrow().contains(&key)) {
-            return Err(Error::invalid_input(format!(
-                "store {}: an RPC handler cannot write to the store it is running in \
-                 (start a flow or call a writing RPC) before its own RPC returns",
-                path.display()
-            )));
-        }
-        let gate = self.write_gate.lock();
-        WRITING.with(|writing| writing.borrow_mut().push(key));
-        Ok(WriteTurn { _gate: gate, key })
-    }
-}
-
-/// This thread's write turn on one file; dropping it ends the turn.
-struct WriteTurn<'a> {
-    _gate: MutexGuard<'a, ()>,
-    key: usize,
-}
-
-impl Drop for WriteTurn<'_> {
-    fn drop(&mut self) {
-        WRITING.with(|writing| writing.borrow_mut().retain(|&key| key != self.key));
-    }
+    pipeline: GroupCommit<SqliteGroup>,
 }
 
 fn shared_for(path: &Path) -> Arc<FileShared> {
@@ -212,6 +184,12 @@ impl SqliteStore {
     #[cfg(feature = "fault-injection")]
     pub fn faults(&self) -> &FaultPlan {
         &self.faults
+    }
+
+    /// Groups committed on this file in this process so far, and the calls they held (for
+    /// tests and benchmarks: fewer commits than calls means groups formed).
+    pub fn group_stats(&self) -> GroupStats {
+        self.shared.pipeline.stats()
     }
 
     /// Locks held in this process on this file now (for tests and diagnostics).
@@ -332,8 +310,8 @@ impl SqliteStore {
             .map_err(|e| self.sql_error("beginning a transaction", e))
     }
 
-    fn load_flow(&self, tx: &Transaction<'_>, flow_id: &str) -> Result<Option<FlowRecord>> {
-        let mut stmt = tx
+    fn load_flow(&self, conn: &Connection, flow_id: &str) -> Result<Option<FlowRecord>> {
+        let mut stmt = conn
             .prepare_cached("SELECT flow_type, run_id FROM flows WHERE flow_id = ?1")
             .map_err(|e| self.sql_error("reading a flow", e))?;
         stmt.query_row([flow_id], |row| {
@@ -347,110 +325,48 @@ impl SqliteStore {
         .map_err(|e| self.sql_error("reading a flow", e))
     }
 
-    fn require_flow(&self, tx: &Transaction<'_>, flow_id: &str) -> Result<FlowRecord> {
-        self.load_flow(tx, flow_id)?
+    fn require_flow(&self, conn: &Connection, flow_id: &str) -> Result<FlowRecord> {
+        self.load_flow(conn, flow_id)?
             .ok_or_else(|| Error::FlowNotFound {
                 flow_id: flow_id.to_owned(),
             })
     }
 
-    fn apply_writes(&self, tx: &Transaction<'_>, flow_id: &str, writes: &[Write]) -> Result<()> {
-        let mut upsert = tx
+    /// Writes `writes` of `flow_id`; returns the bytes written (names plus JSON).
+    fn apply_writes(&self, conn: &Connection, flow_id: &str, writes: &[Write]) -> Result<usize> {
+        let mut upsert = conn
             .prepare_cached(
                 "INSERT INTO attribute_values (flow_id, name, value) VALUES (?1, ?2, ?3)
                  ON CONFLICT (flow_id, name) DO UPDATE SET value = excluded.value",
             )
             .map_err(|e| self.sql_error("writing a value", e))?;
-        let mut delete = tx
+        let mut delete = conn
             .prepare_cached("DELETE FROM attribute_values WHERE flow_id = ?1 AND name = ?2")
             .map_err(|e| self.sql_error("deleting a value", e))?;
         self.faults.check(FaultPoint::BeforeWrites)?;
+        let mut bytes = 0;
         for (written, (name, value)) in writes.iter().enumerate() {
             if written == 1 {
                 self.faults.check(FaultPoint::AfterFirstWrite)?;
             }
+            bytes += name.len() + value.as_ref().map_or(0, String::len);
             match value {
                 Some(json) => upsert.execute(params![flow_id, name, json]),
                 None => delete.execute(params![flow_id, name]),
             }
             .map_err(|e| self.sql_error("writing a value", e))?;
         }
-        Ok(())
-    }
-
-    fn commit(&self, tx: Transaction<'_>) -> Result<()> {
-        self.faults.check(FaultPoint::BeforeCommit)?;
-        tx.commit().map_err(|e| self.sql_error("committing", e))?;
-        self.faults.check(FaultPoint::AfterCommit)
-    }
-
-    fn run_exclusive(&self, flow_id: &str, locks: &[String], body: &mut RpcBody<'_>) -> Result<()> {
-        let _locks = self.shared.locks.try_lock_all(flow_id, locks)?;
-        let _turn = self.shared.write_turn(&self.path)?;
-        let mut conn = self.checkout()?;
-        let tx = self.begin(&mut conn, TransactionBehavior::Immediate)?;
-        let flow = self.require_flow(&tx, flow_id)?;
-        let writes = body(&mut TxReader {
-            store: self,
-            tx: &tx,
-            flow,
-        })?;
-        self.apply_writes(&tx, flow_id, &writes)?;
-        self.commit(tx)
-    }
-
-    fn run_shared(&self, flow_id: &str, body: &mut RpcBody<'_>) -> Result<()> {
-        let mut conn = self.checkout()?;
-        let writes = {
-            let tx = self.begin(&mut conn, TransactionBehavior::Deferred)?;
-            let flow = self.require_flow(&tx, flow_id)?;
-            body(&mut TxReader {
-                store: self,
-                tx: &tx,
-                flow,
-            })?
-        };
-        if writes.is_empty() {
-            return Ok(());
-        }
-        let _turn = self.shared.write_turn(&self.path)?;
-        let tx = self.begin(&mut conn, TransactionBehavior::Immediate)?;
-        self.require_flow(&tx, flow_id)?;
-        self.apply_writes(&tx, flow_id, &writes)?;
-        self.commit(tx)
+        Ok(bytes)
     }
 }
 
 impl Store for SqliteStore {
     fn start_flow(&self, flow: &FlowRecord, initial: &[(String, String)]) -> Result<StartOutcome> {
-        let _turn = self.shared.write_turn(&self.path)?;
-        let mut conn = self.checkout()?;
-        let tx = self.begin(&mut conn, TransactionBehavior::Immediate)?;
-        if let Some(existing) = self.load_flow(&tx, &flow.flow_id)? {
-            return Ok(StartOutcome::AlreadyExists(existing));
-        }
-        let started_at_ms = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
-        tx.execute(
-            "INSERT INTO flows (flow_id, flow_type, run_id, started_at_ms) VALUES (?1, ?2, ?3, ?4)",
-            params![flow.flow_id, flow.flow_type, flow.run_id, started_at_ms],
-        )
-        .map_err(|e| self.sql_error("creating a flow", e))?;
-        let writes: Vec<Write> = initial
-            .iter()
-            .map(|(name, json)| (name.clone(), Some(json.clone())))
-            .collect();
-        self.apply_writes(&tx, &flow.flow_id, &writes)?;
-        self.commit(tx)?;
-        Ok(StartOutcome::Started)
+        self.shared.pipeline.start_flow(self, flow, initial)
     }
 
     fn run_rpc(&self, flow_id: &str, isolation: &Isolation, body: &mut RpcBody<'_>) -> Result<()> {
-        match isolation {
-            Isolation::Exclusive { locks } => self.run_exclusive(flow_id, locks, body),
-            Isolation::Shared => self.run_shared(flow_id, body),
-        }
+        self.shared.pipeline.run_rpc(self, flow_id, isolation, body)
     }
 
     fn flow(&self, flow_id: &str) -> Result<Option<FlowRecord>> {
@@ -495,7 +411,7 @@ impl Drop for PooledConnection<'_> {
 
 struct TxReader<'t> {
     store: &'t SqliteStore,
-    tx: &'t Transaction<'t>,
+    tx: &'t Connection,
     flow: FlowRecord,
 }
 

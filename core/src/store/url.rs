@@ -2,7 +2,9 @@
 //!
 //! - a plain path, `data/attrflow.db`: an SQLite file;
 //! - `sqlite:data/attrflow.db`, `sqlite://data/attrflow.db`, `sqlite:///abs/path.db`, with
-//!   optional query parameters `synchronous=full|normal` and `busy_timeout_ms=N`;
+//!   optional query parameters `synchronous=full|normal`, `busy_timeout_ms=N`, and the
+//!   group-commit bounds `group_max_calls=N`, `group_max_bytes=N`, `commit_delay_us=N`
+//!   (see [`crate::store::group_commit`]);
 //! - `postgresql://user:password@host:port/dbname?...` (or `postgres://`): a PostgreSQL
 //!   database, with attrflow's parameters of [`PostgresOptions`] and the driver's own
 //!   (`connect_timeout`, `sslmode=disable|prefer`, `application_name`, …).
@@ -143,14 +145,38 @@ fn sqlite_options(url: &str, query: &str) -> Result<SqliteOptions> {
                 })?;
                 options.busy_timeout = Duration::from_millis(ms);
             }
+            "group_max_calls" => {
+                options.group.max_members = whole_number(url, key, value, 1)?;
+            }
+            "group_max_bytes" => {
+                options.group.max_bytes = whole_number(url, key, value, 1)?;
+            }
+            "commit_delay_us" => {
+                let micros = whole_number(url, key, value, 0)?;
+                options.group.commit_delay = Duration::from_micros(micros as u64);
+            }
             _ => {
                 return Err(Error::invalid_input(format!(
-                    "store URL {url:?} has unknown parameter {key:?}; known: synchronous, busy_timeout_ms"
+                    "store URL {url:?} has unknown parameter {key:?}; known: synchronous, \
+                     busy_timeout_ms, group_max_calls, group_max_bytes, commit_delay_us"
                 )))
             }
         }
     }
     Ok(options)
+}
+
+/// A whole-number URL parameter of at least `min`.
+fn whole_number(url: &str, key: &str, value: &str, min: usize) -> Result<usize> {
+    value
+        .parse::<usize>()
+        .ok()
+        .filter(|n| *n >= min)
+        .ok_or_else(|| {
+            Error::invalid_input(format!(
+                "store URL {url:?}: {key} must be a whole number of at least {min}, not {value:?}"
+            ))
+        })
 }
 
 /// Takes attrflow's parameters out of a `postgresql://` URL.
@@ -209,6 +235,23 @@ mod tests {
         assert_eq!(options.synchronous, Synchronous::Normal);
         assert_eq!(options.busy_timeout, Duration::from_millis(250));
         assert_eq!(sqlite("a.db").1.synchronous, Synchronous::Full);
+    }
+
+    #[test]
+    fn group_commit_bounds_come_from_the_url() {
+        let (_, options) =
+            sqlite("sqlite:a.db?group_max_calls=1&group_max_bytes=4096&commit_delay_us=250");
+        assert_eq!(options.group.max_members, 1);
+        assert_eq!(options.group.max_bytes, 4096);
+        assert_eq!(options.group.commit_delay, Duration::from_micros(250));
+        assert_eq!(sqlite("a.db").1.group, crate::store::GroupLimits::default());
+        let refused = StoreUrl::parse("sqlite:a.db?group_max_calls=0").unwrap_err();
+        assert!(
+            refused
+                .to_string()
+                .contains("group_max_calls must be a whole number of at least 1, not \"0\""),
+            "{refused}"
+        );
     }
 
     #[test]

@@ -1,0 +1,244 @@
+"""Concurrency: 16 appenders at ``synchronous=FULL`` against Redis Streams XADD with
+``appendfsync always`` and 16 clients, on one flow (stream) and on 16.
+
+attrflow is measured as Rust threads (the ``concurrency`` command of ``attrflow-bench``,
+with group commit and with one COMMIT per call) and as ``AsyncClient`` tasks (public API
+only); Redis as 16 asyncio redis-py clients. Every figure is interleaved repeat by repeat
+with the Redis figure it is divided by. Also: lock conflicts per 1,000 appends, COMMITs
+(fsyncs) per append, and a lone appender's latency grouped against one COMMIT per call.
+
+Run just this section::
+
+    python -m attrflow_bench.concurrency --bench-bin target/release/attrflow-bench \\
+        --data-dir target/bench-data [--smoke] [--out section.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import redis.asyncio as aioredis
+from attrflow import AsyncClient
+from attrflow.errors import RpcLockConflictError
+
+from attrflow_bench import redis_streams
+from attrflow_bench.client_rates import FLOW, registration
+from attrflow_bench.results import Results
+from attrflow_bench.rust_bench import RustBench
+from attrflow_bench.service import HOST
+from attrflow_bench.stats import Summary, ratios
+
+APPENDERS = 16
+"""Concurrent appenders in every figure of this section."""
+
+SHAPES = {"one_flow": 1, "many_flows": APPENDERS}
+"""Flows (streams) the appenders share: all on one, or one each."""
+
+RUST_TARGET = 2.0
+ASYNC_TARGET = 1.0
+LATENCY_TARGET = 1.1
+
+
+@dataclass(frozen=True)
+class ConcurrencyPlan:
+    """How long and how often this section measures."""
+
+    seconds: float
+    repeats: int
+    latency_calls: int
+
+
+FULL = ConcurrencyPlan(seconds=3.0, repeats=3, latency_calls=300)
+SMOKE = ConcurrencyPlan(seconds=0.2, repeats=2, latency_calls=3)
+
+
+async def _redis_rate(port: int, streams: int, seconds: float) -> float:
+    """XADDs per second from ``APPENDERS`` clients, client ``i`` on stream ``i % streams``."""
+    clients = [aioredis.Redis(host=HOST, port=port) for _ in range(APPENDERS)]
+    done = 0
+    deadline = time.perf_counter() + seconds
+
+    async def append(index: int) -> None:
+        nonlocal done
+        client, stream, sequence = clients[index], f"stream-{index % streams}", 0
+        while time.perf_counter() < deadline:
+            sequence += 1
+            record = registration(index * 10_000_000 + sequence)
+            await client.xadd(
+                stream,
+                {"subscriberId": record.subscriber_id, "deliveryAddress": record.delivery_address},
+            )
+            done += 1
+
+    started = time.perf_counter()
+    try:
+        await asyncio.gather(*(append(index) for index in range(APPENDERS)))
+    finally:
+        for client in clients:
+            await client.aclose()
+    return done / (time.perf_counter() - started)
+
+
+async def _async_client_rate(store: Path, flows: int, seconds: float) -> tuple[float, float]:
+    """(appends per second, lock conflicts per 1,000 appends) of ``APPENDERS`` tasks on one
+    ``AsyncClient`` at ``synchronous=full``, task ``i`` on flow ``i % flows``."""
+    done = conflicts = 0
+    async with AsyncClient(store=str(store), synchronous="full") as client:
+        flow_ids = [f"archive-{index}" for index in range(flows)]
+        for flow_id in flow_ids:
+            await client.start_flow(FLOW, flow_id)
+        deadline = time.perf_counter() + seconds
+
+        async def append(index: int) -> None:
+            nonlocal done, conflicts
+            sequence = 0
+            while time.perf_counter() < deadline:
+                sequence += 1
+                record = registration(index * 10_000_000 + sequence)
+                while True:
+                    try:
+                        await client.invoke_rpc(
+                            FLOW.register_subscriber, flow_ids[index % flows], record
+                        )
+                        break
+                    except RpcLockConflictError:
+                        conflicts += 1
+                done += 1
+
+        started = time.perf_counter()
+        await asyncio.gather(*(append(index) for index in range(APPENDERS)))
+        elapsed = time.perf_counter() - started
+    return done / elapsed, conflicts * 1000 / max(done, 1)
+
+
+def _remove_store(store: Path) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{store}{suffix}").unlink(missing_ok=True)
+
+
+def figures(rust: RustBench, smoke: bool, results: Results) -> None:
+    """Measures every figure of this section into ``results``."""
+    plan = SMOKE if smoke else FULL
+    store = rust.data_dir / "concurrency-async.db"
+    results.facts["concurrency.appenders"] = APPENDERS
+    results.facts["concurrency.seconds"] = plan.seconds
+    with redis_streams.RedisServer("always", rust.data_dir) as server:
+        port = int(server.connection_pool.connection_kwargs["port"])
+        for _ in range(plan.repeats):
+            native = rust.measure(
+                "concurrency",
+                threads=APPENDERS,
+                seconds=plan.seconds,
+                repeats=1,
+                latency_calls=plan.latency_calls,
+            )
+            results.merge_rust("concurrency.native", native)
+            for shape, flows in SHAPES.items():
+                server.flushall()
+                results.add(
+                    f"concurrency.redis.{shape}.appends_per_s",
+                    "ops/s",
+                    asyncio.run(_redis_rate(port, flows, plan.seconds)),
+                )
+                _remove_store(store)
+                rate, conflicts = asyncio.run(_async_client_rate(store, flows, plan.seconds))
+                _remove_store(store)
+                results.add(f"concurrency.async.{shape}.appends_per_s", "ops/s", rate)
+                results.add(f"concurrency.async.{shape}.conflicts_per_1000", "count", conflicts)
+
+
+def _ratio(results: Results, numerator: str, denominator: str) -> Summary:
+    return Summary.of(ratios(results.values(numerator), results.values(denominator)))
+
+
+def _figure(results: Results, name: str, digits: int = 0) -> str:
+    summary = results.summary(name)
+    return f"{summary.median:,.{digits}f} ({summary.low:,.{digits}f}–{summary.high:,.{digits}f})"
+
+
+def render(results: Results) -> list[str]:
+    """This section of BENCHMARKS.md (empty when the run did not measure it)."""
+    if "concurrency.redis.one_flow.appends_per_s" not in results.series:
+        return []
+    native = "concurrency.native"
+    lines = [
+        "## 6. Concurrency: group commit",
+        "",
+        f"{results.facts['concurrency.appenders']} appenders for "
+        f"{results.facts['concurrency.seconds']} s each at `synchronous=FULL`, against Redis "
+        "Streams XADD with `appendfsync always` and as many asyncio redis-py clients. "
+        "Rust threads call the core directly; `AsyncClient` tasks share one client. "
+        '"one COMMIT per call" is the same build with `group_max_calls=1`. Lock conflicts '
+        "are retried at once and counted; COMMITs per append come from the store's own "
+        "counter (one fsync each).",
+        "",
+        "| appenders | shape | appends/s | × Redis (target) | conflicts / 1,000 | "
+        "COMMITs / append |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for shape in SHAPES:
+        redis = f"concurrency.redis.{shape}.appends_per_s"
+        label = "one flow" if shape == "one_flow" else f"{SHAPES[shape]} flows"
+        rows = [
+            ("Rust threads, group commit", f"{native}.grouped.{shape}", RUST_TARGET),
+            ("Rust threads, one COMMIT per call", f"{native}.per_call.{shape}", None),
+            ("`AsyncClient` tasks, group commit", f"concurrency.async.{shape}", ASYNC_TARGET),
+        ]
+        for who, prefix, target in rows:
+            ratio = _ratio(results, f"{prefix}.appends_per_s", redis)
+            verdict = ""
+            if target is not None:
+                verdict = f" ({target:g}×, {'met' if ratio.median >= target else '**missed**'})"
+            commits = (
+                _figure(results, f"{prefix}.commits_per_append", 2)
+                if f"{prefix}.commits_per_append" in results.series
+                else "—"
+            )
+            lines.append(
+                f"| {who} | {label} | {_figure(results, f'{prefix}.appends_per_s')} | "
+                f"{ratio.median:.2f}{verdict} | "
+                f"{_figure(results, f'{prefix}.conflicts_per_1000', 1)} | {commits} |"
+            )
+        lines.append(f"| Redis XADD | {label} | {_figure(results, redis)} | 1.00 | — | — |")
+    latency = _ratio(
+        results, f"{native}.grouped.single_append_us", f"{native}.per_call.single_append_us"
+    )
+    verdict = "met" if latency.median <= LATENCY_TARGET else "**missed**"
+    lines += [
+        "",
+        f"A lone appender (Rust, FULL): {_figure(results, f'{native}.grouped.single_append_us')} "
+        f"µs with group commit against "
+        f"{_figure(results, f'{native}.per_call.single_append_us')} µs with one COMMIT per "
+        f"call: {latency.median:.2f}× (target ≤ {LATENCY_TARGET}×, {verdict}).",
+        "",
+    ]
+    return lines
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Measures this section alone and prints it (and saves the raw figures)."""
+    parser = argparse.ArgumentParser(description="attrflow's concurrency benchmark")
+    parser.add_argument("--bench-bin", type=Path, required=True)
+    parser.add_argument("--data-dir", type=Path, required=True)
+    parser.add_argument("--smoke", action="store_true")
+    parser.add_argument("--out", type=Path, help="write the section here too")
+    args = parser.parse_args(argv)
+    args.data_dir.mkdir(parents=True, exist_ok=True)
+    results = Results()
+    figures(RustBench(args.bench_bin.resolve(), args.data_dir.resolve()), args.smoke, results)
+    results.save(args.data_dir / "concurrency.json")
+    section = "\n".join(render(results))
+    print(section)
+    if args.out:
+        args.out.write_text(section + "\n")
+    print(json.dumps(results.series, indent=1), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

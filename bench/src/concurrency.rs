@@ -1,0 +1,172 @@
+//! Concurrency: many threads appending at once at `synchronous=FULL`, with group commit
+//! and with one COMMIT per call (`group_max_calls=1`, the store's behaviour without group
+//! commit), on one flow and on as many flows as threads.
+//!
+//! Per shape and mode: appends per second, lock conflicts per 1,000 appends (each retried
+//! at once), and COMMITs (fsyncs) per append from the store's own counter. Then the latency
+//! of a single appender, grouped and per call, so the cost group commit adds to a lone
+//! caller is a ratio measured in the same run.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use attrflow::flows::chunked_subscriber::SubscriberArchive;
+use attrflow::store::{GroupLimits, SqliteOptions, SqliteStore, Synchronous};
+use attrflow::{Error, Runtime};
+use serde_json::Value;
+
+use crate::args::Args;
+use crate::populate::{delivery_address, remove_store, subscriber_id};
+use crate::report::Report;
+use crate::timing::{latencies_us, median};
+use crate::BenchResult;
+
+/// The two ways the store commits: grouped (the default) and one COMMIT per call.
+const MODES: [(&str, Option<usize>); 2] = [("grouped", None), ("per_call", Some(1))];
+
+/// Runs the concurrency figures.
+pub fn run(args: &Args) -> BenchResult<Value> {
+    let dir = args.path("dir")?;
+    let threads = args.number("threads", 16usize)?;
+    let seconds = args.number("seconds", 3.0f64)?;
+    let repeats = args.number("repeats", 3u64)?;
+    let latency_calls = args.number("latency-calls", 300u64)?;
+    std::fs::create_dir_all(&dir)?;
+    let mut report = Report::new();
+    report.config("threads", threads);
+    report.config("seconds", seconds);
+    report.config("synchronous", "full");
+    let duration = Duration::from_secs_f64(seconds);
+    let path = dir.join("concurrency.db");
+    for _ in 0..repeats {
+        for (shape, flows) in [("one_flow", 1), ("many_flows", threads)] {
+            for (mode, max_calls) in MODES {
+                remove_store(&path)?;
+                let run = appenders(&path, max_calls, threads, flows, duration)?;
+                remove_store(&path)?;
+                let appends = run.appends.max(1) as f64;
+                report.push(
+                    &format!("{mode}.{shape}.appends_per_s"),
+                    "ops/s",
+                    run.appends as f64 / run.elapsed.as_secs_f64(),
+                );
+                report.push(
+                    &format!("{mode}.{shape}.conflicts_per_1000"),
+                    "count",
+                    run.conflicts as f64 * 1000.0 / appends,
+                );
+                report.push(
+                    &format!("{mode}.{shape}.commits_per_append"),
+                    "ratio",
+                    run.commits as f64 / appends,
+                );
+            }
+        }
+        for (mode, max_calls) in MODES {
+            remove_store(&path)?;
+            let (runtime, _) = open(&path, max_calls)?;
+            let archive = SubscriberArchive::new(&runtime, "single");
+            archive.start()?;
+            let latencies = latencies_us(latency_calls, |n| {
+                archive.register(&subscriber_id(n + 1), &delivery_address(n + 1))?;
+                Ok(())
+            })?;
+            drop(runtime);
+            remove_store(&path)?;
+            report.push(
+                &format!("{mode}.single_append_us"),
+                "us",
+                median(&latencies),
+            );
+        }
+    }
+    Ok(report.into_json())
+}
+
+/// What one timed run of concurrent appenders did.
+struct Run {
+    appends: u64,
+    conflicts: u64,
+    commits: u64,
+    elapsed: Duration,
+}
+
+fn open(path: &Path, max_calls: Option<usize>) -> BenchResult<(Runtime, Arc<SqliteStore>)> {
+    let options = SqliteOptions {
+        synchronous: Synchronous::Full,
+        group: GroupLimits {
+            max_members: max_calls.unwrap_or(GroupLimits::default().max_members),
+            ..GroupLimits::default()
+        },
+        ..SqliteOptions::default()
+    };
+    let store = Arc::new(SqliteStore::open_with(path, options)?);
+    Ok((Runtime::new(store.clone()), store))
+}
+
+/// `threads` threads appending for `duration` to `flows` archives (thread `i` to archive
+/// `i % flows`), each retrying its lock conflicts at once.
+fn appenders(
+    path: &Path,
+    max_calls: Option<usize>,
+    threads: usize,
+    flows: usize,
+    duration: Duration,
+) -> BenchResult<Run> {
+    let (runtime, store) = open(path, max_calls)?;
+    let flow_ids: Vec<String> = (0..flows).map(|f| format!("archive-{f}")).collect();
+    for flow_id in &flow_ids {
+        SubscriberArchive::new(&runtime, flow_id).start()?;
+    }
+    let next = AtomicU64::new(1);
+    let appends = AtomicU64::new(0);
+    let conflicts = AtomicU64::new(0);
+    let before = store.group_stats().commits;
+    let started = Instant::now();
+    let deadline = started + duration;
+    let failed: Vec<String> = thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|t| {
+                let archive = SubscriberArchive::new(&runtime, &flow_ids[t % flows]);
+                let (next, appends, conflicts) = (&next, &appends, &conflicts);
+                s.spawn(move || -> Result<(), String> {
+                    while Instant::now() < deadline {
+                        let n = next.fetch_add(1, Ordering::Relaxed);
+                        loop {
+                            match archive.register(&subscriber_id(n), &delivery_address(n)) {
+                                Ok(_) => break,
+                                Err(Error::LockConflict(_)) => {
+                                    conflicts.fetch_add(1, Ordering::Relaxed);
+                                    thread::yield_now();
+                                }
+                                Err(other) => return Err(other.to_string()),
+                            }
+                        }
+                        appends.fetch_add(1, Ordering::Relaxed);
+                    }
+                    Ok(())
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .filter_map(|w| {
+                w.join()
+                    .map_or(Some("a thread panicked".into()), Result::err)
+            })
+            .collect()
+    });
+    let elapsed = started.elapsed();
+    if let Some(error) = failed.first() {
+        return Err(format!("an appender failed: {error}").into());
+    }
+    Ok(Run {
+        appends: appends.into_inner(),
+        conflicts: conflicts.into_inner(),
+        commits: store.group_stats().commits - before,
+        elapsed,
+    })
+}

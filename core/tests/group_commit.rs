@@ -1,0 +1,408 @@
+//! Group commit on SQLite: concurrent RPCs share one transaction and one COMMIT, each in a
+//! savepoint of its own. A handler that fails inside a group leaves no trace while the
+//! others commit; a COMMIT that fails fails every member and shows nothing of the group; a
+//! reader during a group sees the state before it; nobody is answered before the COMMIT
+//! holding their writes; and a lock-free read-modify-write loses no update.
+//!
+//! Groups are formed deterministically: a handler parked on a checkpoint holds the turn
+//! while the other callers queue, observed through the store's waiting count.
+//!
+//! Needs `--features fault-injection`.
+
+mod common;
+
+use std::sync::Arc;
+use std::thread;
+use std::time::Duration;
+
+use attrflow::flows::chunked_subscriber::FLOW_TYPE as ARCHIVE;
+use attrflow::store::fault::FaultPoint;
+use attrflow::store::{SqliteOptions, SqliteStore, Store, Synchronous};
+use attrflow::{Error, FlowDefinition, RpcDefinition, RpcInvokeOptions, Runtime, StartFlowOptions};
+use common::{checkpoint, register_retrying, retry_lock_conflicts, Pause, TestStore};
+use serde_json::{json, Value};
+
+const FLOW_TYPE: &str = "Grouped";
+
+/// Each flow holds one value `v`; every RPC locks it except `Increment`, which is lock-free.
+fn grouped(first: Pause, second: Pause) -> FlowDefinition {
+    FlowDefinition::builder(FLOW_TYPE)
+        .attribute("v")
+        .rpc(
+            RpcDefinition::new("Hold", move |ctx, input| {
+                ctx.set_attribute("v", input)?;
+                first.wait();
+                Ok(Value::Null)
+            })
+            .lock_attribute("v"),
+        )
+        .rpc(
+            RpcDefinition::new("HoldToo", move |ctx, input| {
+                ctx.set_attribute("v", input)?;
+                second.wait();
+                Ok(Value::Null)
+            })
+            .lock_attribute("v"),
+        )
+        .rpc(
+            RpcDefinition::new("Set", |ctx, input| {
+                ctx.set_attribute("v", input)?;
+                Ok(Value::Null)
+            })
+            .lock_attribute("v"),
+        )
+        .rpc(
+            RpcDefinition::new("Fail", |ctx, input| {
+                ctx.set_attribute("v", input)?;
+                Err(Error::handler("refused"))
+            })
+            .lock_attribute("v"),
+        )
+        .rpc(RpcDefinition::new("Read", |ctx, _| {
+            Ok(ctx.attribute("v")?.cloned().unwrap_or(Value::Null))
+        }))
+        .rpc(RpcDefinition::new("Increment", |ctx, _| {
+            let now = ctx.attribute("v")?.and_then(Value::as_u64).unwrap_or(0);
+            ctx.set_attribute("v", json!(now + 1))?;
+            Ok(json!(now + 1))
+        }))
+        .build()
+        .unwrap()
+}
+
+fn store_with(first: Pause, second: Pause, flows: &[&str]) -> TestStore {
+    let t = TestStore::sqlite_fast();
+    t.runtime.register(grouped(first, second)).unwrap();
+    for flow in flows {
+        t.runtime
+            .start_flow(FLOW_TYPE, flow, &StartFlowOptions::new())
+            .unwrap();
+    }
+    t
+}
+
+fn call(runtime: &Runtime, flow: &str, rpc: &str, input: Value) -> attrflow::Result<Value> {
+    runtime.invoke_rpc(FLOW_TYPE, flow, rpc, input, &RpcInvokeOptions::new())
+}
+
+fn read(t: &TestStore, flow: &str) -> Value {
+    call(&t.runtime, flow, "Read", Value::Null).unwrap()
+}
+
+/// Waits (without a time limit of its own) until `n` callers queue for the turn.
+fn until_waiting(t: &TestStore, n: usize) {
+    while t.store.sqlite().group_stats().waiting < n {
+        thread::sleep(Duration::from_millis(1));
+    }
+}
+
+#[test]
+fn a_failing_handler_in_a_group_leaves_no_trace_and_the_others_commit_together() {
+    let (checkpoint, pause) = checkpoint();
+    let (_unused, second) = common::checkpoint();
+    let t = store_with(pause, second, &["f0", "f1", "f2", "f3"]);
+    let before = t.store.sqlite().group_stats();
+
+    let results = thread::scope(|s| {
+        let mut checkpoint = checkpoint;
+        let rt = &t.runtime;
+        let holder = s.spawn(move || call(rt, "f0", "Hold", json!("a")));
+        checkpoint.wait_until_entered();
+        let queued: Vec<_> = [("f1", "Set", "b"), ("f2", "Fail", "c"), ("f3", "Set", "d")]
+            .into_iter()
+            .map(|(flow, rpc, value)| s.spawn(move || call(rt, flow, rpc, json!(value))))
+            .collect();
+        until_waiting(&t, 3);
+        checkpoint.release();
+        let mut results = vec![holder.join().unwrap()];
+        results.extend(queued.into_iter().map(|q| q.join().unwrap()));
+        results
+    });
+
+    assert_eq!(results[0], Ok(Value::Null));
+    assert_eq!(results[1], Ok(Value::Null));
+    assert!(
+        matches!(&results[2], Err(Error::HandlerFailure { message, .. }) if message == "refused"),
+        "{:?}",
+        results[2]
+    );
+    assert_eq!(results[3], Ok(Value::Null));
+    let after = t.store.sqlite().group_stats();
+    assert_eq!(
+        after.commits - before.commits,
+        1,
+        "one COMMIT for the group"
+    );
+    assert_eq!(
+        after.members - before.members,
+        3,
+        "the failed call is no member"
+    );
+    assert_eq!(read(&t, "f0"), "a");
+    assert_eq!(read(&t, "f1"), "b");
+    assert_eq!(read(&t, "f2"), Value::Null, "the failed call left no trace");
+    assert_eq!(read(&t, "f3"), "d");
+    assert_eq!(t.held_locks(), 0);
+}
+
+#[test]
+fn a_failed_commit_fails_every_member_shows_nothing_and_the_store_goes_on() {
+    let (checkpoint, pause) = checkpoint();
+    let (_unused, second) = common::checkpoint();
+    let t = store_with(pause, second, &["f0", "f1", "f2"]);
+    let before: Vec<_> = ["f0", "f1", "f2"]
+        .iter()
+        .map(|f| t.stored_values(f))
+        .collect();
+
+    let results = thread::scope(|s| {
+        let mut checkpoint = checkpoint;
+        let rt = &t.runtime;
+        let holder = s.spawn(move || call(rt, "f0", "Hold", json!("a")));
+        checkpoint.wait_until_entered();
+        t.store.sqlite().faults().fail_at(FaultPoint::AtCommit, 0);
+        let queued: Vec<_> = [("f1", "b"), ("f2", "c")]
+            .into_iter()
+            .map(|(flow, value)| s.spawn(move || call(rt, flow, "Set", json!(value))))
+            .collect();
+        until_waiting(&t, 2);
+        checkpoint.release();
+        let mut results = vec![holder.join().unwrap()];
+        results.extend(queued.into_iter().map(|q| q.join().unwrap()));
+        results
+    });
+
+    assert_eq!(t.store.sqlite().faults().fired(), 1, "one COMMIT failed");
+    for result in &results {
+        assert!(matches!(result, Err(Error::Storage(_))), "{result:?}");
+    }
+    let after: Vec<_> = ["f0", "f1", "f2"]
+        .iter()
+        .map(|f| t.stored_values(f))
+        .collect();
+    assert_eq!(after, before, "nothing of the failed group is visible");
+    assert_eq!(t.held_locks(), 0);
+
+    call(&t.runtime, "f1", "Set", json!("after")).unwrap();
+    assert_eq!(read(&t, "f1"), "after", "the next group commits");
+}
+
+#[test]
+fn a_reader_during_a_group_sees_the_state_before_it_and_no_member_is_answered_early() {
+    let (checkpoint, pause) = common::checkpoint();
+    let (second_checkpoint, second) = common::checkpoint();
+    let t = store_with(pause, second, &["f0", "f1"]);
+
+    thread::scope(|s| {
+        let mut checkpoint = checkpoint;
+        let mut second_checkpoint = second_checkpoint;
+        let rt = &t.runtime;
+        let first = s.spawn(move || call(rt, "f0", "Hold", json!("a")));
+        checkpoint.wait_until_entered();
+        let later = s.spawn(move || call(rt, "f1", "HoldToo", json!("b")));
+        until_waiting(&t, 1);
+        checkpoint.release();
+        // The first member is done and handed the open group to the second, which is
+        // parked inside it: the first's write is in the group, not committed.
+        second_checkpoint.wait_until_entered();
+        assert!(!first.is_finished(), "answered before its COMMIT");
+        assert_eq!(read(&t, "f0"), Value::Null, "a lock-free reader");
+        assert!(
+            !common::sqlite_stored_values(&t.path, "f0").contains_key("v"),
+            "another connection"
+        );
+        second_checkpoint.release();
+        first.join().unwrap().unwrap();
+        later.join().unwrap().unwrap();
+    });
+    assert_eq!(read(&t, "f0"), "a");
+    assert_eq!(read(&t, "f1"), "b");
+}
+
+#[test]
+fn lock_free_read_modify_writes_from_eight_threads_lose_no_update() {
+    let (_c1, first) = checkpoint();
+    let (_c2, second) = checkpoint();
+    let t = store_with(first, second, &["counter"]);
+    let mut acknowledged = 0;
+    thread::scope(|s| {
+        let callers: Vec<_> = (0..8)
+            .map(|_| {
+                s.spawn(|| {
+                    for _ in 0..50 {
+                        retry_lock_conflicts(|| {
+                            call(&t.runtime, "counter", "Increment", Value::Null)
+                        })
+                        .unwrap();
+                    }
+                    50
+                })
+            })
+            .collect();
+        acknowledged = callers.into_iter().map(|c| c.join().unwrap()).sum();
+    });
+    assert_eq!(acknowledged, 400);
+    assert_eq!(read(&t, "counter"), 400);
+}
+
+#[test]
+fn sixteen_appending_threads_share_commits_and_get_every_sequence_once() {
+    const THREADS: u64 = 16;
+    const EACH: u64 = 25;
+    let t = TestStore::sqlite();
+    let archive = t.archive();
+    archive.start().unwrap();
+    let before = t.store.sqlite().group_stats();
+    thread::scope(|s| {
+        for thread in 0..THREADS {
+            let archive = &archive;
+            s.spawn(move || {
+                for i in 0..EACH {
+                    register_retrying(archive, thread * EACH + i + 1);
+                }
+            });
+        }
+    });
+    let after = t.store.sqlite().group_stats();
+    let calls = THREADS * EACH;
+    assert_eq!(after.members - before.members, calls);
+    assert!(
+        after.commits - before.commits < calls,
+        "no group formed: {} commits for {calls} appends",
+        after.commits - before.commits
+    );
+    let stored = common::all_subscribers(&archive);
+    let mut sequences: Vec<u64> = stored.iter().map(|s| s.sequence).collect();
+    sequences.sort_unstable();
+    assert_eq!(
+        sequences,
+        (1..=calls).collect::<Vec<_>>(),
+        "dense, none twice"
+    );
+    let mut ids: Vec<String> = stored.iter().map(|s| s.subscriber_id.clone()).collect();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(
+        ids.len() as u64,
+        calls,
+        "every acknowledged append stored once"
+    );
+}
+
+#[test]
+fn a_handler_writing_to_its_own_store_from_another_thread_gets_a_bounded_lock_conflict() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = SqliteOptions {
+        synchronous: Synchronous::Normal,
+        busy_timeout: Duration::from_millis(200),
+        ..SqliteOptions::default()
+    };
+    let store = Arc::new(SqliteStore::open_with(dir.path().join("a.db"), options).unwrap());
+    let runtime = Arc::new(Runtime::new(store.clone()));
+    let inner_runtime = Arc::clone(&runtime);
+    let definition = FlowDefinition::builder("CallsBack")
+        .attribute("v")
+        .rpc(
+            RpcDefinition::new("ViaThread", move |ctx, _| {
+                let runtime = Arc::clone(&inner_runtime);
+                let inner = thread::spawn(move || {
+                    runtime.start_flow("CallsBack", "inner", &StartFlowOptions::new())
+                })
+                .join()
+                .unwrap();
+                ctx.set_attribute("v", json!("outer write"))?;
+                Ok(json!(inner.map_err(|e| e.to_string())))
+            })
+            .lock_attribute("v"),
+        )
+        .build()
+        .unwrap();
+    runtime.register(definition).unwrap();
+    runtime
+        .start_flow("CallsBack", "outer", &StartFlowOptions::new())
+        .unwrap();
+    let output = runtime
+        .invoke_rpc(
+            "CallsBack",
+            "outer",
+            "ViaThread",
+            Value::Null,
+            &RpcInvokeOptions::new(),
+        )
+        .unwrap();
+    let message = output["Err"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("waited over 200ms") && message.contains("from another thread"),
+        "{output}"
+    );
+    assert_eq!(
+        store.flow("inner").unwrap(),
+        None,
+        "the inner start never ran"
+    );
+    assert_eq!(store.held_lock_count(), 0);
+}
+
+#[test]
+fn a_lock_free_handler_that_writes_through_its_own_store_is_refused_and_stores_nothing() {
+    let t = TestStore::sqlite_fast();
+    let store = t.store.as_store();
+    let definition = FlowDefinition::builder("LockFreeCallBack")
+        .attribute("v")
+        .rpc(RpcDefinition::new("CallBack", move |_ctx, _| {
+            let inner = Runtime::new(store.clone());
+            let started = inner.start_flow(ARCHIVE, "inner", &StartFlowOptions::new());
+            Err(Error::handler(format!(
+                "raised after the call-back: {}",
+                started.map_or_else(|e| e.to_string(), |_| "it was stored".into())
+            )))
+        }))
+        .build()
+        .unwrap();
+    t.runtime.register(definition).unwrap();
+    t.runtime
+        .start_flow("LockFreeCallBack", "outer", &StartFlowOptions::new())
+        .unwrap();
+    let error = t
+        .runtime
+        .invoke_rpc(
+            "LockFreeCallBack",
+            "outer",
+            "CallBack",
+            Value::Null,
+            &RpcInvokeOptions::new(),
+        )
+        .unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("an RPC handler cannot write to the store it is running in"),
+        "{error}"
+    );
+    assert_eq!(t.flow("inner"), None);
+}
+
+#[test]
+fn with_a_commit_delay_a_lone_call_is_committed_by_itself_when_the_delay_runs_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!(
+        "sqlite:{}?synchronous=normal&commit_delay_us=20000",
+        dir.path().join("a.db").display()
+    );
+    let store = match attrflow::store::StoreUrl::parse(&url).unwrap() {
+        attrflow::store::StoreUrl::Sqlite { path, options } => {
+            Arc::new(SqliteStore::open_with(path, options).unwrap())
+        }
+        other => panic!("not SQLite: {other:?}"),
+    };
+    let runtime = Runtime::new(store.clone());
+    let archive = attrflow::flows::chunked_subscriber::SubscriberArchive::new(&runtime, "a");
+    archive.start().unwrap();
+    let registered = archive.register("s-1", "s-1@example.com").unwrap();
+    assert_eq!(registered.sequence, 1);
+    assert_eq!(store.group_stats().commits, 2, "the start and the append");
+    assert_eq!(
+        archive.page("current").unwrap().subscribers,
+        vec![registered]
+    );
+}
