@@ -44,6 +44,7 @@ pub mod error;
 pub mod flows;
 pub mod hash_partition;
 pub mod limits;
+pub mod metrics;
 pub mod names;
 pub mod options;
 pub mod retry;

@@ -374,6 +374,7 @@ impl<G: Send> GroupCommit<G> {
         let table = backend.lock_table();
         let timeout = backend.busy_timeout();
         let deadline = Instant::now() + timeout;
+        let waiting = tracing::debug_span!(crate::metrics::SPAN_LOCK_WAIT, flow_id).entered();
         let mut state = self.state.lock();
         if state.busy {
             state.waiting += 1;
@@ -416,6 +417,7 @@ impl<G: Send> GroupCommit<G> {
             Ok(guard) => guard,
             Err(error) => return Err(self.give_back(open, error)),
         };
+        drop(waiting);
         let mut open = match (open, reserved) {
             (Some(open), _) => open,
             (None, id) => match backend.begin_group() {
@@ -533,6 +535,9 @@ impl<G: Send> GroupCommit<G> {
             backend.rollback_group(open.tx);
             Ok(())
         } else {
+            let span = tracing::info_span!(crate::metrics::SPAN_COMMIT, members = open.members);
+            let _span = span.enter();
+            let started = Instant::now();
             let committed = backend.commit_group(open.tx).map_err(|error| match error {
                 Error::Storage(_) => error,
                 other => Error::storage(format!(
@@ -545,6 +550,7 @@ impl<G: Send> GroupCommit<G> {
                 self.commits.fetch_add(1, Ordering::Relaxed);
                 self.members
                     .fetch_add(open.members as u64, Ordering::Relaxed);
+                crate::metrics::record_commit(open.members, started.elapsed());
             }
             committed
         };
