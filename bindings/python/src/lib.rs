@@ -9,6 +9,7 @@
 mod app_log;
 mod errors;
 mod functions;
+mod metrics;
 mod python_flow;
 mod rpc_context;
 mod runtime;
@@ -38,6 +39,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     add_chunked_subscriber_constants(m)?;
     add_chunked_log_limits(m)?;
     app_log::add_to(m)?;
+    metrics::add_to(m)?;
     add_customer_directory_constants(m)
 }
 
