@@ -26,7 +26,7 @@
 //! (lock waits at `DEBUG`); with no subscriber installed they cost a check per call.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tracing::field::Empty;
 
@@ -134,8 +134,23 @@ pub(crate) fn observe_rpc<T>(
     result
 }
 
+/// Runs `commit` (one COMMIT making `members` calls durable) inside its [`SPAN_COMMIT`]
+/// span and, when it succeeds, counts it with its latency.
+pub(crate) fn timed_commit<T, E>(
+    members: usize,
+    commit: impl FnOnce() -> std::result::Result<T, E>,
+) -> std::result::Result<T, E> {
+    let _span = tracing::info_span!(SPAN_COMMIT, members).entered();
+    let started = Instant::now();
+    let committed = commit();
+    if committed.is_ok() {
+        record_commit(members, started.elapsed());
+    }
+    committed
+}
+
 /// Counts one successful COMMIT of `members` calls that took `latency`.
-pub(crate) fn record_commit(members: usize, latency: Duration) {
+fn record_commit(members: usize, latency: Duration) {
     let seconds = latency.as_secs_f64();
     let bucket = COMMIT_LATENCY_BUCKETS
         .iter()

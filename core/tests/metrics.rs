@@ -59,8 +59,7 @@ fn delta(after: &MetricsSnapshot, before: &MetricsSnapshot) -> [u64; 6] {
 #[test]
 fn counters_follow_calls_conflicts_errors_and_commits() {
     let (checkpoint, pause) = checkpoint();
-    // Commits are counted by the group commit pipeline of the SQLite store.
-    let t = TestStore::sqlite_fast();
+    let t = TestStore::fast();
     t.runtime.register(counted(pause)).unwrap();
     let call = |rpc: &str, input: Value| {
         t.runtime

@@ -71,6 +71,7 @@ use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use super::{FlowRecord, Isolation, LockTable, RpcBody, SnapshotReader, StartOutcome, Write};
 use crate::error::{Error, Result};
+use crate::metrics::timed_commit;
 
 /// How long a caller queues behind a running handler that holds a lock it needs before it
 /// fails with [`Error::LockConflict`].
@@ -535,10 +536,8 @@ impl<G: Send> GroupCommit<G> {
             backend.rollback_group(open.tx);
             Ok(())
         } else {
-            let span = tracing::info_span!(crate::metrics::SPAN_COMMIT, members = open.members);
-            let _span = span.enter();
-            let started = Instant::now();
-            let committed = backend.commit_group(open.tx).map_err(|error| match error {
+            let committed = timed_commit(open.members, || backend.commit_group(open.tx));
+            let committed = committed.map_err(|error| match error {
                 Error::Storage(_) => error,
                 other => Error::storage(format!(
                     "store {}: committing a group of {} calls failed: {other}; nothing of it was written",
@@ -550,7 +549,6 @@ impl<G: Send> GroupCommit<G> {
                 self.commits.fetch_add(1, Ordering::Relaxed);
                 self.members
                     .fetch_add(open.members as u64, Ordering::Relaxed);
-                crate::metrics::record_commit(open.members, started.elapsed());
             }
             committed
         };

@@ -358,7 +358,8 @@ impl PostgresStore {
                 flow,
             })?;
             self.apply_writes(&mut tx, statements, flow_id, &writes)?;
-            return tx.commit().map_err(self.error("committing"));
+            return crate::metrics::timed_commit(1, || tx.commit())
+                .map_err(self.error("committing"));
         }
     }
 
@@ -384,7 +385,7 @@ impl PostgresStore {
         let mut tx = self.begin(client, IsolationLevel::ReadCommitted, false)?;
         self.require_flow(&mut tx, statements, flow_id)?;
         self.apply_writes(&mut tx, statements, flow_id, &writes)?;
-        tx.commit().map_err(self.error("committing"))
+        crate::metrics::timed_commit(1, || tx.commit()).map_err(self.error("committing"))
     }
 }
 
@@ -422,7 +423,7 @@ impl Store for PostgresStore {
             .map(|(name, json)| (name.clone(), Some(json.clone())))
             .collect();
         self.apply_writes(&mut tx, statements, &flow.flow_id, &writes)?;
-        tx.commit().map_err(self.error("committing"))?;
+        crate::metrics::timed_commit(1, || tx.commit()).map_err(self.error("committing"))?;
         Ok(StartOutcome::Started)
     }
 
