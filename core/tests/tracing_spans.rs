@@ -3,6 +3,8 @@
 //! commits the group) the COMMIT. A subscriber of the user's (here a small capturing layer
 //! on the `tracing-subscriber` registry) sees them all.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::fmt::Debug;
 use std::sync::{Arc, Mutex};
@@ -11,7 +13,7 @@ use attrflow::flows::chunked_subscriber::{
     SubscriberArchive, FLOW_ID, REGISTER_SUBSCRIBER as REGISTER,
 };
 use attrflow::metrics::{SPAN_COMMIT, SPAN_HANDLER, SPAN_LOCK_WAIT, SPAN_RPC};
-use attrflow::Runtime;
+use common::TestStore;
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::Subscriber;
@@ -67,14 +69,12 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Capture {
 
 #[test]
 fn an_rpc_call_is_a_span_with_flow_id_rpc_name_and_outcome_holding_lock_wait_handler_and_commit() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("attrflow.db");
-    let runtime = Runtime::open(path.to_str().unwrap()).unwrap();
+    let t = TestStore::fast();
     let capture = Capture::default();
     let subscriber = tracing_subscriber::registry().with(capture.clone());
 
     tracing::subscriber::with_default(subscriber, || {
-        let archive = SubscriberArchive::new(&runtime, FLOW_ID);
+        let archive = SubscriberArchive::new(&t.runtime, FLOW_ID);
         archive.start().unwrap();
         archive
             .register("subscriber-001", "subscriber-001@example.com")

@@ -329,9 +329,11 @@ impl PostgresStore {
     }
 
     fn run_exclusive(&self, flow_id: &str, locks: &[String], body: &mut RpcBody<'_>) -> Result<()> {
+        let waiting = tracing::debug_span!(crate::metrics::SPAN_LOCK_WAIT, flow_id).entered();
         let _held = self.locks.try_lock_all(flow_id, locks)?;
         let _scope = self.write_scope()?;
         let mut pooled = self.pool.get()?;
+        drop(waiting);
         let Connection { client, statements } = pooled.get()?;
         let mut created_lock_rows = false;
         loop {
