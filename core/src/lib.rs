@@ -45,6 +45,7 @@ pub mod flows;
 pub mod hash_partition;
 pub mod json;
 pub mod limits;
+pub mod metrics;
 pub mod names;
 pub mod options;
 pub mod retry;

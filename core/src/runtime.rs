@@ -153,7 +153,8 @@ impl Runtime {
             flow_type: flow_type.to_owned(),
             run_id: uuid::Uuid::new_v4().to_string(),
         };
-        match self.store.start_flow(&record, &initial)? {
+        let outcome = self.store.start_flow(&record, &initial);
+        match outcome.inspect_err(crate::metrics::count_lock_conflict)? {
             StartOutcome::Started => Ok(record.run_id),
             StartOutcome::AlreadyExists(existing)
                 if options.ignores_already_started() && existing.flow_type == flow_type =>
@@ -171,8 +172,22 @@ impl Runtime {
     ///
     /// Takes the definition's locks plus `options`' (fail-fast), loads the definition's map
     /// instances plus `options`', runs the handler on that snapshot and commits all of its
-    /// writes atomically, or none when it fails. Returns the handler's output.
+    /// writes atomically, or none when it fails. Returns the handler's output. Each call is
+    /// counted and traced ([`crate::metrics`]).
     pub fn invoke_rpc(
+        &self,
+        flow_type: &str,
+        flow_id: &str,
+        rpc_name: &str,
+        input: Value,
+        options: &RpcInvokeOptions,
+    ) -> Result<Value> {
+        crate::metrics::observe_rpc(flow_type, flow_id, rpc_name, || {
+            self.invoke_uncounted(flow_type, flow_id, rpc_name, input, options)
+        })
+    }
+
+    fn invoke_uncounted(
         &self,
         flow_type: &str,
         flow_id: &str,
@@ -282,7 +297,9 @@ impl CallPlan {
         let loaded: HashSet<String> = self.loads.iter().cloned().collect();
         let mut ctx = RpcContext::new(&flow.flow_id, definition, loaded, snapshot);
         let handler = rpc.handler();
-        let output = catch_unwind(AssertUnwindSafe(|| handler(&mut ctx, input)))
+        let span = tracing::info_span!(crate::metrics::SPAN_HANDLER, rpc = rpc.name());
+        let output = span
+            .in_scope(|| catch_unwind(AssertUnwindSafe(|| handler(&mut ctx, input))))
             .map_err(|panic| panicked(rpc.name(), panic.as_ref()))??;
         let writes = encode_writes(ctx.into_writes())?;
         Ok((output, writes))

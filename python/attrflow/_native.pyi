@@ -42,6 +42,11 @@ __all__ = [
     "MAX_CHUNK_SIZE",
     "MAX_IDEMPOTENCY_KEY_LEN",
     "MAX_LAYOUTS",
+    "METRICS_SPAN_COMMIT",
+    "METRICS_SPAN_HANDLER",
+    "METRICS_SPAN_LOCK_WAIT",
+    "METRICS_SPAN_RPC",
+    "MetricsSnapshot",
     "RpcContext",
     "Runtime",
     "__version__",
@@ -51,6 +56,7 @@ __all__ = [
     "cli_main",
     "customer_profile_partition",
     "instance_physical_name",
+    "metrics_snapshot",
     "validate_definition_name",
     "validate_flow_id",
     "validate_idempotency_key",
@@ -116,6 +122,34 @@ APP_LOG_APPEND_LOG_RECORDS: str
 APP_LOG_APPEND_LOG_RECORD_ONCE: str
 APP_LOG_IDEMPOTENCY_INSTANCE: str
 APP_LOG_CHUNK_SIZE: int
+
+METRICS_SPAN_RPC: str
+METRICS_SPAN_LOCK_WAIT: str
+METRICS_SPAN_HANDLER: str
+METRICS_SPAN_COMMIT: str
+
+@final
+class MetricsSnapshot:
+    """The process's counters at one moment (``attrflow.metrics.Metrics`` holds them)."""
+
+    @property
+    def calls_ok(self) -> int: ...
+    @property
+    def calls_lock_conflict(self) -> int: ...
+    @property
+    def calls_error(self) -> int: ...
+    @property
+    def lock_conflicts(self) -> int: ...
+    @property
+    def members_committed(self) -> int: ...
+    @property
+    def commits(self) -> int: ...
+    @property
+    def commit_latency_buckets(self) -> list[tuple[float, int]]: ...
+    @property
+    def commit_latency_sum_seconds(self) -> float: ...
+
+def metrics_snapshot() -> MetricsSnapshot: ...
 
 @final
 class Runtime:

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 from attrflow.client import DEFAULT_STORE, Client
 from attrflow.flow import BoundRpc, Flow
+from attrflow.metrics import Metrics
 from attrflow.options import RPCInvokeOptions, StartFlowOptions
 
 __all__ = ["AsyncClient"]
@@ -86,6 +87,10 @@ class AsyncClient:
         return await asyncio.to_thread(
             self._client.invoke_rpc, rpc, flow_id, input, run_id=run_id, options=options
         )
+
+    def metrics(self) -> Metrics:
+        """See :meth:`attrflow.Client.metrics` (a read of counters, so not awaited)."""
+        return self._client.metrics()
 
     def close(self) -> _Done:
         """Releases the store at once (calls already running finish). The result may be

@@ -12,8 +12,10 @@ from types import TracebackType
 from typing import Any, TypeVar
 
 from attrflow import _native, codec, registration
+from attrflow import metrics as _metrics
 from attrflow.errors import FlowDefinitionError
 from attrflow.flow import BoundRpc, Flow, resolve_rpc
+from attrflow.metrics import Metrics
 from attrflow.options import RPCInvokeOptions, StartFlowOptions
 
 __all__ = ["DEFAULT_STORE", "Client"]
@@ -171,6 +173,10 @@ class Client:
             output, definition.output_type, what=f"output of RPC {definition.name}"
         )
         return result
+
+    def metrics(self) -> Metrics:
+        """The counters of every client in this process (see :mod:`attrflow.metrics`)."""
+        return _metrics.snapshot()
 
     def close(self) -> None:
         """Releases the store. Calls already running finish; later calls raise

@@ -13,6 +13,7 @@ MODULES = [
     "attrflow.client",
     "attrflow.codec",
     "attrflow.flow",
+    "attrflow.metrics",
     "attrflow.options",
     "attrflow.flows.chunked_subscriber",
 ]

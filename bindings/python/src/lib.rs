@@ -10,6 +10,7 @@ mod app_log;
 mod cli;
 mod errors;
 mod functions;
+mod metrics;
 mod python_flow;
 mod rpc_context;
 mod runtime;
@@ -41,6 +42,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     add_chunked_subscriber_constants(m)?;
     add_chunked_log_limits(m)?;
     app_log::add_to(m)?;
+    metrics::add_to(m)?;
     add_customer_directory_constants(m)
 }
 

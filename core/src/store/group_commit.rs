@@ -76,6 +76,7 @@ use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use super::{FlowRecord, Isolation, LockTable, RpcBody, SnapshotReader, StartOutcome, Write};
 use crate::error::{Error, Result};
+use crate::metrics::timed_commit;
 
 /// How long a caller queues behind a running handler that holds a lock it needs before it
 /// fails with [`Error::LockConflict`].
@@ -378,6 +379,7 @@ impl<G: Send> GroupCommit<G> {
         let table = backend.lock_table();
         let timeout = backend.busy_timeout();
         let deadline = Instant::now() + timeout;
+        let waiting = tracing::debug_span!(crate::metrics::SPAN_LOCK_WAIT, flow_id).entered();
         let mut state = self.state.lock();
         if state.busy || !state.queue.is_empty() {
             // First come, first served: a caller arriving now cannot overtake one waiting.
@@ -428,6 +430,7 @@ impl<G: Send> GroupCommit<G> {
             Ok(guard) => guard,
             Err(error) => return Err(self.give_back(open, error)),
         };
+        drop(waiting);
         let mut open = match (open, reserved) {
             (Some(open), _) => open,
             (None, id) => match catch_unwind(AssertUnwindSafe(|| backend.begin_group()))
@@ -556,7 +559,7 @@ impl<G: Send> GroupCommit<G> {
                 backend.rollback_group(tx);
                 Ok(())
             } else {
-                backend.commit_group(tx)
+                timed_commit(members, || backend.commit_group(tx))
             }
         }));
         let (ended, panic) = match ended {

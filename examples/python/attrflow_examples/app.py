@@ -8,6 +8,7 @@ from quart.json.provider import DefaultJSONProvider
 from attrflow_examples.app_state import AppState
 from attrflow_examples.http_errors import install_error_handlers
 from attrflow_examples.lock_retry import Backoff
+from attrflow_examples.metrics_route import create_metrics_blueprint
 from attrflow_examples.patterns.hash_partitioned_attribute_map.controller import (
     URL_PREFIX as DIRECTORY_URL_PREFIX,
 )
@@ -73,6 +74,7 @@ def create_app(
 
     app.register_blueprint(create_sequentially_chunked_attribute_map_blueprint(app_state))
     app.register_blueprint(create_hash_partitioned_attribute_map_blueprint(app_state))
+    app.register_blueprint(create_metrics_blueprint())
     install_error_handlers(
         app,
         flow_not_found_hint=f"start it with POST {URL_PREFIX}/start",

@@ -329,9 +329,11 @@ impl PostgresStore {
     }
 
     fn run_exclusive(&self, flow_id: &str, locks: &[String], body: &mut RpcBody<'_>) -> Result<()> {
+        let waiting = tracing::debug_span!(crate::metrics::SPAN_LOCK_WAIT, flow_id).entered();
         let _held = self.locks.try_lock_all(flow_id, locks)?;
         let _scope = self.write_scope()?;
         let mut pooled = self.pool.get()?;
+        drop(waiting);
         let Connection { client, statements } = pooled.get()?;
         let mut created_lock_rows = false;
         loop {
@@ -358,7 +360,8 @@ impl PostgresStore {
                 flow,
             })?;
             self.apply_writes(&mut tx, statements, flow_id, &writes)?;
-            return tx.commit().map_err(self.error("committing"));
+            return crate::metrics::timed_commit(1, || tx.commit())
+                .map_err(self.error("committing"));
         }
     }
 
@@ -384,7 +387,7 @@ impl PostgresStore {
         let mut tx = self.begin(client, IsolationLevel::ReadCommitted, false)?;
         self.require_flow(&mut tx, statements, flow_id)?;
         self.apply_writes(&mut tx, statements, flow_id, &writes)?;
-        tx.commit().map_err(self.error("committing"))
+        crate::metrics::timed_commit(1, || tx.commit()).map_err(self.error("committing"))
     }
 }
 
@@ -422,7 +425,7 @@ impl Store for PostgresStore {
             .map(|(name, json)| (name.clone(), Some(json.clone())))
             .collect();
         self.apply_writes(&mut tx, statements, &flow.flow_id, &writes)?;
-        tx.commit().map_err(self.error("committing"))?;
+        crate::metrics::timed_commit(1, || tx.commit()).map_err(self.error("committing"))?;
         Ok(StartOutcome::Started)
     }
 

@@ -497,6 +497,22 @@ fileprivate struct FfiConverterUInt64: FfiConverterPrimitive {
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterDouble: FfiConverterPrimitive {
+    typealias FfiType = Double
+    typealias SwiftType = Double
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> Double {
+        return try lift(readDouble(&buf))
+    }
+
+    public static func write(_ value: Double, into buf: inout [UInt8]) {
+        writeDouble(&buf, lower(value))
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterString: FfiConverter {
     typealias SwiftType = String
     typealias FfiType = RustBuffer
@@ -609,6 +625,12 @@ public protocol StoreProtocol: AnyObject, Sendable {
      * be retried.
      */
     func upsertCustomerProfile(flowId: String, profile: CustomerProfile) throws  -> CustomerProfile
+    
+    /**
+     * The counters of every store in this process: calls by outcome, lock conflicts,
+     * commits and their latency.
+     */
+    func metrics()  -> Metrics
     
     /**
      * Where the store lives.
@@ -876,6 +898,19 @@ open func upsertCustomerProfile(flowId: String, profile: CustomerProfile)throws 
             self.uniffiCloneHandle(),
         FfiConverterString.lower(flowId),
         FfiConverterTypeCustomerProfile_lower(profile),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * The counters of every store in this process: calls by outcome, lock conflicts,
+     * commits and their latency.
+     */
+open func metrics() -> Metrics  {
+    return try!  FfiConverterTypeMetrics_lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_store_metrics(
+            self.uniffiCloneHandle(),uniffiCallStatus
     )
 })
 }
@@ -1359,6 +1394,75 @@ public func FfiConverterTypeIdempotencyWindow_lower(_ value: IdempotencyWindow) 
 
 
 /**
+ * One bucket of the commit latency histogram.
+ */
+public struct LatencyBucket: Equatable, Hashable {
+    /**
+     * Its upper bound in seconds; the last bucket's is infinite.
+     */
+    public var upperBoundSeconds: Double
+    /**
+     * Commits that took at most that long (cumulative over the buckets before it).
+     */
+    public var count: UInt64
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * Its upper bound in seconds; the last bucket's is infinite.
+         */upperBoundSeconds: Double, 
+        /**
+         * Commits that took at most that long (cumulative over the buckets before it).
+         */count: UInt64) {
+        self.upperBoundSeconds = upperBoundSeconds
+        self.count = count
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension LatencyBucket: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeLatencyBucket: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> LatencyBucket {
+        return
+            try LatencyBucket(
+                upperBoundSeconds: FfiConverterDouble.read(from: &buf), 
+                count: FfiConverterUInt64.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: LatencyBucket, into buf: inout [UInt8]) {
+        FfiConverterDouble.write(value.upperBoundSeconds, into: &buf)
+        FfiConverterUInt64.write(value.count, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeLatencyBucket_lift(_ buf: RustBuffer) throws -> LatencyBucket {
+    return try FfiConverterTypeLatencyBucket.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeLatencyBucket_lower(_ value: LatencyBucket) -> RustBuffer {
+    return FfiConverterTypeLatencyBucket.lower(value)
+}
+
+
+/**
  * One record of a log.
  */
 public struct LogEntry: Equatable, Hashable {
@@ -1513,6 +1617,137 @@ public func FfiConverterTypeLogPage_lift(_ buf: RustBuffer) throws -> LogPage {
 #endif
 public func FfiConverterTypeLogPage_lower(_ value: LogPage) -> RustBuffer {
     return FfiConverterTypeLogPage.lower(value)
+}
+
+
+/**
+ * The counters of every store in this process at one moment; each only grows.
+ */
+public struct Metrics: Equatable, Hashable {
+    /**
+     * RPC calls that returned a value.
+     */
+    public var callsOk: UInt64
+    /**
+     * RPC calls that failed with a lock conflict.
+     */
+    public var callsLockConflict: UInt64
+    /**
+     * RPC calls that failed with any other error.
+     */
+    public var callsError: UInt64
+    /**
+     * Lock conflicts of RPC calls and flow starts.
+     */
+    public var lockConflicts: UInt64
+    /**
+     * Successful COMMITs, each holding one or more calls.
+     */
+    public var commits: UInt64
+    /**
+     * Calls and flow starts those commits made durable.
+     */
+    public var membersCommitted: UInt64
+    /**
+     * The commit latency histogram, bounds ascending, ending with an infinite bound whose
+     * count is `commits`.
+     */
+    public var commitLatencyBuckets: [LatencyBucket]
+    /**
+     * The commits' total latency in seconds.
+     */
+    public var commitLatencySumSeconds: Double
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * RPC calls that returned a value.
+         */callsOk: UInt64, 
+        /**
+         * RPC calls that failed with a lock conflict.
+         */callsLockConflict: UInt64, 
+        /**
+         * RPC calls that failed with any other error.
+         */callsError: UInt64, 
+        /**
+         * Lock conflicts of RPC calls and flow starts.
+         */lockConflicts: UInt64, 
+        /**
+         * Successful COMMITs, each holding one or more calls.
+         */commits: UInt64, 
+        /**
+         * Calls and flow starts those commits made durable.
+         */membersCommitted: UInt64, 
+        /**
+         * The commit latency histogram, bounds ascending, ending with an infinite bound whose
+         * count is `commits`.
+         */commitLatencyBuckets: [LatencyBucket], 
+        /**
+         * The commits' total latency in seconds.
+         */commitLatencySumSeconds: Double) {
+        self.callsOk = callsOk
+        self.callsLockConflict = callsLockConflict
+        self.callsError = callsError
+        self.lockConflicts = lockConflicts
+        self.commits = commits
+        self.membersCommitted = membersCommitted
+        self.commitLatencyBuckets = commitLatencyBuckets
+        self.commitLatencySumSeconds = commitLatencySumSeconds
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension Metrics: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeMetrics: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> Metrics {
+        return
+            try Metrics(
+                callsOk: FfiConverterUInt64.read(from: &buf), 
+                callsLockConflict: FfiConverterUInt64.read(from: &buf), 
+                callsError: FfiConverterUInt64.read(from: &buf), 
+                lockConflicts: FfiConverterUInt64.read(from: &buf), 
+                commits: FfiConverterUInt64.read(from: &buf), 
+                membersCommitted: FfiConverterUInt64.read(from: &buf), 
+                commitLatencyBuckets: FfiConverterSequenceTypeLatencyBucket.read(from: &buf), 
+                commitLatencySumSeconds: FfiConverterDouble.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: Metrics, into buf: inout [UInt8]) {
+        FfiConverterUInt64.write(value.callsOk, into: &buf)
+        FfiConverterUInt64.write(value.callsLockConflict, into: &buf)
+        FfiConverterUInt64.write(value.callsError, into: &buf)
+        FfiConverterUInt64.write(value.lockConflicts, into: &buf)
+        FfiConverterUInt64.write(value.commits, into: &buf)
+        FfiConverterUInt64.write(value.membersCommitted, into: &buf)
+        FfiConverterSequenceTypeLatencyBucket.write(value.commitLatencyBuckets, into: &buf)
+        FfiConverterDouble.write(value.commitLatencySumSeconds, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeMetrics_lift(_ buf: RustBuffer) throws -> Metrics {
+    return try FfiConverterTypeMetrics.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeMetrics_lower(_ value: Metrics) -> RustBuffer {
+    return FfiConverterTypeMetrics.lower(value)
 }
 
 
@@ -2100,6 +2335,31 @@ fileprivate struct FfiConverterSequenceTypeChunkLayout: FfiConverterRustBuffer {
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterSequenceTypeLatencyBucket: FfiConverterRustBuffer {
+    typealias SwiftType = [LatencyBucket]
+
+    public static func write(_ value: [LatencyBucket], into buf: inout [UInt8]) {
+        let len = Int32(value.count)
+        writeInt(&buf, len)
+        for item in value {
+            FfiConverterTypeLatencyBucket.write(item, into: &buf)
+        }
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> [LatencyBucket] {
+        let len: Int32 = try readInt(&buf)
+        var seq = [LatencyBucket]()
+        seq.reserveCapacity(Int(len))
+        for _ in 0 ..< len {
+            seq.append(try FfiConverterTypeLatencyBucket.read(from: &buf))
+        }
+        return seq
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterSequenceTypeLogEntry: FfiConverterRustBuffer {
     typealias SwiftType = [LogEntry]
 
@@ -2267,6 +2527,9 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_attrflow_ffi_checksum_method_store_upsert_customer_profile() != 23368) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_store_metrics() != 33112) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_attrflow_ffi_checksum_method_store_location() != 1456) {

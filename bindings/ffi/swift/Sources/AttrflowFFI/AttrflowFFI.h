@@ -303,6 +303,11 @@ RustBuffer uniffi_attrflow_ffi_fn_method_store_start_customer_directory(uint64_t
 RustBuffer uniffi_attrflow_ffi_fn_method_store_upsert_customer_profile(uint64_t ptr, RustBuffer flow_id, RustBuffer profile, RustCallStatus *_Nonnull out_status
 );
 #endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_STORE_METRICS
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_STORE_METRICS
+RustBuffer uniffi_attrflow_ffi_fn_method_store_metrics(uint64_t ptr, RustCallStatus *_Nonnull out_status
+);
+#endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_STORE_LOCATION
 #define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_STORE_LOCATION
 RustBuffer uniffi_attrflow_ffi_fn_method_store_location(uint64_t ptr, RustCallStatus *_Nonnull out_status
@@ -701,6 +706,12 @@ uint16_t uniffi_attrflow_ffi_checksum_method_store_start_customer_directory(void
 #ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_STORE_UPSERT_CUSTOMER_PROFILE
 #define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_STORE_UPSERT_CUSTOMER_PROFILE
 uint16_t uniffi_attrflow_ffi_checksum_method_store_upsert_customer_profile(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_STORE_METRICS
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_STORE_METRICS
+uint16_t uniffi_attrflow_ffi_checksum_method_store_metrics(void
     
 );
 #endif

@@ -1,0 +1,108 @@
+//! Every RPC call is a `tracing` span named `attrflow.rpc` with its flow type, flow ID, RPC
+//! name and outcome; inside it are the lock wait, the handler and (on the thread that
+//! commits the group) the COMMIT. A subscriber of the user's (here a small capturing layer
+//! on the `tracing-subscriber` registry) sees them all.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::fmt::Debug;
+use std::sync::{Arc, Mutex};
+
+use attrflow::flows::chunked_subscriber::{
+    SubscriberArchive, FLOW_ID, REGISTER_SUBSCRIBER as REGISTER,
+};
+use attrflow::metrics::{SPAN_COMMIT, SPAN_HANDLER, SPAN_LOCK_WAIT, SPAN_RPC};
+use common::TestStore;
+use tracing::field::{Field, Visit};
+use tracing::span::{Attributes, Id, Record};
+use tracing::Subscriber;
+use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
+use tracing_subscriber::registry::LookupSpan;
+
+/// A span as the layer saw it: its name, its parent's name and its fields.
+#[derive(Debug, Clone, Default)]
+struct Seen {
+    name: String,
+    parent: Option<String>,
+    fields: BTreeMap<String, String>,
+}
+
+#[derive(Clone, Default)]
+struct Capture {
+    spans: Arc<Mutex<Vec<(u64, Seen)>>>,
+}
+
+struct Fields<'a>(&'a mut BTreeMap<String, String>);
+
+impl Visit for Fields<'_> {
+    fn record_str(&mut self, field: &Field, value: &str) {
+        self.0.insert(field.name().to_owned(), value.to_owned());
+    }
+
+    fn record_debug(&mut self, field: &Field, value: &dyn Debug) {
+        self.0.insert(field.name().to_owned(), format!("{value:?}"));
+    }
+}
+
+impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Capture {
+    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
+        let mut seen = Seen {
+            name: attrs.metadata().name().to_owned(),
+            parent: ctx
+                .span(id)
+                .and_then(|span| span.parent())
+                .map(|parent| parent.name().to_owned()),
+            ..Seen::default()
+        };
+        attrs.record(&mut Fields(&mut seen.fields));
+        self.spans.lock().unwrap().push((id.into_u64(), seen));
+    }
+
+    fn on_record(&self, id: &Id, values: &Record<'_>, _ctx: Context<'_, S>) {
+        let mut spans = self.spans.lock().unwrap();
+        if let Some((_, seen)) = spans.iter_mut().rev().find(|(s, _)| *s == id.into_u64()) {
+            values.record(&mut Fields(&mut seen.fields));
+        }
+    }
+}
+
+#[test]
+fn an_rpc_call_is_a_span_with_flow_id_rpc_name_and_outcome_holding_lock_wait_handler_and_commit() {
+    let t = TestStore::fast();
+    let capture = Capture::default();
+    let subscriber = tracing_subscriber::registry().with(capture.clone());
+
+    tracing::subscriber::with_default(subscriber, || {
+        let archive = SubscriberArchive::new(&t.runtime, FLOW_ID);
+        archive.start().unwrap();
+        archive
+            .register("subscriber-001", "subscriber-001@example.com")
+            .unwrap();
+    });
+
+    let spans: Vec<Seen> = capture
+        .spans
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(_, seen)| seen.clone())
+        .collect();
+    let rpc = spans
+        .iter()
+        .find(|s| s.name == SPAN_RPC && s.fields.get("rpc").map(String::as_str) == Some(REGISTER))
+        .unwrap_or_else(|| panic!("no register RPC span among {spans:#?}"));
+    assert_eq!(rpc.fields.get("flow_id").map(String::as_str), Some(FLOW_ID));
+    assert_eq!(rpc.fields.get("outcome").map(String::as_str), Some("ok"));
+    assert!(rpc.fields.contains_key("flow_type"), "{rpc:?}");
+    for child in [SPAN_LOCK_WAIT, SPAN_HANDLER, SPAN_COMMIT] {
+        assert!(
+            spans
+                .iter()
+                .any(|s| s.name == child && s.parent.as_deref() == Some(SPAN_RPC)),
+            "no {child} span inside an RPC span among {spans:#?}"
+        );
+    }
+    let commit = spans.iter().find(|s| s.name == SPAN_COMMIT).unwrap();
+    assert_eq!(commit.fields.get("members").map(String::as_str), Some("1"));
+}
