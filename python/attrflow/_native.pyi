@@ -1,10 +1,13 @@
 """Type stub of ``attrflow._native``, the PyO3 bridge to the Rust core (hand-kept).
 
-Values cross as JSON text; errors are raised as the classes of :mod:`attrflow.errors`.
-Every method that touches the store releases the GIL while it runs.
+Values cross as JSON text, or are built straight into Python values by a :class:`Decoder`;
+errors are raised as the classes of :mod:`attrflow.errors`. Every method that touches the
+store releases the GIL while it runs; the ``submit_*`` methods and
+``Runtime.open_in_background`` run it on the module's own worker threads and report through
+``done(value, None)`` or ``done(None, exception)``, called on that worker thread.
 """
 
-from typing import Callable, final
+from typing import Any, Callable, final
 
 __all__ = [
     "APP_LOG_APPEND_LOG_RECORD",
@@ -40,6 +43,7 @@ __all__ = [
     "MAX_CHUNK_SIZE",
     "MAX_IDEMPOTENCY_KEY_LEN",
     "MAX_LAYOUTS",
+    "Decoder",
     "RpcContext",
     "Runtime",
     "__version__",
@@ -87,6 +91,16 @@ _Lock = tuple[str, str | None]
 _Load = tuple[str, str]
 _Rpc = tuple[str, list[_Lock], list[_Load], bool, Callable[[RpcContext, str], str]]
 
+_Done = Callable[[Any, BaseException | None], object]
+
+@final
+class Decoder:
+    """A type described by :func:`attrflow.codec.decoder`; builds its values from JSON."""
+
+    def __new__(cls, nodes: list[tuple[Any, ...]]) -> Decoder: ...
+    def decode_json(self, text: str, what: str) -> Any:
+        """``text`` decoded as the type; raises ``ValueMappingError`` naming a mismatch."""
+
 @final
 class RpcContext:
     """A Python handler's window on one call's snapshot and staged writes (JSON text);
@@ -117,6 +131,11 @@ class Runtime:
     def __new__(
         cls, url: str, synchronous: str | None = None, built_in_flows: bool = True
     ) -> Runtime: ...
+    @staticmethod
+    def open_in_background(
+        done: _Done, url: str, synchronous: str | None = None, built_in_flows: bool = True
+    ) -> None:
+        """Opens a store on a worker thread; ``done`` receives the :class:`Runtime`."""
     @property
     def location(self) -> str: ...
     @property
@@ -141,6 +160,42 @@ class Runtime:
         run_id: str = ...,
     ) -> str:
         """Invokes an RPC with JSON input; returns its JSON output."""
+    def call_rpc(
+        self,
+        decoder: Decoder,
+        what: str,
+        flow_type: str,
+        flow_id: str,
+        rpc_name: str,
+        input_json: str,
+        lock_instances: list[tuple[str, str]] = ...,
+        load_instances: list[tuple[str, str]] = ...,
+        run_id: str = ...,
+    ) -> Any:
+        """Invokes an RPC with JSON input; returns its output decoded by ``decoder``."""
+    def submit_rpc(
+        self,
+        done: _Done,
+        decoder: Decoder,
+        what: str,
+        flow_type: str,
+        flow_id: str,
+        rpc_name: str,
+        input_json: str,
+        lock_instances: list[tuple[str, str]] = ...,
+        load_instances: list[tuple[str, str]] = ...,
+        run_id: str = ...,
+    ) -> None:
+        """``call_rpc`` on a worker thread; ``done`` receives the decoded output."""
+    def submit_start_flow(
+        self,
+        done: _Done,
+        flow_type: str,
+        flow_id: str,
+        ignore_already_started: bool = False,
+        initial: list[tuple[str, str | None, str]] = ...,
+    ) -> None:
+        """``start_flow`` on a worker thread; ``done`` receives the run ID."""
     def register_flow(
         self, flow_type: str, attributes: list[str], maps: list[str], rpcs: list[_Rpc]
     ) -> None:

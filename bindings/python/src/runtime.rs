@@ -9,7 +9,9 @@ use attrflow::{Error, RpcInvokeOptions, Runtime, StartFlowOptions};
 use pyo3::prelude::*;
 use serde_json::Value;
 
+use crate::decode::{self, Decoder};
 use crate::errors::IntoPyResult;
+use crate::executor;
 use crate::python_flow::{self, RpcArg};
 
 /// A `(map name, instance key)` pair as Python passes it.
@@ -43,11 +45,27 @@ impl NativeRuntime {
         built_in_flows: bool,
     ) -> PyResult<Self> {
         let opened = py.detach(move || open(&url, synchronous.as_deref(), built_in_flows));
-        let runtime = opened.into_py_result(py)?;
-        Ok(NativeRuntime {
-            location: runtime.store().location(),
-            runtime: RwLock::new(Some(Arc::new(runtime))),
-        })
+        Ok(NativeRuntime::from(opened.into_py_result(py)?))
+    }
+
+    /// Opens the store like the constructor, on a worker thread: returns at once and later
+    /// calls `done(runtime, None)` or `done(None, exception)` from that thread.
+    #[staticmethod]
+    #[pyo3(signature = (done, url, synchronous = None, built_in_flows = true))]
+    fn open_in_background(
+        done: Py<PyAny>,
+        url: String,
+        synchronous: Option<String>,
+        built_in_flows: bool,
+    ) -> PyResult<()> {
+        executor::submit(
+            done,
+            move || open(&url, synchronous.as_deref(), built_in_flows),
+            |py, opened| {
+                let runtime = NativeRuntime::from(opened.into_py_result(py)?);
+                Ok(Bound::new(py, runtime)?.into_any())
+            },
+        )
     }
 
     /// Where the store lives (a path, or a URL without credentials).
@@ -78,21 +96,43 @@ impl NativeRuntime {
     ) -> PyResult<String> {
         let runtime = self.runtime().into_py_result(py)?;
         let started = py.detach(move || {
-            let mut options =
-                StartFlowOptions::new().ignore_already_started(ignore_already_started);
-            for (name, instance, json) in initial {
-                let value = parse_json(&json, || match &instance {
-                    Some(instance) => format!("initial value of {name}/{instance}"),
-                    None => format!("initial value of {name}"),
-                })?;
-                options = match instance {
-                    Some(instance) => options.with_map_instance(name, instance, value),
-                    None => options.with_attribute(name, value),
-                };
-            }
-            runtime.start_flow(&flow_type, &flow_id, &options)
+            start_flow(
+                &runtime,
+                &flow_type,
+                &flow_id,
+                ignore_already_started,
+                initial,
+            )
         });
         started.into_py_result(py)
+    }
+
+    /// `start_flow` on a worker thread: returns at once and later calls
+    /// `done(run_id, None)` or `done(None, exception)` from that thread.
+    #[pyo3(signature = (done, flow_type, flow_id, ignore_already_started = false, initial = Vec::new()))]
+    fn submit_start_flow(
+        &self,
+        py: Python<'_>,
+        done: Py<PyAny>,
+        flow_type: String,
+        flow_id: String,
+        ignore_already_started: bool,
+        initial: Vec<InitialArg>,
+    ) -> PyResult<()> {
+        let runtime = self.runtime().into_py_result(py)?;
+        executor::submit(
+            done,
+            move || {
+                start_flow(
+                    &runtime,
+                    &flow_type,
+                    &flow_id,
+                    ignore_already_started,
+                    initial,
+                )
+            },
+            |py, started| Ok(started.into_py_result(py)?.into_pyobject(py)?.into_any()),
+        )
     }
 
     /// Invokes an RPC and returns its output as JSON text.
@@ -120,19 +160,97 @@ impl NativeRuntime {
         load_instances: Vec<InstanceArg>,
         run_id: String,
     ) -> PyResult<String> {
-        let runtime = self.runtime().into_py_result(py)?;
-        let output = py.detach(move || {
-            let input = parse_json(&input_json, || format!("input of RPC {rpc_name}"))?;
-            let options = RpcInvokeOptions {
-                lock_attribute_map_instances: instances(lock_instances),
-                load_attribute_map_instances: instances(load_instances),
-                run_id: (!run_id.is_empty()).then_some(run_id),
-            };
-            runtime
-                .invoke_rpc(&flow_type, &flow_id, &rpc_name, input, &options)
-                .map(|value| value.to_string())
-        });
+        let call = self.rpc_call(
+            py,
+            (flow_type, flow_id, rpc_name, input_json),
+            lock_instances,
+            load_instances,
+            run_id,
+        )?;
+        let output = py.detach(move || call.run().map(|value| value.to_string()));
         output.into_py_result(py)
+    }
+
+    /// Invokes an RPC and returns its output decoded by `decoder` (`what` names the output
+    /// in a `ValueMappingError`); otherwise as `invoke_rpc`.
+    #[pyo3(signature = (
+        decoder,
+        what,
+        flow_type,
+        flow_id,
+        rpc_name,
+        input_json,
+        lock_instances = Vec::new(),
+        load_instances = Vec::new(),
+        run_id = String::new(),
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn call_rpc<'py>(
+        &self,
+        py: Python<'py>,
+        decoder: Py<Decoder>,
+        what: String,
+        flow_type: String,
+        flow_id: String,
+        rpc_name: String,
+        input_json: String,
+        lock_instances: Vec<InstanceArg>,
+        load_instances: Vec<InstanceArg>,
+        run_id: String,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let call = self.rpc_call(
+            py,
+            (flow_type, flow_id, rpc_name, input_json),
+            lock_instances,
+            load_instances,
+            run_id,
+        )?;
+        let output = py.detach(move || call.run());
+        decode::decoded(py, output, decoder.get(), &what)
+    }
+
+    /// `call_rpc` on a worker thread: returns at once and later calls
+    /// `done(output, None)` or `done(None, exception)` from that thread. The call runs to
+    /// its end (and may commit) whatever becomes of the caller meanwhile.
+    #[pyo3(signature = (
+        done,
+        decoder,
+        what,
+        flow_type,
+        flow_id,
+        rpc_name,
+        input_json,
+        lock_instances = Vec::new(),
+        load_instances = Vec::new(),
+        run_id = String::new(),
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn submit_rpc(
+        &self,
+        py: Python<'_>,
+        done: Py<PyAny>,
+        decoder: Py<Decoder>,
+        what: String,
+        flow_type: String,
+        flow_id: String,
+        rpc_name: String,
+        input_json: String,
+        lock_instances: Vec<InstanceArg>,
+        load_instances: Vec<InstanceArg>,
+        run_id: String,
+    ) -> PyResult<()> {
+        let call = self.rpc_call(
+            py,
+            (flow_type, flow_id, rpc_name, input_json),
+            lock_instances,
+            load_instances,
+            run_id,
+        )?;
+        executor::submit(
+            done,
+            move || call.run(),
+            move |py, output| decode::decoded(py, output, decoder.get(), &what),
+        )
     }
 
     /// Registers a flow type defined in Python. `rpcs` lists
@@ -171,7 +289,62 @@ impl NativeRuntime {
     }
 }
 
+impl From<Runtime> for NativeRuntime {
+    fn from(runtime: Runtime) -> Self {
+        NativeRuntime {
+            location: runtime.store().location(),
+            runtime: RwLock::new(Some(Arc::new(runtime))),
+        }
+    }
+}
+
+/// One RPC call, checked out of the handle and ready to run on any thread.
+struct RpcCall {
+    runtime: Arc<Runtime>,
+    flow_type: String,
+    flow_id: String,
+    rpc_name: String,
+    input_json: String,
+    options: RpcInvokeOptions,
+}
+
+impl RpcCall {
+    fn run(self) -> attrflow::Result<Value> {
+        let rpc_name = &self.rpc_name;
+        let input = parse_json(&self.input_json, || format!("input of RPC {rpc_name}"))?;
+        self.runtime.invoke_rpc(
+            &self.flow_type,
+            &self.flow_id,
+            &self.rpc_name,
+            input,
+            &self.options,
+        )
+    }
+}
+
 impl NativeRuntime {
+    fn rpc_call(
+        &self,
+        py: Python<'_>,
+        (flow_type, flow_id, rpc_name, input_json): (String, String, String, String),
+        lock_instances: Vec<InstanceArg>,
+        load_instances: Vec<InstanceArg>,
+        run_id: String,
+    ) -> PyResult<RpcCall> {
+        Ok(RpcCall {
+            runtime: self.runtime().into_py_result(py)?,
+            flow_type,
+            flow_id,
+            rpc_name,
+            input_json,
+            options: RpcInvokeOptions {
+                lock_attribute_map_instances: instances(lock_instances),
+                load_attribute_map_instances: instances(load_instances),
+                run_id: (!run_id.is_empty()).then_some(run_id),
+            },
+        })
+    }
+
     fn runtime(&self) -> attrflow::Result<Arc<Runtime>> {
         self.runtime
             .read()
@@ -192,6 +365,27 @@ fn open(url: &str, synchronous: Option<&str>, built_in_flows: bool) -> attrflow:
     } else {
         Runtime::without_built_ins(store)
     })
+}
+
+fn start_flow(
+    runtime: &Runtime,
+    flow_type: &str,
+    flow_id: &str,
+    ignore_already_started: bool,
+    initial: Vec<InitialArg>,
+) -> attrflow::Result<String> {
+    let mut options = StartFlowOptions::new().ignore_already_started(ignore_already_started);
+    for (name, instance, json) in initial {
+        let value = parse_json(&json, || match &instance {
+            Some(instance) => format!("initial value of {name}/{instance}"),
+            None => format!("initial value of {name}"),
+        })?;
+        options = match instance {
+            Some(instance) => options.with_map_instance(name, instance, value),
+            None => options.with_attribute(name, value),
+        };
+    }
+    runtime.start_flow(flow_type, flow_id, &options)
 }
 
 fn parse_json(json: &str, what: impl FnOnce() -> String) -> attrflow::Result<Value> {
