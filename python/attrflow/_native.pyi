@@ -57,6 +57,7 @@ __all__ = [
     "validate_idempotency_key",
     "validate_page_token_form",
     "validate_subscriber_page_token",
+    "wait_for_calls",
 ]
 
 __version__: str
@@ -201,6 +202,10 @@ class Runtime:
     ) -> None:
         """Registers a flow type whose handlers are Python callables."""
     def close(self) -> None: ...
+
+def wait_for_calls(timeout: float) -> int:
+    """Waits until no ``submit_*`` call is running (or ``timeout`` seconds); returns how many
+    still are."""
 
 def validate_flow_id(flow_id: str) -> None: ...
 def validate_definition_name(what: str, name: str) -> None: ...

@@ -17,6 +17,7 @@ RPCs (a retried key is stored once).
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import os
 from collections.abc import Generator
@@ -35,6 +36,13 @@ O = TypeVar("O")  # noqa: E741 - output type
 
 _DEFAULT_START = StartFlowOptions()
 _DEFAULT_INVOKE = RPCInvokeOptions()
+
+EXIT_WAIT_SECONDS = 60.0
+"""How long the interpreter waits at exit for calls still running on the worker threads
+(their callers were cancelled, or their loop closed): the calls finish, and may commit, before
+the interpreter goes away."""
+
+atexit.register(_native.wait_for_calls, EXIT_WAIT_SECONDS)
 
 
 class _Done:

@@ -69,6 +69,7 @@ class Client:
     def _adopt(self, runtime: _native.Runtime) -> None:
         self._runtime = runtime
         self._registered: dict[str, Flow] = {}
+        self._without_handlers: set[type[Flow]] = set()
         self._registering = threading.Lock()
 
     @property
@@ -101,8 +102,12 @@ class Client:
             self._registered[flow.flow_type] = flow
 
     def _prepare(self, flow: Flow) -> None:
-        if flow.flow_type not in self._registered and registration.defines_handlers(flow):
+        if flow.flow_type in self._registered or type(flow) in self._without_handlers:
+            return
+        if registration.defines_handlers(flow):
             self.register_flow(flow)
+        else:  # a flow type of the core's: nothing to register, ever
+            self._without_handlers.add(type(flow))
 
     def start_flow(
         self,

@@ -6,7 +6,9 @@ end and commits while its result is dropped."""
 from __future__ import annotations
 
 import asyncio
+import subprocess
 import threading
+from typing import Callable
 
 import pytest
 
@@ -154,3 +156,60 @@ def test_a_cancelled_call_still_commits_and_its_result_is_dropped(store_url: str
                 await asyncio.sleep(0.01)
 
     assert asyncio.run(main()) == 5
+
+
+EXIT_SCRIPT = """
+import asyncio, sys, threading, time
+from attrflow import AsyncClient, Attribute, Context, Flow, PersistenceSchema, RPCResult
+from attrflow import StartFlowOptions, rpc
+
+entered = threading.Event()
+
+class SlowFlow(Flow):
+    counter = Attribute("counter", int)
+
+    def get_persistence_schema(self):
+        return PersistenceSchema.of(self.counter)
+
+    @rpc(name="Increment", lock_attributes=(counter.lock(),))
+    def increment(self, context: Context, by: int) -> RPCResult[int]:
+        entered.set()
+        time.sleep(0.5)  # the interpreter is on its way out meanwhile
+        self.counter.set(context, self.counter.get(context) + by)
+        return RPCResult(self.counter.get(context))
+
+async def main():
+    flow = SlowFlow()
+    client = await AsyncClient.open(sys.argv[1], built_in_flows=False)
+    options = StartFlowOptions().with_attribute(flow.counter, 0)
+    await client.start_flow(flow, "slow-1", None, options)
+    call = asyncio.create_task(client.invoke_rpc(flow.increment, "slow-1", 5))
+    await asyncio.to_thread(entered.wait, 60)
+    call.cancel()
+
+asyncio.run(main())
+print("exited")
+"""
+
+
+def test_a_call_still_running_at_exit_finishes_before_the_interpreter_ends(
+    store_url: str, run_python: Callable[..., subprocess.CompletedProcess[str]]
+) -> None:
+    from attrflow import Client
+
+    result = run_python(EXIT_SCRIPT, store_url)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "exited"
+
+    class SlowFlow(Flow):
+        counter = Attribute("counter", int)
+
+        def get_persistence_schema(self) -> PersistenceSchema:
+            return PersistenceSchema.of(self.counter)
+
+        @rpc(name="Read")
+        def read(self, context: Context, _: None) -> RPCResult[int]:
+            return RPCResult(self.counter.get(context))
+
+    with Client(store_url, built_in_flows=False) as client:
+        assert client.invoke_rpc(SlowFlow().read, "slow-1") == 5

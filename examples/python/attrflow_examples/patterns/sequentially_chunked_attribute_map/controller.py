@@ -87,29 +87,32 @@ def create_sequentially_chunked_attribute_map_blueprint(
     async def get_subscriber_page() -> Response:
         # An instance key may not be empty, so "no token" is spelled out before loading.
         page_token = request.args.get("pageToken", "") or CURRENT_CHUNK_INSTANCE
-        # Checked before the load is built, so that any malformed token (one with a "/",
-        # say, which is no instance key at all) gets the core's page-token message. Only the
-        # form: whether it is a chunk boundary depends on the archive's layout history,
-        # which the RPC checks.
-        validate_page_token_form(page_token)
-        flow = app_state.flow
-        page = await app_state.client.invoke_rpc(
-            flow.get_subscriber_page,
-            FLOW_ID,
-            GetSubscriberPageInput(page_token),
-            options=RPCInvokeOptions(
-                load_attribute_map_instances=(flow.subscriber_chunks.load(page_token),)
-            ),
-        )
-        return jsonify(
-            {
-                "pageToken": page.page_token,
-                "subscribers": [subscriber_json(s) for s in page.subscribers],
-                "nextPageToken": page.next_page_token,
-            }
-        )
+        return jsonify(await subscriber_page(app_state, page_token))
 
     return blueprint
+
+
+async def subscriber_page(app_state: AppState, page_token: str) -> dict[str, object]:
+    """The body of ``GET /subscribers?pageToken=<page_token>`` (a non-empty token)."""
+    # Checked before the load is built, so that any malformed token (one with a "/", say,
+    # which is no instance key at all) gets the core's page-token message. Only the form:
+    # whether it is a chunk boundary depends on the archive's layout history, which the RPC
+    # checks.
+    validate_page_token_form(page_token)
+    flow = app_state.flow
+    page = await app_state.client.invoke_rpc(
+        flow.get_subscriber_page,
+        FLOW_ID,
+        GetSubscriberPageInput(page_token),
+        options=RPCInvokeOptions(
+            load_attribute_map_instances=(flow.subscriber_chunks.load(page_token),)
+        ),
+    )
+    return {
+        "pageToken": page.page_token,
+        "subscribers": [subscriber_json(s) for s in page.subscribers],
+        "nextPageToken": page.next_page_token,
+    }
 
 
 def subscriber_json(subscriber: Subscriber) -> dict[str, object]:
