@@ -150,17 +150,6 @@ class Runtime:
     ) -> str:
         """Starts a flow; ``initial`` holds ``(name, instance or None, json)``. Returns the
         run ID."""
-    def invoke_rpc(
-        self,
-        flow_type: str,
-        flow_id: str,
-        rpc_name: str,
-        input_json: str,
-        lock_instances: list[tuple[str, str]] = ...,
-        load_instances: list[tuple[str, str]] = ...,
-        run_id: str = ...,
-    ) -> str:
-        """Invokes an RPC with JSON input; returns its JSON output."""
     def call_rpc(
         self,
         decoder: Decoder,

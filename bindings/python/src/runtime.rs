@@ -135,44 +135,11 @@ impl NativeRuntime {
         )
     }
 
-    /// Invokes an RPC and returns its output as JSON text.
+    /// Invokes an RPC and returns its output decoded by `decoder` (`what` names the output
+    /// in a `ValueMappingError`).
     ///
     /// `lock_instances` and `load_instances` are `(map, instance)` pairs added to the RPC's
     /// fixed locks and loads for this call. A non-empty `run_id` must be the flow's run.
-    #[pyo3(signature = (
-        flow_type,
-        flow_id,
-        rpc_name,
-        input_json,
-        lock_instances = Vec::new(),
-        load_instances = Vec::new(),
-        run_id = String::new(),
-    ))]
-    #[allow(clippy::too_many_arguments)]
-    fn invoke_rpc(
-        &self,
-        py: Python<'_>,
-        flow_type: String,
-        flow_id: String,
-        rpc_name: String,
-        input_json: String,
-        lock_instances: Vec<InstanceArg>,
-        load_instances: Vec<InstanceArg>,
-        run_id: String,
-    ) -> PyResult<String> {
-        let call = self.rpc_call(
-            py,
-            (flow_type, flow_id, rpc_name, input_json),
-            lock_instances,
-            load_instances,
-            run_id,
-        )?;
-        let output = py.detach(move || call.run().map(|value| value.to_string()));
-        output.into_py_result(py)
-    }
-
-    /// Invokes an RPC and returns its output decoded by `decoder` (`what` names the output
-    /// in a `ValueMappingError`); otherwise as `invoke_rpc`.
     #[pyo3(signature = (
         decoder,
         what,

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from service_process import HOST, ServiceProcess
+from service_process import HOST, ServiceProcess, running_service
 
 from attrflow_examples.server import MAX_HEAD_BYTES
 
@@ -21,13 +21,8 @@ SOCKET_TIMEOUT_SECONDS = 30.0
 @pytest.fixture(scope="module")
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]:
     """One real service process for the module, on a fresh store."""
-    folder = tmp_path_factory.mktemp("server-errors")
-    running = ServiceProcess(f"sqlite:{folder / 'attrflow.db'}?synchronous=normal", folder / "log")
-    running.start()
-    try:
+    with running_service(tmp_path_factory.mktemp("server-errors")) as running:
         yield running
-    finally:
-        running.kill()
 
 
 def exchange(service: ServiceProcess, request: bytes) -> tuple[int, dict[str, str], Any]:

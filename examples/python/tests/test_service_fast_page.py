@@ -8,7 +8,7 @@ import http.client
 from collections.abc import Iterator
 
 import pytest
-from service_process import HOST, ServiceProcess
+from service_process import HOST, ServiceProcess, running_service
 
 PAGES = "/patterns/sequentially-chunked-attribute-map/subscribers"
 
@@ -16,17 +16,12 @@ PAGES = "/patterns/sequentially-chunked-attribute-map/subscribers"
 @pytest.fixture(scope="module")
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]:
     """One real service process holding 150 subscribers (one archived chunk)."""
-    folder = tmp_path_factory.mktemp("fast-page")
-    running = ServiceProcess(f"sqlite:{folder / 'attrflow.db'}?synchronous=normal", folder / "log")
-    running.start()
-    try:
+    with running_service(tmp_path_factory.mktemp("fast-page")) as running:
         for n in range(150):
             body = {"subscriberId": f"s-{n}", "deliveryAddress": f"s-{n}@example.com"}
             status, _ = running.post("/patterns/sequentially-chunked-attribute-map/register", body)
             assert status == 200
         yield running
-    finally:
-        running.kill()
 
 
 def fetch(service: ServiceProcess, target: str) -> tuple[int, str, bytes]:
