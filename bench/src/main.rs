@@ -6,6 +6,7 @@
 //! attrflow-bench append-growth  --dir D [--sizes 1000,100000] [--appends N] [--naive-appends N] [--repeats R]
 //! attrflow-bench durable        --dir D [--history N] [--appends N] [--repeats R]
 //! attrflow-bench native-rates   --dir D [--history N] [--calls N] [--repeats R]
+//! attrflow-bench concurrent-appends --dir D [--workers N] [--appends N] [--repeats R]
 //! attrflow-bench populate       --store PATH --records N
 //! ```
 //!
@@ -13,6 +14,7 @@
 //! the systems compared in one figure run interleaved, repeat by repeat, in this process.
 
 mod args;
+mod concurrent;
 mod fsync;
 mod naive_log;
 mod populate;
@@ -29,7 +31,7 @@ use args::Args;
 pub type BenchResult<T> = Result<T, Box<dyn std::error::Error>>;
 
 const USAGE: &str =
-    "usage: attrflow-bench <fsync|append-growth|durable|native-rates|populate> [--option value]...";
+    "usage: attrflow-bench <fsync|append-growth|durable|native-rates|concurrent-appends|populate> [--option value]...";
 
 fn main() -> ExitCode {
     match run() {
@@ -53,6 +55,7 @@ fn run() -> BenchResult<serde_json::Value> {
         "append-growth" => scenarios::append_growth(&args)?,
         "durable" => scenarios::durable(&args)?,
         "native-rates" => scenarios::native_rates(&args)?,
+        "concurrent-appends" => concurrent::run(&args)?,
         "populate" => populate::run(&args)?,
         other => return Err(format!("unknown command {other:?}; {USAGE}").into()),
     };
