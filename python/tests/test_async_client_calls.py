@@ -6,7 +6,10 @@ end and commits while its result is dropped."""
 from __future__ import annotations
 
 import asyncio
+import multiprocessing
+import os
 import subprocess
+import sys
 import threading
 from typing import Callable
 
@@ -213,3 +216,37 @@ def test_a_call_still_running_at_exit_finishes_before_the_interpreter_ends(
 
     with Client(store_url, built_in_flows=False) as client:
         assert client.invoke_rpc(SlowFlow().read, "slow-1") == 5
+
+
+def _register_in_a_child(store_url: str) -> None:
+    from attrflow.flows.chunked_subscriber import ChunkedSubscriberFlow, RegisterSubscriberInput
+
+    async def main() -> int:
+        flow = ChunkedSubscriberFlow()
+        async with await AsyncClient.open(store_url) as client:
+            await client.start_flow(flow, "forked-child")
+            added = await client.invoke_rpc(
+                flow.register_subscriber, "forked-child", RegisterSubscriberInput("c", "c@x.org")
+            )
+            return added.sequence
+
+    sys.exit(0 if asyncio.run(main()) == 1 else 3)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork is POSIX only")
+def test_a_forked_child_makes_awaitable_calls_of_its_own(store_url: str) -> None:
+    from attrflow.flows.chunked_subscriber import ChunkedSubscriberFlow
+
+    async def parent() -> str:
+        async with await AsyncClient.open(store_url) as client:
+            return await client.start_flow(ChunkedSubscriberFlow(), "forked-parent")
+
+    assert asyncio.run(parent())  # the parent's worker threads exist now
+    child = multiprocessing.get_context("fork").Process(
+        target=_register_in_a_child, args=(store_url,)
+    )
+    child.start()
+    child.join(WAIT)
+    if child.exitcode is None:
+        child.kill()
+    assert child.exitcode == 0

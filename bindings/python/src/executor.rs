@@ -10,12 +10,16 @@
 //! A worker must not attach to an interpreter that is shutting down, so the Python package
 //! calls [`wait_for_calls`] at exit: it waits (detached) until every submitted call has
 //! finished, as `concurrent.futures` waits for its workers.
+//!
+//! A process forked from one that made calls inherits neither the worker threads nor their
+//! calls: the first use in the child starts a pool and a count of its own.
 
-use std::sync::{Condvar, Mutex, OnceLock, PoisonError};
+use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
+use tokio::runtime::Runtime;
 
 /// How many store calls may run at once before further calls queue for a thread.
 const MAX_THREADS: usize = 512;
@@ -23,28 +27,47 @@ const MAX_THREADS: usize = 512;
 /// How long an idle worker thread waits for another call before it exits.
 const KEEP_ALIVE: Duration = Duration::from_secs(10);
 
-static POOL: OnceLock<Result<tokio::runtime::Runtime, String>> = OnceLock::new();
+/// The pool and the calls in flight, of the process `pid`.
+struct State {
+    pid: u32,
+    pool: Option<&'static Runtime>,
+    in_flight: usize,
+}
 
-/// How many submitted calls have not finished yet, and a signal for when that reaches 0.
-static IN_FLIGHT: (Mutex<usize>, Condvar) = (Mutex::new(0), Condvar::new());
+static STATE: Mutex<State> = Mutex::new(State {
+    pid: 0,
+    pool: None,
+    in_flight: 0,
+});
+
+/// Signalled when the count of calls in flight reaches 0.
+static FINISHED: Condvar = Condvar::new();
+
+/// The state of this process: after a fork, the parent's pool and calls are forgotten (its
+/// threads do not exist here; the pool is leaked, not dropped, as dropping would wait for
+/// them).
+fn state() -> MutexGuard<'static, State> {
+    let mut state = STATE.lock().unwrap_or_else(PoisonError::into_inner);
+    let pid = std::process::id();
+    if state.pid != pid {
+        *state = State {
+            pid,
+            pool: None,
+            in_flight: 0,
+        };
+    }
+    state
+}
 
 /// Counts one call in flight for as long as it lives.
 struct InFlight;
 
-impl InFlight {
-    fn start() -> Self {
-        *IN_FLIGHT.0.lock().unwrap_or_else(PoisonError::into_inner) += 1;
-        InFlight
-    }
-}
-
 impl Drop for InFlight {
     fn drop(&mut self) {
-        let (count, finished) = &IN_FLIGHT;
-        let mut count = count.lock().unwrap_or_else(PoisonError::into_inner);
-        *count = count.saturating_sub(1);
-        if *count == 0 {
-            finished.notify_all();
+        let mut state = state();
+        state.in_flight = state.in_flight.saturating_sub(1);
+        if state.in_flight == 0 {
+            FINISHED.notify_all();
         }
     }
 }
@@ -57,9 +80,8 @@ pub(crate) fn wait_for_calls(py: Python<'_>, timeout: f64) -> usize {
         .ok()
         .and_then(|timeout| Instant::now().checked_add(timeout));
     py.detach(move || {
-        let (count, finished) = &IN_FLIGHT;
-        let mut count = count.lock().unwrap_or_else(PoisonError::into_inner);
-        while *count > 0 {
+        let mut state = state();
+        while state.in_flight > 0 {
             let left = match deadline {
                 Some(deadline) => deadline.saturating_duration_since(Instant::now()),
                 None => Duration::from_secs(3600),
@@ -67,26 +89,38 @@ pub(crate) fn wait_for_calls(py: Python<'_>, timeout: f64) -> usize {
             if left.is_zero() {
                 break;
             }
-            count = finished
-                .wait_timeout(count, left)
+            state = FINISHED
+                .wait_timeout(state, left)
                 .unwrap_or_else(PoisonError::into_inner)
                 .0;
         }
-        *count
+        state.in_flight
     })
 }
 
-fn pool() -> PyResult<&'static tokio::runtime::Runtime> {
-    POOL.get_or_init(|| {
-        tokio::runtime::Builder::new_current_thread()
-            .max_blocking_threads(MAX_THREADS)
-            .thread_keep_alive(KEEP_ALIVE)
-            .thread_name("attrflow-call")
-            .build()
-            .map_err(|error| format!("cannot start attrflow's worker threads: {error}"))
-    })
-    .as_ref()
-    .map_err(|message| PyRuntimeError::new_err(message.clone()))
+/// This process's pool (started at first use) and one more call counted in flight.
+fn start_call() -> PyResult<(&'static Runtime, InFlight)> {
+    let mut state = state();
+    let pool = match state.pool {
+        Some(pool) => pool,
+        None => {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .max_blocking_threads(MAX_THREADS)
+                .thread_keep_alive(KEEP_ALIVE)
+                .thread_name("attrflow-call")
+                .build()
+                .map_err(|error| {
+                    PyRuntimeError::new_err(format!(
+                        "cannot start attrflow's worker threads: {error}"
+                    ))
+                })?;
+            let pool: &'static Runtime = Box::leak(Box::new(runtime));
+            state.pool = Some(pool);
+            pool
+        }
+    };
+    state.in_flight += 1;
+    Ok((pool, InFlight))
 }
 
 /// Runs `work` on a worker thread, then `finish` (attached, turning its result into a
@@ -100,8 +134,7 @@ where
     W: FnOnce() -> T + Send + 'static,
     F: for<'py> FnOnce(Python<'py>, T) -> PyResult<Bound<'py, PyAny>> + Send + 'static,
 {
-    let pool = pool()?;
-    let in_flight = InFlight::start();
+    let (pool, in_flight) = start_call()?;
     drop(pool.spawn_blocking(move || {
         let _in_flight = in_flight;
         let result = work();
