@@ -137,6 +137,40 @@ pub enum ErrorKind {
     Storage,
 }
 
+impl ErrorKind {
+    /// Every kind, in declaration order: the table each binding maps onto its own error
+    /// types (and tests that none is left out).
+    pub const ALL: [ErrorKind; 10] = [
+        ErrorKind::LockConflict,
+        ErrorKind::FlowNotFound,
+        ErrorKind::FlowAlreadyStarted,
+        ErrorKind::InvalidInput,
+        ErrorKind::InvalidPageToken,
+        ErrorKind::PageNotFound,
+        ErrorKind::RecordNotFound,
+        ErrorKind::AttributeMapNotLoaded,
+        ErrorKind::HandlerFailure,
+        ErrorKind::Storage,
+    ];
+
+    /// The kind's stable name (`lock_conflict`, `flow_not_found`, …), the key bindings
+    /// look their error types up by.
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorKind::LockConflict => "lock_conflict",
+            ErrorKind::FlowNotFound => "flow_not_found",
+            ErrorKind::FlowAlreadyStarted => "flow_already_started",
+            ErrorKind::InvalidInput => "invalid_input",
+            ErrorKind::InvalidPageToken => "invalid_page_token",
+            ErrorKind::PageNotFound => "page_not_found",
+            ErrorKind::RecordNotFound => "record_not_found",
+            ErrorKind::AttributeMapNotLoaded => "attribute_map_not_loaded",
+            ErrorKind::HandlerFailure => "handler_failure",
+            ErrorKind::Storage => "storage",
+        }
+    }
+}
+
 /// The result type of every fallible attrflow call.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -158,6 +192,17 @@ mod tests {
         assert_eq!(
             not_loaded.to_string(),
             "AttributeMap instance was not loaded for RPC: m/i"
+        );
+    }
+
+    #[test]
+    fn every_kind_has_its_own_name() {
+        let names: std::collections::HashSet<_> =
+            ErrorKind::ALL.iter().map(|kind| kind.name()).collect();
+        assert_eq!(names.len(), ErrorKind::ALL.len());
+        assert_eq!(
+            Error::LockConflict("held".into()).kind().name(),
+            "lock_conflict"
         );
     }
 

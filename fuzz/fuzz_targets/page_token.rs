@@ -24,7 +24,11 @@ fn allowed(token: &str) -> bool {
 
 fuzz_target!(|token: &str| {
     match validate_subscriber_page_token(token) {
-        Ok(()) => assert!(allowed(token), "{token:?} was accepted"),
+        Ok(to_use) => {
+            assert!(allowed(token), "{token:?} was accepted");
+            let expected = if token.is_empty() { "current" } else { token };
+            assert_eq!(to_use, expected);
+        }
         Err(Error::InvalidPageToken { token: named }) => {
             assert!(!allowed(token), "{token:?} was refused");
             assert_eq!(named, token);

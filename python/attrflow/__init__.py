@@ -4,6 +4,11 @@ behind locked, atomic RPCs, stored in SQLite.
 The API follows the Dex Python SDK, so code written for it runs with only its imports
 changed — with no server: the client opens the store itself.
 
+``__all__`` holds the Dex SDK's names, spelt as Dex spells them (``RPCResult``,
+``RPCInvokeOptions``, ``RpcLockConflictError``), attrflow's additions, named in CapWords
+with acronyms written as words (``AttrflowError``, ``AttributeMapLock``), and the errors.
+The machinery behind ``@rpc`` and the built-in flows lives in the submodules.
+
 >>> import tempfile, os
 >>> from attrflow import Client, RPCInvokeOptions
 >>> from attrflow.flows.chunked_subscriber import (
@@ -42,15 +47,14 @@ from attrflow.errors import (
     InvalidPageTokenError,
     PageNotFoundError,
     RecordNotFoundError,
-    RPCLockConflictError,
     RpcLockConflictError,
     StorageError,
     ValueMappingError,
     WorkerInvocationError,
 )
-from attrflow.flow import BoundRpc, Flow, RpcDefinition, RpcDescriptor, RPCResult, core_rpc
+from attrflow.flow import Flow, RPCResult
 from attrflow.options import RPCInvokeOptions, StartFlowOptions
-from attrflow.rpc import HandlerRpc, rpc
+from attrflow.rpc import rpc
 from attrflow.schema import PersistenceSchema, StepList
 
 __all__ = [
@@ -62,24 +66,19 @@ __all__ = [
     "AttributeMapLoad",
     "AttributeMapLock",
     "AttributeMapNotLoadedError",
-    "BoundRpc",
     "Client",
     "Context",
     "Flow",
     "FlowAlreadyStartedError",
     "FlowDefinitionError",
     "FlowNotFoundError",
-    "HandlerRpc",
     "InvalidInputError",
     "InvalidPageTokenError",
     "PageNotFoundError",
     "PersistenceSchema",
     "RPCInvokeOptions",
-    "RPCLockConflictError",
     "RPCResult",
     "RecordNotFoundError",
-    "RpcDefinition",
-    "RpcDescriptor",
     "RpcLockConflictError",
     "StartFlowOptions",
     "StepList",
@@ -87,6 +86,5 @@ __all__ = [
     "ValueMappingError",
     "WorkerInvocationError",
     "__version__",
-    "core_rpc",
     "rpc",
 ]

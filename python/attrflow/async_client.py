@@ -83,14 +83,15 @@ class AsyncClient:
         """Opens the store like the constructor, without blocking the event loop. If the
         awaiting task is cancelled, the store opened meanwhile is closed again."""
         url = _check_store(store, synchronous, built_in_flows)
-        opening = _submit(_native.Runtime.open_in_background, url, synchronous, built_in_flows)
+        # Built-in flow types are registered on first use, as by Client.
+        opening = _submit(_native.Runtime.open_in_background, url, synchronous, False)
         try:
             runtime: _native.Runtime = await asyncio.shield(opening)
         except asyncio.CancelledError:
             opening.add_done_callback(_close_opened)
             raise
         client = cls.__new__(cls)
-        client._client = Client._over(runtime)
+        client._client = Client._over(runtime, built_in_flows)
         return client
 
     @property
@@ -103,13 +104,13 @@ class AsyncClient:
         """Whether :meth:`close` has been called."""
         return self._client.closed
 
-    def register_flow(self, flow: Flow) -> None:
+    def register_flow(self, flow: Flow[Any]) -> None:
         """See :meth:`attrflow.Client.register_flow` (no store work: not awaited)."""
         self._client.register_flow(flow)
 
     async def start_flow(
         self,
-        flow: Flow,
+        flow: Flow[Any],
         flow_id: str,
         input: None = None,
         options: StartFlowOptions = _DEFAULT_START,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import builtins
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 from attrflow import _native, codec
 from attrflow.context import Context
@@ -48,13 +48,23 @@ class Attribute(Generic[T]):
         """A lock selector on this Attribute."""
         return AttributeLock(self)
 
+    @property
+    def value_type(self) -> builtins.type[T]:
+        """The declared type, by the Dex SDK's name for it."""
+        return self.type
+
     def get(self, context: Context) -> T:
-        """The value in this call's snapshot (or staged by it). Raises ``KeyError`` when
-        the Attribute holds no value."""
+        """The value in this call's snapshot (or staged by it). An Attribute that holds no
+        value reads as its type's default, as in the Dex SDK: ``False``, ``0``, ``0.0``, or
+        ``None`` for every other type."""
         text = _native_context(context).attribute(self.name)
         if text is None:
-            raise KeyError(f"Attribute {self.name!r} holds no value")
+            return cast(T, _default_value(self.type))
         return codec.from_json(text, self.type, what=f"Attribute {self.name}")
+
+    def delete(self, context: Context) -> None:
+        """Stages the deletion of the Attribute's value."""
+        _native_context(context).set_attribute(self.name, "null")
 
     def set(self, context: Context, value: T) -> None:
         """Stages ``value``, checked against the declared type."""
@@ -88,6 +98,11 @@ class AttributeMap(Generic[T]):
         _check_name("AttributeMap", name)
         self.name = name
         self.type = type
+
+    @property
+    def value_type(self) -> builtins.type[T]:
+        """The declared type, by the Dex SDK's name for it."""
+        return self.type
 
     def load(self, instance: str) -> AttributeMapLoad:
         """A selector that loads ``instance`` into an RPC call's snapshot. Raises
@@ -183,6 +198,17 @@ def _native_context(context: object) -> _native.RpcContext:
     if not isinstance(context, Context):
         raise TypeError(f"expected the handler's Context, not {type(context).__name__}")
     return context.native
+
+
+def _default_value(tp: Any) -> object:
+    """What an unset singleton Attribute of type ``tp`` reads as (the Dex SDK's rule)."""
+    if tp is bool:
+        return False
+    if tp is int:
+        return 0
+    if tp is float:
+        return 0.0
+    return None
 
 
 def _type_repr(tp: Any) -> str:

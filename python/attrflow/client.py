@@ -36,10 +36,11 @@ class Client:
     ``synchronous`` (``"full"`` or ``"normal"``) overrides an SQLite URL's durability setting.
     The store is created if missing. Use it as a context manager, or call :meth:`close`.
 
-    Flow types with ``@rpc`` handlers written in Python are registered on their first use
-    (or by :meth:`register_flow`, which reports a bad definition at once); their handlers
-    run with that first flow instance as ``self``. With ``built_in_flows=False`` the
-    core's own flow types are left out, so a Python flow may use one of their names.
+    Flow types are registered on their first use (or by :meth:`register_flow`, which
+    reports a bad definition at once). Handlers written in Python run with that first flow
+    instance as ``self``. A flow type name belongs to the first flow used under it, so an
+    application's own ``ChunkedSubscriberFlow`` takes the name from the built-in one; with
+    ``built_in_flows=False`` the built-in flow types are not offered at all.
 
     >>> import tempfile, os
     >>> from attrflow.flows.chunked_subscriber import ChunkedSubscriberFlow, FLOW_ID
@@ -57,19 +58,21 @@ class Client:
         built_in_flows: bool = True,
     ) -> None:
         url = _check_store(store, synchronous, built_in_flows)
-        self._adopt(_native.Runtime(url, synchronous, built_in_flows))
+        # Built-in flow types are registered on first use (see attrflow.registration).
+        self._adopt(_native.Runtime(url, synchronous, False), built_in_flows)
 
     @classmethod
-    def _over(cls, runtime: _native.Runtime) -> Client:
-        """A client over a store already opened (by ``AsyncClient.open``)."""
+    def _over(cls, runtime: _native.Runtime, built_in_flows: bool) -> Client:
+        """A client over a store already opened (by ``AsyncClient.open``) without built-in
+        flow types."""
         client = cls.__new__(cls)
-        client._adopt(runtime)
+        client._adopt(runtime, built_in_flows)
         return client
 
-    def _adopt(self, runtime: _native.Runtime) -> None:
+    def _adopt(self, runtime: _native.Runtime, built_in_flows: bool) -> None:
         self._runtime = runtime
-        self._registered: dict[str, Flow] = {}
-        self._without_handlers: set[type[Flow]] = set()
+        self._built_in_flows = built_in_flows
+        self._registered: dict[str, Flow[Any]] = {}
         self._registering = threading.Lock()
 
     @property
@@ -82,9 +85,9 @@ class Client:
         """Whether :meth:`close` has been called."""
         return self._runtime.closed
 
-    def register_flow(self, flow: Flow) -> None:
-        """Registers the flow type of ``flow`` (defined in Python with ``@rpc`` handlers) so
-        that it can be started and called; its handlers run with ``flow`` as ``self``.
+    def register_flow(self, flow: Flow[Any]) -> None:
+        """Registers the flow type of ``flow`` so that it can be started and called; handlers
+        defined in Python with ``@rpc`` run with ``flow`` as ``self``.
         Registering the same flow type again is harmless. A definition the core rejects
         raises ``FlowDefinitionError`` naming what is wrong."""
         if not isinstance(flow, Flow):
@@ -98,20 +101,17 @@ class Client:
                         f"{type(registered).__qualname__}"
                     )
                 return
-            registration.register_flow(self._runtime, flow)
+            registration.register(self._runtime, flow, built_in_flows=self._built_in_flows)
             self._registered[flow.flow_type] = flow
 
-    def _prepare(self, flow: Flow) -> None:
-        if flow.flow_type in self._registered or type(flow) in self._without_handlers:
-            return
-        if registration.defines_handlers(flow):
+    def _prepare(self, flow: Flow[Any]) -> None:
+        registered = self._registered.get(flow.flow_type)
+        if registered is None or type(registered) is not type(flow):
             self.register_flow(flow)
-        else:  # a flow type of the core's: nothing to register, ever
-            self._without_handlers.add(type(flow))
 
     def start_flow(
         self,
-        flow: Flow,
+        flow: Flow[Any],
         flow_id: str,
         input: None = None,
         options: StartFlowOptions = _DEFAULT_START,

@@ -1,16 +1,23 @@
 """The exceptions attrflow raises.
 
-Every error of the Rust core maps onto exactly one class here, raised with the core's
-message unchanged. All share the base :class:`AttrflowError`, whose ``message`` attribute
-holds that text; some also derive from the built-in exception a caller would naturally
-catch (``ValueError`` for bad input, ``LookupError`` for something that does not exist).
+Every kind of error of the Rust core maps onto exactly one class here (the table
+:data:`CORE_ERROR_CLASSES`), raised with the core's message unchanged and the core's
+fields as attributes. All share the base :class:`AttrflowError`, whose ``message``
+attribute holds that text; some also derive from the built-in exception a caller would
+naturally catch (``ValueError`` for bad input, ``LookupError`` for something that does not
+exist). :class:`FlowDefinitionError` and :class:`ValueMappingError` are raised by the
+Python layer itself.
 
 Only :class:`RpcLockConflictError` is worth retrying unchanged.
 """
 
 from __future__ import annotations
 
+from types import MappingProxyType
+from typing import Any
+
 __all__ = [
+    "CORE_ERROR_CLASSES",
     "AttrflowError",
     "AttributeMapNotLoadedError",
     "FlowAlreadyStartedError",
@@ -19,12 +26,12 @@ __all__ = [
     "InvalidInputError",
     "InvalidPageTokenError",
     "PageNotFoundError",
-    "RPCLockConflictError",
     "RecordNotFoundError",
     "RpcLockConflictError",
     "StorageError",
     "ValueMappingError",
     "WorkerInvocationError",
+    "from_core_error",
 ]
 
 
@@ -45,10 +52,6 @@ class RpcLockConflictError(AttrflowError):
     """Another call holds a lock this RPC needs (or another process holds the store's write
     lock for longer than its busy timeout). Nothing was read or written; retry, ideally with
     a short backoff."""
-
-
-RPCLockConflictError = RpcLockConflictError
-"""Alias of :class:`RpcLockConflictError`, the spelling of the Dex Go and Java SDKs."""
 
 
 class FlowNotFoundError(AttrflowError, LookupError):
@@ -144,3 +147,27 @@ class WorkerInvocationError(AttrflowError):
 class StorageError(AttrflowError):
     """The store could not be opened, read or written, or holds data attrflow cannot
     decode; also raised by a call on a closed client."""
+
+
+CORE_ERROR_CLASSES: MappingProxyType[str, type[AttrflowError]] = MappingProxyType(
+    {
+        "lock_conflict": RpcLockConflictError,
+        "flow_not_found": FlowNotFoundError,
+        "flow_already_started": FlowAlreadyStartedError,
+        "invalid_input": InvalidInputError,
+        "invalid_page_token": InvalidPageTokenError,
+        "page_not_found": PageNotFoundError,
+        "record_not_found": RecordNotFoundError,
+        "attribute_map_not_loaded": AttributeMapNotLoadedError,
+        "handler_failure": WorkerInvocationError,
+        "storage": StorageError,
+    }
+)
+"""The one table from a core error kind (by its name in the core) to the class raised for
+it."""
+
+
+def from_core_error(kind: str, message: str, **fields: Any) -> AttrflowError:
+    """The exception for an error of the core: the class of ``kind`` made with the core's
+    ``message`` and the error's ``fields``. The native module raises what this returns."""
+    return CORE_ERROR_CLASSES[kind](message, **fields)

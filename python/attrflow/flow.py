@@ -29,6 +29,8 @@ __all__ = ["BoundRpc", "Flow", "RPCResult", "RpcDefinition", "RpcDescriptor", "c
 
 I = TypeVar("I")  # noqa: E741 - input type
 O = TypeVar("O")  # noqa: E741 - output type
+StartT = TypeVar("StartT")
+"""The input type of a flow's start Step: ``None`` for attrflow's RPC-only flows."""
 
 
 @dataclass(frozen=True)
@@ -49,9 +51,12 @@ class RPCResult(Generic[O]):
     next_steps: tuple[Any, ...] = field(default=())
 
 
-class Flow:
-    """Base class of flow types. The flow type's name is the class name unless the class
-    sets ``flow_type`` or is declared as ``class X(Flow, flow_type="Name")``."""
+class Flow(Generic[StartT]):
+    """Base class of flow types, generic in the start input as in the Dex SDK: an RPC-only
+    flow is declared ``class Orders(Flow[None])`` (a bare ``Flow`` base works too).
+
+    The flow type's name is the class name unless the class sets ``flow_type``, is declared
+    as ``class X(Flow[None], flow_type="Name")``, or overrides :meth:`get_flow_type`."""
 
     flow_type: ClassVar[str] = "Flow"
 
@@ -61,6 +66,16 @@ class Flow:
         name = flow_type or (declared if isinstance(declared, str) else None) or cls.__name__
         _native.validate_definition_name("flow type", name)
         cls.flow_type = name
+        explicit = flow_type is not None or isinstance(declared, str)
+        if cls.get_flow_type is not Flow.get_flow_type and not explicit:
+            # Dex code names its flow type by overriding get_flow_type; the instance's
+            # answer is then its flow type.
+            setattr(cls, "flow_type", _FlowTypeOfInstance(name))  # noqa: B010
+
+    def get_flow_type(self) -> str:
+        """The flow type's name, as the Dex SDK asks for it. Override it (or set
+        ``flow_type``) to decouple the name from the class name."""
+        return type(self).flow_type
 
     @classmethod
     def rpc_definitions(cls) -> dict[str, RpcDefinition[Any, Any]]:
@@ -87,12 +102,31 @@ class Flow:
         declared on the class. Flows defined in Python override it as in the Dex SDK."""
         return PersistenceSchema.of(*self.attribute_definitions().values())
 
-    def get_steps(self) -> StepList:
+    def get_steps(self) -> StepList[StartT]:
         """The flow type's Steps: none, as attrflow flows are RPC-only."""
         return StepList.empty()
 
     def __repr__(self) -> str:
         return f"<{type(self).__qualname__} flow type {self.flow_type!r}>"
+
+
+class _FlowTypeOfInstance:
+    """``flow_type`` of a class that overrides ``get_flow_type``: read from an instance it
+    is that instance's answer, checked once; read from the class, the class's name."""
+
+    __slots__ = ("_class_name",)
+
+    def __init__(self, class_name: str) -> None:
+        self._class_name = class_name
+
+    def __get__(self, instance: Flow[Any] | None, owner: type[Any] | None = None) -> str:
+        if instance is None:
+            return self._class_name
+        name = instance.get_flow_type()
+        if not isinstance(name, str):
+            raise TypeError(f"get_flow_type must return a str, not {type(name).__name__}")
+        _native.validate_definition_name("flow type", name)
+        return name
 
 
 class RpcDescriptor(Generic[I, O]):
@@ -120,10 +154,10 @@ class RpcDescriptor(Generic[I, O]):
     def __get__(self, instance: None, owner: type[Any] | None = None) -> RpcDescriptor[I, O]: ...
 
     @overload
-    def __get__(self, instance: Flow, owner: type[Any] | None = None) -> BoundRpc[I, O]: ...
+    def __get__(self, instance: Flow[Any], owner: type[Any] | None = None) -> BoundRpc[I, O]: ...
 
     def __get__(
-        self, instance: Flow | None, owner: type[Any] | None = None
+        self, instance: Flow[Any] | None, owner: type[Any] | None = None
     ) -> RpcDescriptor[I, O] | BoundRpc[I, O]:
         if instance is None:
             return self
@@ -136,11 +170,11 @@ class RpcDescriptor(Generic[I, O]):
 class BoundRpc(Generic[I, O]):
     """An RPC of one flow instance: what ``client.invoke_rpc`` takes."""
 
-    __self__: Flow
+    __self__: Flow[Any]
     __attrflow_rpc__: RpcDefinition[I, O]
     __name__: str
 
-    def __init__(self, flow: Flow, definition: RpcDefinition[I, O], name: str) -> None:
+    def __init__(self, flow: Flow[Any], definition: RpcDefinition[I, O], name: str) -> None:
         self.__self__ = flow
         self.__attrflow_rpc__ = definition
         self.__name__ = name
@@ -185,7 +219,7 @@ def core_rpc(name: str, input_type: type[I], output_type: type[O]) -> RpcDescrip
     return RpcDescriptor(RpcDefinition(name, input_type, output_type))
 
 
-def resolve_rpc(handle: object) -> tuple[Flow, RpcDefinition[Any, Any]]:
+def resolve_rpc(handle: object) -> tuple[Flow[Any], RpcDefinition[Any, Any]]:
     """The flow and definition behind an RPC handle, or ``TypeError`` for anything else."""
     flow = getattr(handle, "__self__", None)
     definition = getattr(handle, "__attrflow_rpc__", None)

@@ -1,8 +1,12 @@
-"""Registering a flow type defined in Python with the core.
+"""Registering flow types with the core, on a client's first use of each.
 
-The flow's schema and ``@rpc`` handlers are handed to the core, which checks the definition
-(its rules live there once) and calls each handler back when the RPC runs. A rejected
-definition raises :class:`~attrflow.errors.FlowDefinitionError` with the core's message.
+A flow defined in Python hands its schema and ``@rpc`` handlers to the core, which checks
+the definition (its rules live there once) and calls each handler back when the RPC runs.
+A built-in flow's wrapper (its RPCs declared with ``core_rpc``) registers the core's own
+flow type of that name. Nothing is registered before it is used, so an application's own
+flow type may take a built-in flow's name (``ChunkedSubscriberFlow``, say): in one client,
+a flow type name belongs to the first flow used under it. A rejected definition raises
+:class:`~attrflow.errors.FlowDefinitionError` with the core's message.
 """
 
 from __future__ import annotations
@@ -15,18 +19,36 @@ from attrflow.errors import FlowDefinitionError, InvalidInputError
 from attrflow.flow import Flow, RpcDescriptor
 from attrflow.rpc import HandlerRpc, LockSelector
 
-__all__ = ["defines_handlers", "register_flow"]
+__all__ = ["is_built_in", "register", "register_flow"]
 
 NativeRpc = tuple[str, list[tuple[str, "str | None"]], list[tuple[str, str]], bool, Any]
 
 
-def defines_handlers(flow: Flow) -> bool:
-    """Whether ``flow``'s type has RPC handlers written in Python (and so must be registered
-    before it is used)."""
-    return any(isinstance(rpc, HandlerRpc) for rpc in _descriptors(type(flow)))
+def is_built_in(flow: Flow[Any]) -> bool:
+    """Whether ``flow`` is the wrapper of a built-in flow type: it has RPCs, and the core
+    implements every one of them."""
+    descriptors = _descriptors(type(flow))
+    return bool(descriptors) and not any(isinstance(rpc, HandlerRpc) for rpc in descriptors)
 
 
-def register_flow(runtime: _native.Runtime, flow: Flow) -> None:
+def register(runtime: _native.Runtime, flow: Flow[Any], *, built_in_flows: bool) -> None:
+    """Registers ``flow``'s type on ``runtime``: the core's own flow type for a built-in
+    flow's wrapper (unless ``built_in_flows`` is False), else the Python definition."""
+    if not is_built_in(flow):
+        register_flow(runtime, flow)
+        return
+    if not built_in_flows:
+        raise FlowDefinitionError(
+            f"flow type {flow.flow_type!r} is built into attrflow, and this client was made "
+            "with built_in_flows=False"
+        )
+    try:
+        runtime.register_built_in(flow.flow_type)
+    except InvalidInputError as error:
+        raise FlowDefinitionError(str(error)) from error
+
+
+def register_flow(runtime: _native.Runtime, flow: Flow[Any]) -> None:
     """Registers ``flow``'s type on ``runtime``; its handlers run with ``flow`` as ``self``."""
     try:
         schema = flow.get_persistence_schema()
@@ -49,7 +71,7 @@ def register_flow(runtime: _native.Runtime, flow: Flow) -> None:
         raise FlowDefinitionError(str(error)) from error
 
 
-def _descriptors(cls: type[Flow]) -> list[RpcDescriptor[Any, Any]]:
+def _descriptors(cls: type[Flow[Any]]) -> list[RpcDescriptor[Any, Any]]:
     found: dict[str, RpcDescriptor[Any, Any]] = {}
     for klass in reversed(cls.__mro__):
         for attribute, value in vars(klass).items():
@@ -58,7 +80,7 @@ def _descriptors(cls: type[Flow]) -> list[RpcDescriptor[Any, Any]]:
     return list(found.values())
 
 
-def _native_rpc(flow: Flow, rpc: RpcDescriptor[Any, Any]) -> NativeRpc:
+def _native_rpc(flow: Flow[Any], rpc: RpcDescriptor[Any, Any]) -> NativeRpc:
     if not isinstance(rpc, HandlerRpc):
         raise FlowDefinitionError(
             f"RPC {rpc.definition.name} of flow type {flow.flow_type!r} has no Python "

@@ -3,7 +3,7 @@ and atomic commit.
 
 ::
 
-    class Counter(Flow):
+    class Counter(Flow[None]):
         count = Attribute("count", int)
 
         @rpc(name="Increment", lock_attributes=(count.lock(),))
@@ -24,6 +24,7 @@ from __future__ import annotations
 import inspect
 import typing
 from collections.abc import Sequence
+from datetime import timedelta
 from typing import Any, Callable, TypeVar, Union, overload
 
 from attrflow import _native, codec
@@ -98,7 +99,7 @@ class HandlerRpc(RpcDescriptor[I, O]):
             )
         return self._resolved
 
-    def dispatcher(self, flow: Flow) -> Callable[[Any, str], str]:
+    def dispatcher(self, flow: Flow[Any]) -> Callable[[Any, str], str]:
         """The callable the core runs for this RPC on ``flow``: JSON input in, JSON output
         out, the handler in between."""
         definition = self.definition
@@ -123,7 +124,7 @@ class HandlerRpc(RpcDescriptor[I, O]):
 
 
 @overload
-def rpc(function: Callable[..., RPCResult[O]], /) -> HandlerRpc[Any, O]: ...
+def rpc(function: Callable[..., RPCResult[O] | None], /) -> HandlerRpc[Any, O]: ...
 
 
 @overload
@@ -133,8 +134,8 @@ def rpc(
     lock_attributes: Sequence[LockSelector] = (),
     load_attribute_map_instances: Sequence[AttributeMapLoad] = (),
     is_transactional: bool = False,
-    timeout: float | None = None,
-) -> Callable[[Callable[..., RPCResult[O]]], HandlerRpc[Any, O]]: ...
+    timeout: timedelta | float | None = None,
+) -> Callable[[Callable[..., RPCResult[O] | None]], HandlerRpc[Any, O]]: ...
 
 
 def rpc(
@@ -145,7 +146,7 @@ def rpc(
     lock_attributes: Sequence[LockSelector] = (),
     load_attribute_map_instances: Sequence[AttributeMapLoad] = (),
     is_transactional: bool = False,
-    timeout: float | None = None,
+    timeout: timedelta | float | None = None,
 ) -> Any:
     """Declares a method of a :class:`~attrflow.Flow` as an RPC handler.
 
@@ -157,12 +158,11 @@ def rpc(
         load_attribute_map_instances: Map instances every call loads into its snapshot:
             ``attribute_map.load(instance)``. Callers may add more per call.
         is_transactional: Run calls isolated from other writers even without locks.
-        timeout: Accepted for compatibility; a handler runs to completion.
+        timeout: The Dex SDK's handler budget: a ``timedelta`` (or seconds), not negative.
+            Accepted and checked for compatibility; attrflow runs a handler in the
+            caller's process, to completion.
     """
-    if timeout is not None and (
-        isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout < 0
-    ):
-        raise ValueError("timeout must be None or a number of seconds >= 0")
+    _check_timeout(timeout)
     locks = _sequence("lock_attributes", lock_attributes, _LOCK_TYPES)
     loads = _sequence(
         "load_attribute_map_instances", load_attribute_map_instances, (AttributeMapLoad,)
@@ -182,6 +182,19 @@ def rpc(
 
 
 _LOCK_TYPES = (AttributeLock, AttributeMapLock, Attribute, AttributeMap)
+
+
+def _check_timeout(timeout: object) -> None:
+    if timeout is None:
+        return
+    if isinstance(timeout, timedelta):
+        negative = timeout < timedelta(0)
+    elif isinstance(timeout, (int, float)) and not isinstance(timeout, bool):
+        negative = timeout < 0
+    else:
+        raise TypeError(f"timeout must be None, a timedelta or seconds, not {timeout!r}")
+    if negative:
+        raise ValueError("RPC timeout must not be negative")
 
 
 def _sequence(name: str, items: object, kinds: tuple[type, ...]) -> tuple[Any, ...]:

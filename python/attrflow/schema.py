@@ -5,12 +5,15 @@ Steps; attrflow flows are RPC-only, so always empty).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any, Generic, TypeVar, Union
 
 from attrflow.attribute import Attribute, AttributeMap
 
 __all__ = ["PersistenceSchema", "StepList"]
+
+StartT = TypeVar("StartT")
 
 Persisted = Union[Attribute[Any], AttributeMap[Any]]
 """One entry of a schema."""
@@ -52,13 +55,20 @@ class PersistenceSchema:
 
 
 @dataclass(frozen=True)
-class StepList:
-    """The Steps of a flow type, returned by ``Flow.get_steps``. attrflow runs RPC-only
-    flows, so a flow type with Steps is rejected when it is registered."""
+class StepList(Generic[StartT]):
+    """The Steps of a flow type, returned by ``Flow.get_steps``; generic in the start input
+    as in the Dex SDK (``-> StepList[None]``). attrflow runs RPC-only flows, so a flow type
+    with Steps is rejected when it is registered."""
 
     steps: tuple[Any, ...] = ()
 
     @classmethod
-    def empty(cls) -> StepList:
+    def empty(cls) -> StepList[Any]:
         """No Steps: an RPC-only flow, started with ``None`` input."""
         return cls()
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.steps)
+
+    def __len__(self) -> int:
+        return len(self.steps)

@@ -1,10 +1,23 @@
-"""Helpers of the tests of the Dex-style ChunkedSubscriberFlow written in Python."""
+"""Helpers of the tests of the Dex-idiom ChunkedSubscriberFlow written in Python
+(``dex_idiom/``): its start options, as Dex's controller builds them, and one page."""
 
 from __future__ import annotations
 
-import dex_style_chunked_subscriber as dex
+from dex_idiom.patterns.sequentially_chunked_attribute_map import chunked_subscriber_flow as dex
 
-from attrflow import Client, RPCInvokeOptions
+from attrflow import Client, RPCInvokeOptions, StartFlowOptions
+
+__all__ = ["dex", "dex_page", "start_options"]
+
+
+def start_options() -> StartFlowOptions:
+    """The initial state and empty ``current`` chunk the pattern starts with."""
+    flow = dex.ChunkedSubscriberFlow()
+    return (
+        StartFlowOptions(ignore_already_started=True)
+        .with_attribute(flow.archive_state, dex.SubscriberArchiveState(next_sequence=1))
+        .with_attribute(flow.subscriber_chunks, dex.CURRENT_CHUNK_INSTANCE, dex.SubscriberChunk([]))
+    )
 
 
 def dex_page(client: Client, flow_id: str, token: str) -> dex.SubscriberPage:

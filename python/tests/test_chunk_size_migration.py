@@ -70,8 +70,10 @@ def test_old_tokens_keep_their_pages_and_the_walk_crosses_every_layout(migrated:
 
 
 def test_tokens_are_checked_against_every_layout(migrated: Archive) -> None:
+    assert validate_page_token_form("") == "current"
     for sequence in (1, 101, 201, 251, 301, 551):
-        validate_page_token_form(archive_chunk_token(sequence))
+        token = archive_chunk_token(sequence)
+        assert validate_page_token_form(token) == token
         assert migrated.page(archive_chunk_token(sequence)).subscribers
     for sequence in (801, 1051):
         with pytest.raises(PageNotFoundError):

@@ -17,11 +17,11 @@ from attrflow import (
     InvalidInputError,
     InvalidPageTokenError,
     PageNotFoundError,
-    RPCLockConflictError,
     RpcLockConflictError,
     StorageError,
     ValueMappingError,
     WorkerInvocationError,
+    _native,
 )
 from attrflow.flows.chunked_subscriber import ChunkedSubscriberFlow
 
@@ -58,9 +58,19 @@ def test_built_in_bases() -> None:
     assert not issubclass(RpcLockConflictError, ValueError)
 
 
-def test_the_dex_spelling_of_the_lock_conflict_is_an_alias() -> None:
-    assert RPCLockConflictError is RpcLockConflictError
-    assert attrflow.errors.RPCLockConflictError is RpcLockConflictError
+def test_one_table_maps_every_core_error_kind_onto_its_own_class() -> None:
+    table = attrflow.errors.CORE_ERROR_CLASSES
+    assert set(table) == set(_native.ERROR_KINDS)
+    assert len(set(table.values())) == len(table)
+    assert table["lock_conflict"] is RpcLockConflictError
+    assert all(issubclass(cls, AttrflowError) for cls in table.values())
+
+
+def test_core_errors_arrive_with_their_fields() -> None:
+    with pytest.raises(InvalidPageTokenError) as raised:
+        _native.validate_subscriber_page_token("1")
+    assert raised.value.token == "1"
+    assert str(raised.value) == 'invalid page token "1"'
 
 
 def test_worker_invocation_error_carries_the_handler_error() -> None:

@@ -16,6 +16,7 @@ from attrflow import (
     RPCInvokeOptions,
     StartFlowOptions,
 )
+from attrflow.flow import core_rpc
 from attrflow.flows.chunked_subscriber import (
     FLOW_ID,
     ChunkedSubscriberFlow,
@@ -72,11 +73,11 @@ def test_start_input_must_be_none(client: Client, flow: ChunkedSubscriberFlow) -
         client.invoke_rpc(flow.register_subscriber, FLOW_ID, RegisterSubscriberInput("a", "b"))
 
 
-def test_an_unregistered_flow_type_is_invalid_input(client: Client) -> None:
-    class NotInTheCore(Flow):
-        pass
+def test_a_core_flow_type_the_core_lacks_is_invalid_input(client: Client) -> None:
+    class NotInTheCore(Flow[None]):
+        echo = core_rpc("Echo", str, str)
 
-    with pytest.raises(InvalidInputError, match='flow type "NotInTheCore" is not registered'):
+    with pytest.raises(InvalidInputError, match='flow type "NotInTheCore" is not built in'):
         client.start_flow(NotInTheCore(), "some-flow")
 
 

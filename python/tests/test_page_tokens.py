@@ -55,7 +55,8 @@ def test_a_malformed_token_is_rejected_by_the_validator(token: str) -> None:
 def test_well_formed_tokens_pass_the_validator_and_the_rpc(
     archive: Archive, client: Client, flow: ChunkedSubscriberFlow, token: str
 ) -> None:
-    validate_subscriber_page_token(token)
+    to_use = validate_subscriber_page_token(token)
+    assert to_use == (token or "current")
     for n in range(1, 202):
         archive.register(n)
     page = archive.page(token)
@@ -67,7 +68,7 @@ def test_archive_tokens_are_twenty_digit_first_sequences() -> None:
     assert archive_chunk_token(1) == "00000000000000000001"
     assert archive_chunk_token(101) == "00000000000000000101"
     assert archive_chunk_token(2**64 - 1) == "18446744073709551615"
-    validate_subscriber_page_token(archive_chunk_token(201))
+    assert validate_subscriber_page_token(archive_chunk_token(201)) == "00000000000000000201"
 
 
 @pytest.mark.parametrize("first_sequence", [-1, 2**64])

@@ -8,9 +8,8 @@ import asyncio
 import threading
 from pathlib import Path
 
-import dex_style_chunked_subscriber as dex
 from archive_support import retry_on_conflict
-from python_flow_support import dex_page
+from python_flow_support import dex, dex_page, start_options
 
 from attrflow import AsyncClient, Client, RpcLockConflictError
 
@@ -36,7 +35,7 @@ def registration(n: int) -> dex.RegisterSubscriberInput:
 def test_threads_keep_exact_sequences(store_path: Path):
     flow = dex.ChunkedSubscriberFlow()
     with Client(store_path, built_in_flows=False) as client:
-        client.start_flow(flow, FLOW_ID, None, dex.start_options())
+        client.start_flow(flow, FLOW_ID, None, start_options())
         for n in range(1, SEQUENTIAL + 1):
             client.invoke_rpc(flow.register_subscriber, FLOW_ID, registration(n))
         results: dict[int, int] = {}
@@ -77,7 +76,7 @@ def test_asyncio_tasks_keep_exact_sequences(store_path: Path):
 
     async def main() -> list[int]:
         async with AsyncClient(store_path, built_in_flows=False) as client:
-            await client.start_flow(flow, FLOW_ID, None, dex.start_options())
+            await client.start_flow(flow, FLOW_ID, None, start_options())
             return await asyncio.gather(*(register(client, n) for n in range(1, total + 1)))
 
     sequences = asyncio.run(main())

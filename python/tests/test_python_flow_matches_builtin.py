@@ -8,10 +8,9 @@ import dataclasses
 from collections.abc import Iterator
 from typing import Any
 
-import dex_style_chunked_subscriber as dex
 import pytest
 from archive_support import Archive, subscriber_input
-from python_flow_support import dex_page
+from python_flow_support import dex, dex_page, start_options
 
 from attrflow import Client, RPCInvokeOptions, WorkerInvocationError
 from attrflow.flows.chunked_subscriber import GetSubscriberPageInput
@@ -23,9 +22,9 @@ TOKENS = ("current", "00000000000000000101", "00000000000000000001")
 
 @pytest.fixture
 def python_client(store_url: str) -> Iterator[Client]:
-    """A second client on the same store, without the built-in flow types, so the Python
-    ChunkedSubscriberFlow takes their name."""
-    with Client(store_url, built_in_flows=False) as client:
+    """A second client on the same store, in which the name ChunkedSubscriberFlow belongs
+    to the Python flow type (the first client's is the built-in one)."""
+    with Client(store_url) as client:
         yield client
 
 
@@ -47,7 +46,7 @@ def builtin_page(archive: Archive, flow_id: str, token: str) -> dict[str, Any]:
 
 def test_the_dex_style_flow_pages_like_the_builtin_flow(archive: Archive, python_client: Client):
     flow = dex.ChunkedSubscriberFlow()
-    python_client.start_flow(flow, PYTHON_FLOW_ID, None, dex.start_options())
+    python_client.start_flow(flow, PYTHON_FLOW_ID, None, start_options())
     for n in range(1, REGISTRATIONS + 1):
         builtin = archive.register(n)
         given = subscriber_input(n)
@@ -71,7 +70,7 @@ def test_the_dex_style_flow_pages_like_the_builtin_flow(archive: Archive, python
 
 def test_the_dex_style_flow_reports_its_own_errors(python_client: Client):
     flow = dex.ChunkedSubscriberFlow()
-    python_client.start_flow(flow, PYTHON_FLOW_ID, None, dex.start_options())
+    python_client.start_flow(flow, PYTHON_FLOW_ID, None, start_options())
     with pytest.raises(WorkerInvocationError, match="subscriberId is required") as raised:
         python_client.invoke_rpc(
             flow.register_subscriber, PYTHON_FLOW_ID, dex.RegisterSubscriberInput("", "x")

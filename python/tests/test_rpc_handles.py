@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from attrflow import BoundRpc, Client, Flow, RpcDefinition, RpcDescriptor, core_rpc
+from attrflow import Client, Flow
+from attrflow.flow import BoundRpc, RpcDefinition, RpcDescriptor, core_rpc
 from attrflow.flows.chunked_subscriber import (
     FLOW_ID,
     ChunkedSubscriberFlow,
@@ -84,5 +85,5 @@ def test_a_flow_type_the_core_does_not_know_is_refused(client: Client) -> None:
 
     from attrflow import InvalidInputError
 
-    with pytest.raises(InvalidInputError, match='flow type "Echo" is not registered'):
+    with pytest.raises(InvalidInputError, match='flow type "Echo" is not built in'):
         client.invoke_rpc(Echo().echo, "echo-flow", Ping("hi"))

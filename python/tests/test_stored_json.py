@@ -9,7 +9,12 @@ from pathlib import Path
 from archive_support import Archive
 
 from attrflow import Client, StartFlowOptions
-from attrflow.flows.chunked_subscriber import FLOW_ID, ChunkedSubscriberFlow, SubscriberArchiveState
+from attrflow.flows.chunked_subscriber import (
+    FLOW_ID,
+    ChunkedSubscriberFlow,
+    RegisterSubscriberInput,
+    SubscriberArchiveState,
+)
 
 
 def stored_values(path: Path) -> dict[str, object]:
@@ -71,4 +76,16 @@ def test_initial_values_from_python_are_stored_in_camel_case(store_path: Path) -
         raw.close()
     assert "nextSequence" in text
     assert "next_sequence" not in text
-    assert json.loads(text) == {"nextSequence": 41, "latestArchivedChunkToken": ""}
+    # The mirror carries every field of the core's state; the core reads the empty
+    # layout history and the absent window as the defaults it leaves out itself.
+    assert json.loads(text) == {
+        "nextSequence": 41,
+        "latestArchivedChunkToken": "",
+        "layouts": [],
+        "idempotencyWindow": None,
+    }
+    with Client(store_path) as client:
+        added = client.invoke_rpc(
+            flow.register_subscriber, FLOW_ID, RegisterSubscriberInput("s", "s@example.com")
+        )
+    assert added.sequence == 41

@@ -1,76 +1,70 @@
 //! `attrflow::Error` → the exception classes of `attrflow.errors`.
 //!
-//! The classes are defined in pure Python (so they can inherit from `ValueError` and
-//! `LookupError`, carry documented attributes and be type-checked); this module imports
-//! each one once and raises it with the core's message unchanged.
+//! The classes, and the one table from core error kind to class, live in pure Python (so
+//! they can inherit from `ValueError` and `LookupError`, carry documented attributes and be
+//! type-checked). This module only hands each error across: its kind's name, the core's
+//! message unchanged, and the variant's fields by name.
 
 use attrflow::Error;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::PyType;
+use pyo3::types::PyDict;
 
-/// The Python module that defines the exception classes.
+/// The Python module that defines the exception classes and the kind table.
 const ERRORS_MODULE: &str = "attrflow.errors";
+/// The function of [`ERRORS_MODULE`] that builds the exception for a core error.
+const FROM_CORE: &str = "from_core_error";
 
-static LOCK_CONFLICT: PyOnceLock<Py<PyType>> = PyOnceLock::new();
-static FLOW_NOT_FOUND: PyOnceLock<Py<PyType>> = PyOnceLock::new();
-static FLOW_ALREADY_STARTED: PyOnceLock<Py<PyType>> = PyOnceLock::new();
-static INVALID_INPUT: PyOnceLock<Py<PyType>> = PyOnceLock::new();
-static INVALID_PAGE_TOKEN: PyOnceLock<Py<PyType>> = PyOnceLock::new();
-static PAGE_NOT_FOUND: PyOnceLock<Py<PyType>> = PyOnceLock::new();
-static RECORD_NOT_FOUND: PyOnceLock<Py<PyType>> = PyOnceLock::new();
-static NOT_LOADED: PyOnceLock<Py<PyType>> = PyOnceLock::new();
-static WORKER_INVOCATION: PyOnceLock<Py<PyType>> = PyOnceLock::new();
-static STORAGE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static FACTORY: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
-/// The Python exception for a core error: the class of its variant, called with the
-/// core's `Display` text followed by the variant's fields.
+/// The Python exception for a core error, built by `attrflow.errors.from_core_error` from
+/// the kind's name, the core's `Display` text and the variant's fields.
 ///
-/// If `attrflow.errors` cannot be imported, the import failure is returned instead, so
-/// nothing is ever silently swallowed.
+/// If `attrflow.errors` cannot be imported or the call fails, that failure is returned
+/// instead, so nothing is ever silently swallowed.
 pub(crate) fn to_py_err(py: Python<'_>, error: Error) -> PyErr {
+    let kind = error.kind().name();
     let message = error.to_string();
-    let (cell, name, args): (_, _, Vec<String>) = match error {
-        Error::LockConflict(_) => (&LOCK_CONFLICT, "RpcLockConflictError", vec![]),
-        Error::FlowNotFound { flow_id } => (&FLOW_NOT_FOUND, "FlowNotFoundError", vec![flow_id]),
-        Error::FlowAlreadyStarted { flow_id, run_id } => (
-            &FLOW_ALREADY_STARTED,
-            "FlowAlreadyStartedError",
-            vec![flow_id, run_id],
-        ),
-        Error::InvalidInput(_) => (&INVALID_INPUT, "InvalidInputError", vec![]),
-        Error::InvalidPageToken { token } => {
-            (&INVALID_PAGE_TOKEN, "InvalidPageTokenError", vec![token])
+    let fields: Vec<(&str, String)> = match error {
+        Error::FlowNotFound { flow_id } => vec![("flow_id", flow_id)],
+        Error::FlowAlreadyStarted { flow_id, run_id } => {
+            vec![("flow_id", flow_id), ("run_id", run_id)]
         }
-        Error::PageNotFound(_) => (&PAGE_NOT_FOUND, "PageNotFoundError", vec![]),
-        Error::RecordNotFound(_) => (&RECORD_NOT_FOUND, "RecordNotFoundError", vec![]),
-        Error::AttributeMapNotLoaded { physical_name } => (
-            &NOT_LOADED,
-            "AttributeMapNotLoadedError",
-            vec![physical_name],
-        ),
+        Error::InvalidPageToken { token } => vec![("token", token)],
+        Error::AttributeMapNotLoaded { physical_name } => {
+            vec![("physical_name", physical_name)]
+        }
         Error::HandlerFailure {
             error_type,
             message: detail,
-        } => (
-            &WORKER_INVOCATION,
-            "WorkerInvocationError",
-            vec![error_type, detail],
-        ),
-        Error::Storage(_) => (&STORAGE, "StorageError", vec![]),
+        } => vec![
+            ("worker_error_type", error_type),
+            ("worker_error_detail", detail),
+        ],
+        Error::LockConflict(_)
+        | Error::InvalidInput(_)
+        | Error::PageNotFound(_)
+        | Error::RecordNotFound(_)
+        | Error::Storage(_) => vec![],
     };
-    match cell.import(py, ERRORS_MODULE, name) {
-        Ok(class) => {
-            let mut all = Vec::with_capacity(args.len() + 1);
-            all.push(message);
-            all.extend(args);
-            match pyo3::types::PyTuple::new(py, all) {
-                Ok(args) => PyErr::from_type(class.clone(), args.unbind()),
-                Err(err) => err,
-            }
+    let built = (|| -> PyResult<PyErr> {
+        let factory = FACTORY.import(py, ERRORS_MODULE, FROM_CORE)?;
+        let keywords = PyDict::new(py);
+        for (name, value) in fields {
+            keywords.set_item(name, value)?;
         }
-        Err(import_error) => import_error,
-    }
+        let exception = factory.call((kind, message), Some(&keywords))?;
+        Ok(PyErr::from_value(exception))
+    })();
+    built.unwrap_or_else(|failure| failure)
+}
+
+/// The names of every core error kind, for the test that `attrflow.errors` maps each one.
+pub(crate) fn kind_names() -> Vec<&'static str> {
+    attrflow::ErrorKind::ALL
+        .iter()
+        .map(|kind| kind.name())
+        .collect()
 }
 
 /// Converts core results into Python results.

@@ -30,10 +30,10 @@ pub(crate) fn instance_physical_name(
     attrflow::names::instance_physical_name(map, instance).into_py_result(py)
 }
 
-/// Checks a subscriber page token; raises `InvalidPageTokenError` with
-/// `invalid page token "<token>"`.
+/// Checks a subscriber page token and returns the token to use (`current` for `""`);
+/// raises `InvalidPageTokenError` with `invalid page token "<token>"`.
 #[pyfunction]
-pub(crate) fn validate_subscriber_page_token(py: Python<'_>, token: &str) -> PyResult<()> {
+pub(crate) fn validate_subscriber_page_token(py: Python<'_>, token: &str) -> PyResult<String> {
     chunked_subscriber::validate_subscriber_page_token(token).into_py_result(py)
 }
 
@@ -71,10 +71,11 @@ pub(crate) fn customer_profile_partition(py: Python<'_>, email_address: &str) ->
 }
 
 /// Checks only a page token's form (`""`, `current`, or 20 digits, not all zero), as a
-/// caller does before loading the token's chunk under any layout history; raises
-/// `InvalidPageTokenError` with `invalid page token "<token>"`.
+/// caller does before loading the token's chunk under any layout history, and returns the
+/// token to use (`current` for `""`); raises `InvalidPageTokenError` with
+/// `invalid page token "<token>"`.
 #[pyfunction]
-pub(crate) fn validate_page_token_form(py: Python<'_>, token: &str) -> PyResult<()> {
+pub(crate) fn validate_page_token_form(py: Python<'_>, token: &str) -> PyResult<String> {
     chunked_subscriber::validate_page_token_form(token).into_py_result(py)
 }
 

@@ -38,6 +38,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(functions::customer_profile_partition, m)?)?;
     m.add_function(wrap_pyfunction!(functions::validate_page_token_form, m)?)?;
     m.add_function(wrap_pyfunction!(functions::validate_idempotency_key, m)?)?;
+    m.add("ERROR_KINDS", errors::kind_names())?;
     add_chunked_subscriber_constants(m)?;
     add_chunked_log_limits(m)?;
     app_log::add_to(m)?;

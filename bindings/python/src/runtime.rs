@@ -240,6 +240,19 @@ impl NativeRuntime {
         registered.into_py_result(py)
     }
 
+    /// Registers the built-in flow type `flow_type`; raises `InvalidInputError` when no
+    /// built-in flow type has that name or the name is already registered.
+    fn register_built_in(&self, py: Python<'_>, flow_type: String) -> PyResult<()> {
+        let runtime = self.runtime().into_py_result(py)?;
+        let registered = py.detach(move || {
+            let definition = attrflow::flows::built_in_named(&flow_type).ok_or_else(|| {
+                Error::invalid_input(format!("flow type {flow_type:?} is not built in"))
+            })?;
+            runtime.register(definition)
+        });
+        registered.into_py_result(py)
+    }
+
     /// Releases this handle's store. Later calls raise `StorageError`.
     fn close(&self) {
         let released = self

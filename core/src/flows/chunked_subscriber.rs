@@ -107,17 +107,28 @@ pub struct SubscriberPage {
 }
 
 /// Checks a page token by the rules of an archive with the default layout (100 per
-/// chunk); the error is `invalid page token "<t>"`. An archive that changed its chunk size
-/// checks tokens against its own layout history in `GetSubscriberPage`; check only the
-/// form ([`validate_page_token_form`]) before loading a page of such an archive.
-pub fn validate_subscriber_page_token(token: &str) -> Result<()> {
-    LOG.parse_token(token).map(|_| ())
+/// chunk) and returns the token to load and read, as the Dex pattern's validator does:
+/// `current` for `""`, the token itself otherwise. The error is `invalid page token "<t>"`.
+/// An archive that changed its chunk size checks tokens against its own layout history in
+/// `GetSubscriberPage`; check only the form ([`validate_page_token_form`]) before loading a
+/// page of such an archive.
+///
+/// ```
+/// use attrflow::flows::chunked_subscriber::validate_subscriber_page_token;
+/// assert_eq!(validate_subscriber_page_token("")?, "current");
+/// assert_eq!(validate_subscriber_page_token("00000000000000000101")?, "00000000000000000101");
+/// assert!(validate_subscriber_page_token("00000000000000000002").is_err());
+/// # Ok::<(), attrflow::Error>(())
+/// ```
+pub fn validate_subscriber_page_token(token: &str) -> Result<String> {
+    LOG.parse_token(token).map(PageToken::instance_key)
 }
 
-/// Checks only a page token's form (`""`, `current`, or 20 digits, not all zero): what a
-/// caller checks before loading the token's chunk, under any layout history.
-pub fn validate_page_token_form(token: &str) -> Result<()> {
-    PageToken::parse(token).map(|_| ())
+/// Checks only a page token's form (`""`, `current`, or 20 digits, not all zero), what a
+/// caller checks before loading the token's chunk under any layout history, and returns the
+/// token to load and read: `current` for `""`, the token itself otherwise.
+pub fn validate_page_token_form(token: &str) -> Result<String> {
+    PageToken::parse(token).map(PageToken::instance_key)
 }
 
 /// The archive token of the chunk starting at `first_sequence`.

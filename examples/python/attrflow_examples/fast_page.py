@@ -17,7 +17,6 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 from attrflow import AttrflowError
-from attrflow.flows.chunked_subscriber import CURRENT_CHUNK_INSTANCE
 from quart import Quart
 
 from attrflow_examples.app import app_state_of
@@ -49,7 +48,7 @@ class FastPageRoute:
             and scope["path"] == PAGE_PATH
             and (simple := _SIMPLE_QUERY.fullmatch(scope["query_string"])) is not None
         ):
-            token = (simple.group(1) or b"").decode("ascii") or CURRENT_CHUNK_INSTANCE
+            token = (simple.group(1) or b"").decode("ascii")
             try:
                 payload = await subscriber_page(self._app_state, token)
             except AttrflowError:

@@ -37,12 +37,13 @@ for a batch without a key).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Optional
 
 from attrflow import _native
 from attrflow.attribute import AttributeMap
 from attrflow.flow import Flow, core_rpc
+from attrflow.flows.chunked_subscriber import ChunkLayout, IdempotencyWindow
 from attrflow.options import RPCInvokeOptions
 
 __all__ = [
@@ -102,10 +103,13 @@ class LogChunk:
 
 @dataclass
 class LogState:
-    """A log's bookkeeping: the next sequence and the newest archived chunk's token."""
+    """A log's bookkeeping: the next sequence, the newest archived chunk's token, and (not
+    stored while they are the defaults) the layout history and the idempotency window."""
 
     next_sequence: int
     latest_archived_chunk_token: str = ""
+    layouts: list[ChunkLayout] = field(default_factory=list)
+    idempotency_window: Optional[IdempotencyWindow] = None  # noqa: UP045 - Python 3.9
 
 
 @dataclass
@@ -172,7 +176,7 @@ def page_chunk_key(log: str, page_token: str) -> str:
     return _native.app_log_page_chunk_key(log, page_token)
 
 
-class ChunkedLogFlow(Flow):
+class ChunkedLogFlow(Flow[None]):
     """The app log: an RPC-only flow holding any number of named logs."""
 
     flow_type = FLOW_TYPE

@@ -51,6 +51,7 @@ before loading it; the RPC checks it against the archive's layout history.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Optional
 
 from attrflow import _native
 from attrflow.attribute import Attribute, AttributeMap
@@ -143,12 +144,33 @@ class SubscriberChunk:
 
 
 @dataclass
+class ChunkLayout:
+    """One layout of the archive: chunks of ``chunk_size`` from ``from_sequence`` on."""
+
+    from_sequence: int
+    chunk_size: int
+
+
+@dataclass
+class IdempotencyWindow:
+    """How many idempotency keys the archive remembers (1 to 10000) and for how long, in
+    milliseconds (at least 1); input and output of ``SetSubscriberIdempotencyWindow``."""
+
+    max_keys: int
+    max_age_ms: int
+
+
+@dataclass
 class SubscriberArchiveState:
-    """The archive's bookkeeping: the next sequence and the newest archived chunk's token
-    (``""`` before the first archive)."""
+    """The archive's bookkeeping: the next sequence, the newest archived chunk's token
+    (``""`` before the first archive), the layout history (empty, and not stored, while the
+    archive keeps its default chunk size) and the idempotency window (``None``, and not
+    stored, while it is the default)."""
 
     next_sequence: int
     latest_archived_chunk_token: str = ""
+    layouts: list[ChunkLayout] = field(default_factory=list)
+    idempotency_window: Optional[IdempotencyWindow] = None  # noqa: UP045 - Python 3.9
 
 
 @dataclass
@@ -219,14 +241,6 @@ class ChangeChunkSizeInput:
 
 
 @dataclass
-class ChunkLayout:
-    """One layout of the archive: chunks of ``chunk_size`` from ``from_sequence`` on."""
-
-    from_sequence: int
-    chunk_size: int
-
-
-@dataclass
 class ChunkSizeChange:
     """Output of ``ChangeSubscriberChunkSize``: the size, the first sequence it applies
     from, and the whole layout history afterwards, oldest first."""
@@ -236,22 +250,13 @@ class ChunkSizeChange:
     layouts: list[ChunkLayout] = field(default_factory=list)
 
 
-@dataclass
-class IdempotencyWindow:
-    """How many idempotency keys the archive remembers (1 to 10000) and for how long, in
-    milliseconds (at least 1); input and output of ``SetSubscriberIdempotencyWindow``."""
-
-    max_keys: int
-    max_age_ms: int
-
-
 DEFAULT_IDEMPOTENCY_WINDOW = IdempotencyWindow(
     _native.DEFAULT_IDEMPOTENCY_MAX_KEYS, _native.DEFAULT_IDEMPOTENCY_MAX_AGE_MS
 )
 """The window of an archive that never set one: 100 keys, 24 hours."""
 
 
-class ChunkedSubscriberFlow(Flow):
+class ChunkedSubscriberFlow(Flow[None]):
     """The subscriber archive: an RPC-only flow, started once under :data:`FLOW_ID`."""
 
     flow_type = FLOW_TYPE
@@ -283,10 +288,17 @@ class ChunkedSubscriberFlow(Flow):
     """Sets how many idempotency keys are remembered, and for how long."""
 
 
-def validate_subscriber_page_token(token: str) -> None:
-    """Checks a page token by the core's rules; raises ``InvalidPageTokenError`` with
-    ``invalid page token "<token>"``."""
-    _native.validate_subscriber_page_token(token)
+def validate_subscriber_page_token(token: str) -> str:
+    """Checks a page token by the core's rules and returns the token to load and read, as
+    the Dex pattern's validator does: ``current`` for ``""``, the token itself otherwise.
+    Raises ``InvalidPageTokenError`` (a ``ValueError``) with ``invalid page token "<token>"``.
+
+    >>> validate_subscriber_page_token("")
+    'current'
+    >>> validate_subscriber_page_token("00000000000000000101")
+    '00000000000000000101'
+    """
+    return _native.validate_subscriber_page_token(token)
 
 
 def archive_chunk_token(first_sequence: int) -> str:
@@ -298,11 +310,11 @@ def archive_chunk_token(first_sequence: int) -> str:
     return _native.archive_chunk_token(first_sequence)
 
 
-def validate_page_token_form(token: str) -> None:
+def validate_page_token_form(token: str) -> str:
     """Checks only a token's form (``""``, ``current`` or 20 digits, not all zero), as a
-    caller does before loading the token's chunk under any layout history; raises
-    ``InvalidPageTokenError``."""
-    _native.validate_page_token_form(token)
+    caller does before loading the token's chunk under any layout history, and returns the
+    token to load and read (``current`` for ``""``); raises ``InvalidPageTokenError``."""
+    return _native.validate_page_token_form(token)
 
 
 def validate_idempotency_key(key: str) -> None:

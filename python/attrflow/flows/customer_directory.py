@@ -81,7 +81,7 @@ class CustomerProfilePartition:
     profiles_by_canonical_email: dict[str, CustomerProfile] = field(default_factory=dict)
 
 
-class CustomerDirectoryFlow(Flow):
+class CustomerDirectoryFlow(Flow[None]):
     """The customer directory: an RPC-only flow with no initial values, started once under
     :data:`FLOW_ID`."""
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from attrflow import RPCInvokeOptions, RpcLockConflictError, StartFlowOptions
 from attrflow.flows.chunked_subscriber import (
-    CURRENT_CHUNK_INSTANCE,
     FLOW_ID,
     GetSubscriberPageInput,
     RegisterSubscriberInput,
@@ -85,20 +84,18 @@ def create_sequentially_chunked_attribute_map_blueprint(
 
     @blueprint.get("/subscribers")
     async def get_subscriber_page() -> Response:
-        # An instance key may not be empty, so "no token" is spelled out before loading.
-        page_token = request.args.get("pageToken", "") or CURRENT_CHUNK_INSTANCE
-        return jsonify(await subscriber_page(app_state, page_token))
+        return jsonify(await subscriber_page(app_state, request.args.get("pageToken", "")))
 
     return blueprint
 
 
 async def subscriber_page(app_state: AppState, page_token: str) -> dict[str, object]:
-    """The body of ``GET /subscribers?pageToken=<page_token>`` (a non-empty token)."""
+    """The body of ``GET /subscribers?pageToken=<page_token>`` ("" is ``current``)."""
     # Checked before the load is built, so that any malformed token (one with a "/", say,
-    # which is no instance key at all) gets the core's page-token message. Only the form:
-    # whether it is a chunk boundary depends on the archive's layout history, which the RPC
-    # checks.
-    validate_page_token_form(page_token)
+    # which is no instance key at all) gets the core's page-token message; "" comes back as
+    # "current". Only the form: whether it is a chunk boundary depends on the archive's
+    # layout history, which the RPC checks.
+    page_token = validate_page_token_form(page_token)
     flow = app_state.flow
     page = await app_state.client.invoke_rpc(
         flow.get_subscriber_page,

@@ -1,0 +1,1 @@
+"""The hash-partitioned AttributeMap pattern, in the Dex idiom."""

@@ -1,0 +1,1 @@
+"""The sequentially chunked AttributeMap pattern, in the Dex idiom."""
