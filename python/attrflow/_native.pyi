@@ -2,12 +2,13 @@
 
 Values cross as JSON text, or are built straight into Python values by a :class:`Decoder`;
 errors are raised as the classes of :mod:`attrflow.errors`. Every method that touches the
-store releases the GIL while it runs; the ``submit_*`` methods and
-``Runtime.open_in_background`` run it on the module's own worker threads and report through
-``done(value, None)`` or ``done(None, exception)``, called on that worker thread.
+store releases the GIL while it runs; given ``done``, ``Runtime.start_flow``,
+``Runtime.call_rpc`` and ``Runtime.open_in_background`` run it on the module's own worker
+threads instead and report through ``done(value, None)`` or ``done(None, exception)``,
+called on that worker thread.
 """
 
-from typing import Any, Callable, final
+from typing import Any, Callable, final, overload
 
 __all__ = [
     "APP_LOG_APPEND_LOG_RECORD",
@@ -138,22 +139,37 @@ class Runtime:
     ) -> Runtime: ...
     @staticmethod
     def open_in_background(
-        done: _Done, url: str, synchronous: str | None = None, built_in_flows: bool = True
+        url: str, synchronous: str | None = None, built_in_flows: bool = True, *, done: _Done
     ) -> None:
         """Opens a store on a worker thread; ``done`` receives the :class:`Runtime`."""
     @property
     def location(self) -> str: ...
     @property
     def closed(self) -> bool: ...
+    @overload
     def start_flow(
         self,
         flow_type: str,
         flow_id: str,
         ignore_already_started: bool = False,
         initial: list[tuple[str, str | None, str]] = ...,
+        *,
+        done: None = None,
     ) -> str:
         """Starts a flow; ``initial`` holds ``(name, instance or None, json)``. Returns the
         run ID."""
+    @overload
+    def start_flow(
+        self,
+        flow_type: str,
+        flow_id: str,
+        ignore_already_started: bool = False,
+        initial: list[tuple[str, str | None, str]] = ...,
+        *,
+        done: _Done,
+    ) -> None:
+        """Starts a flow on a worker thread; ``done`` receives the run ID."""
+    @overload
     def call_rpc(
         self,
         decoder: Decoder,
@@ -165,11 +181,13 @@ class Runtime:
         lock_instances: list[tuple[str, str]] = ...,
         load_instances: list[tuple[str, str]] = ...,
         run_id: str = ...,
+        *,
+        done: None = None,
     ) -> Any:
         """Invokes an RPC with JSON input; returns its output decoded by ``decoder``."""
-    def submit_rpc(
+    @overload
+    def call_rpc(
         self,
-        done: _Done,
         decoder: Decoder,
         what: str,
         flow_type: str,
@@ -179,17 +197,10 @@ class Runtime:
         lock_instances: list[tuple[str, str]] = ...,
         load_instances: list[tuple[str, str]] = ...,
         run_id: str = ...,
-    ) -> None:
-        """``call_rpc`` on a worker thread; ``done`` receives the decoded output."""
-    def submit_start_flow(
-        self,
+        *,
         done: _Done,
-        flow_type: str,
-        flow_id: str,
-        ignore_already_started: bool = False,
-        initial: list[tuple[str, str | None, str]] = ...,
     ) -> None:
-        """``start_flow`` on a worker thread; ``done`` receives the run ID."""
+        """Invokes an RPC on a worker thread; ``done`` receives the decoded output."""
     def register_flow(
         self, flow_type: str, attributes: list[str], maps: list[str], rpcs: list[_Rpc]
     ) -> None:
@@ -199,8 +210,8 @@ class Runtime:
     def close(self) -> None: ...
 
 def wait_for_calls(timeout: float) -> int:
-    """Waits until no ``submit_*`` call is running (or ``timeout`` seconds); returns how many
-    still are."""
+    """Waits until no call handed to a worker thread is running (or ``timeout`` seconds);
+    returns how many still are."""
 
 def validate_flow_id(flow_id: str) -> None: ...
 def validate_definition_name(what: str, name: str) -> None: ...

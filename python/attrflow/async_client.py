@@ -117,7 +117,7 @@ class AsyncClient:
     ) -> str:
         """See :meth:`attrflow.Client.start_flow`. Cancelled, the start may still happen."""
         arguments = self._client._start_arguments(flow, flow_id, input, options)
-        run_id: str = await _submit(self._client._runtime.submit_start_flow, *arguments)
+        run_id: str = await _submit(self._client._runtime.start_flow, *arguments)
         return run_id
 
     async def invoke_rpc(
@@ -132,7 +132,7 @@ class AsyncClient:
         """See :meth:`attrflow.Client.invoke_rpc`. Cancelled, the call still runs to its end
         and may commit; its result is dropped."""
         arguments = self._client._rpc_call(rpc, flow_id, input, run_id, options)
-        output: O = await _submit(self._client._runtime.submit_rpc, *arguments)
+        output: O = await _submit(self._client._runtime.call_rpc, *arguments)
         return output
 
     def close(self) -> _Done:
@@ -157,9 +157,9 @@ class AsyncClient:
         return f"<attrflow.AsyncClient {self.store!r} ({state})>"
 
 
-def _submit(start: Callable[..., None], *arguments: Any) -> asyncio.Future[Any]:
-    """A future of the running loop that ``start(done, *arguments)`` completes: ``done`` is
-    called on a worker thread and settles the future on the loop's thread."""
+def _submit(start: Callable[..., object], *arguments: Any) -> asyncio.Future[Any]:
+    """A future of the running loop that ``start(*arguments, done=done)`` completes: ``done``
+    is called on a worker thread and settles the future on the loop's thread."""
     loop = asyncio.get_running_loop()
     future: asyncio.Future[Any] = loop.create_future()
 
@@ -168,7 +168,7 @@ def _submit(start: Callable[..., None], *arguments: Any) -> asyncio.Future[Any]:
         with contextlib.suppress(RuntimeError):
             loop.call_soon_threadsafe(_settle, future, value, error)
 
-    start(done, *arguments)
+    start(*arguments, done=done)
     return future
 
 

@@ -132,7 +132,7 @@ pub(crate) fn submit<T, W, F>(done: Py<PyAny>, work: W, finish: F) -> PyResult<(
 where
     T: Send + 'static,
     W: FnOnce() -> T + Send + 'static,
-    F: for<'py> FnOnce(Python<'py>, T) -> PyResult<Bound<'py, PyAny>> + Send + 'static,
+    F: FnOnce(Python<'_>, T) -> PyResult<Py<PyAny>> + Send + 'static,
 {
     let (pool, in_flight) = start_call()?;
     drop(pool.spawn_blocking(move || {

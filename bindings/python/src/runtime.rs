@@ -51,19 +51,19 @@ impl NativeRuntime {
     /// Opens the store like the constructor, on a worker thread: returns at once and later
     /// calls `done(runtime, None)` or `done(None, exception)` from that thread.
     #[staticmethod]
-    #[pyo3(signature = (done, url, synchronous = None, built_in_flows = true))]
+    #[pyo3(signature = (url, synchronous = None, built_in_flows = true, *, done))]
     fn open_in_background(
-        done: Py<PyAny>,
         url: String,
         synchronous: Option<String>,
         built_in_flows: bool,
+        done: Py<PyAny>,
     ) -> PyResult<()> {
         executor::submit(
             done,
             move || open(&url, synchronous.as_deref(), built_in_flows),
             |py, opened| {
                 let runtime = NativeRuntime::from(opened.into_py_result(py)?);
-                Ok(Bound::new(py, runtime)?.into_any())
+                Ok(Bound::new(py, runtime)?.into_any().unbind())
             },
         )
     }
@@ -85,17 +85,28 @@ impl NativeRuntime {
 
     /// Starts a flow and returns its run ID. `initial` lists initial values as
     /// `(attribute_or_map, instance_or_None, json_text)`, in the order given.
-    #[pyo3(signature = (flow_type, flow_id, ignore_already_started = false, initial = Vec::new()))]
-    fn start_flow(
+    ///
+    /// With `done`, the start runs on a worker thread instead: this returns `None` at once
+    /// and `done(run_id, None)` or `done(None, exception)` is called from that thread.
+    #[pyo3(signature = (
+        flow_type,
+        flow_id,
+        ignore_already_started = false,
+        initial = Vec::new(),
+        *,
+        done = None,
+    ))]
+    fn start_flow<'py>(
         &self,
-        py: Python<'_>,
+        py: Python<'py>,
         flow_type: String,
         flow_id: String,
         ignore_already_started: bool,
         initial: Vec<InitialArg>,
-    ) -> PyResult<String> {
+        done: Option<Py<PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let runtime = self.runtime().into_py_result(py)?;
-        let started = py.detach(move || {
+        let start = move || {
             start_flow(
                 &runtime,
                 &flow_type,
@@ -103,36 +114,18 @@ impl NativeRuntime {
                 ignore_already_started,
                 initial,
             )
-        });
-        started.into_py_result(py)
-    }
-
-    /// `start_flow` on a worker thread: returns at once and later calls
-    /// `done(run_id, None)` or `done(None, exception)` from that thread.
-    #[pyo3(signature = (done, flow_type, flow_id, ignore_already_started = false, initial = Vec::new()))]
-    fn submit_start_flow(
-        &self,
-        py: Python<'_>,
-        done: Py<PyAny>,
-        flow_type: String,
-        flow_id: String,
-        ignore_already_started: bool,
-        initial: Vec<InitialArg>,
-    ) -> PyResult<()> {
-        let runtime = self.runtime().into_py_result(py)?;
-        executor::submit(
-            done,
-            move || {
-                start_flow(
-                    &runtime,
-                    &flow_type,
-                    &flow_id,
-                    ignore_already_started,
-                    initial,
-                )
-            },
-            |py, started| Ok(started.into_py_result(py)?.into_pyobject(py)?.into_any()),
-        )
+        };
+        let finish = |py: Python<'_>, started: attrflow::Result<String>| {
+            Ok(started
+                .into_py_result(py)?
+                .into_pyobject(py)?
+                .into_any()
+                .unbind())
+        };
+        match done {
+            Some(done) => submitted(py, executor::submit(done, start, finish)),
+            None => Ok(finish(py, py.detach(start))?.into_bound(py)),
+        }
     }
 
     /// Invokes an RPC and returns its output decoded by `decoder` (`what` names the output
@@ -140,6 +133,10 @@ impl NativeRuntime {
     ///
     /// `lock_instances` and `load_instances` are `(map, instance)` pairs added to the RPC's
     /// fixed locks and loads for this call. A non-empty `run_id` must be the flow's run.
+    ///
+    /// With `done`, the call runs on a worker thread instead: this returns `None` at once
+    /// and `done(output, None)` or `done(None, exception)` is called from that thread. The
+    /// call runs to its end (and may commit) whatever becomes of the caller meanwhile.
     #[pyo3(signature = (
         decoder,
         what,
@@ -150,6 +147,8 @@ impl NativeRuntime {
         lock_instances = Vec::new(),
         load_instances = Vec::new(),
         run_id = String::new(),
+        *,
+        done = None,
     ))]
     #[allow(clippy::too_many_arguments)]
     fn call_rpc<'py>(
@@ -164,6 +163,7 @@ impl NativeRuntime {
         lock_instances: Vec<InstanceArg>,
         load_instances: Vec<InstanceArg>,
         run_id: String,
+        done: Option<Py<PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let call = self.rpc_call(
             py,
@@ -172,52 +172,13 @@ impl NativeRuntime {
             load_instances,
             run_id,
         )?;
-        let output = py.detach(move || call.run());
-        decode::decoded(py, output, decoder.get(), &what)
-    }
-
-    /// `call_rpc` on a worker thread: returns at once and later calls
-    /// `done(output, None)` or `done(None, exception)` from that thread. The call runs to
-    /// its end (and may commit) whatever becomes of the caller meanwhile.
-    #[pyo3(signature = (
-        done,
-        decoder,
-        what,
-        flow_type,
-        flow_id,
-        rpc_name,
-        input_json,
-        lock_instances = Vec::new(),
-        load_instances = Vec::new(),
-        run_id = String::new(),
-    ))]
-    #[allow(clippy::too_many_arguments)]
-    fn submit_rpc(
-        &self,
-        py: Python<'_>,
-        done: Py<PyAny>,
-        decoder: Py<Decoder>,
-        what: String,
-        flow_type: String,
-        flow_id: String,
-        rpc_name: String,
-        input_json: String,
-        lock_instances: Vec<InstanceArg>,
-        load_instances: Vec<InstanceArg>,
-        run_id: String,
-    ) -> PyResult<()> {
-        let call = self.rpc_call(
-            py,
-            (flow_type, flow_id, rpc_name, input_json),
-            lock_instances,
-            load_instances,
-            run_id,
-        )?;
-        executor::submit(
-            done,
-            move || call.run(),
-            move |py, output| decode::decoded(py, output, decoder.get(), &what),
-        )
+        let finish = move |py: Python<'_>, output: attrflow::Result<Value>| {
+            Ok(decode::decoded(py, output, decoder.get(), &what)?.unbind())
+        };
+        match done {
+            Some(done) => submitted(py, executor::submit(done, move || call.run(), finish)),
+            None => Ok(finish(py, py.detach(move || call.run()))?.into_bound(py)),
+        }
     }
 
     /// Registers a flow type defined in Python. `rpcs` lists
@@ -345,6 +306,11 @@ fn open(url: &str, synchronous: Option<&str>, built_in_flows: bool) -> attrflow:
     } else {
         Runtime::without_built_ins(store)
     })
+}
+
+/// `None`, once a call is handed to a worker thread.
+fn submitted(py: Python<'_>, handed: PyResult<()>) -> PyResult<Bound<'_, PyAny>> {
+    handed.map(|()| py.None().into_bound(py))
 }
 
 fn start_flow(
