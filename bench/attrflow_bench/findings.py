@@ -55,10 +55,11 @@ Quart's request handling (request context, routing, signals, the response object
 most of each request's time, about 1 ms of CPU, and uvicorn instead of hypercorn gained
 only about 15%. The plain page read is now answered by a small ASGI route before Quart
 (`attrflow_examples/fast_page.py`); with it the server matters (uvicorn served the same app
-1.4–2.3× as fast as hypercorn in the runs of section 3b). Per request, the attrflow call (about 120 µs of CPU
-over both threads), turning the 100 `Subscriber`s into the route's dicts and `json.dumps`
-of 10 KB (about 60 µs), and uvicorn's own work. The floor does none of that: it sends a
-constant body. wrk, the service's event loop and its worker threads share the two cores.
+1.4–2.3× as fast as hypercorn in the runs of section 3b). Per request, the attrflow
+call (about 120 µs of CPU over both threads), turning the 100 `Subscriber`s into the
+route's dicts and `json.dumps` of 10 KB (about 60 µs), and uvicorn's own work. The floor
+does none of that: it sends a constant body. wrk, the service's event loop and its worker
+threads share the two cores.
 Register p99 under 16 connections is the FULL commits queuing behind one another on the one
 `current` chunk, with the service's lock-conflict retries: group commit (one fsync for
 many appenders) is what shortens that queue."""
