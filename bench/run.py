@@ -16,7 +16,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from attrflow_bench import concurrency, machine, phases, report
+from attrflow_bench import concurrency, machine, phases, python_speed, report
 from attrflow_bench.plan import FULL, SMOKE
 from attrflow_bench.results import Results
 from attrflow_bench.rust_bench import RustBench
@@ -63,9 +63,13 @@ def main(argv: list[str] | None = None) -> None:
     phases.rust_figures(rust, plan, results)
     log("Python clients against Rust-native calls")
     phases.client_figures(rust, plan, results)
+    log("Python: 16 AsyncClient tasks against 16 Rust threads")
+    python_speed.concurrency_figures(rust, plan, results)
     if phases.tool_available("wrk") or not args.smoke:
         log("HTTP under wrk")
         phases.http_figures(rust, SERVE_PY, plan, results)
+        log("HTTP: the service against a bare-ASGI floor")
+        python_speed.http_floor_figures(rust, SERVE_PY, plan, results)
     if phases.tool_available("redis-server") or not args.smoke:
         log("Redis Streams")
         phases.redis_figures(rust, plan, results)

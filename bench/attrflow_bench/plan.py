@@ -23,6 +23,8 @@ class Plan:
     http_connections: tuple[int, ...]
     memory_records: int
     memory_repeats: int
+    concurrent_workers: int = 16
+    concurrent_appends: int = 50
 
 
 FULL = Plan(
@@ -57,4 +59,6 @@ SMOKE = Plan(
     http_connections=(1, 2),
     memory_records=250,
     memory_repeats=2,
+    concurrent_workers=4,
+    concurrent_appends=3,
 )

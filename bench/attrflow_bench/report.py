@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from attrflow_bench import concurrency
+from attrflow_bench import concurrency, report_python
 from attrflow_bench.findings import CLOSING, FINDINGS
 from attrflow_bench.results import Results
 from attrflow_bench.stats import Summary
@@ -230,7 +230,8 @@ def _sections(results: Results, sizes: list[int], plotted: bool) -> list[str]:
             results,
         ),
         "",
-        "HTTP: the example service (`serve.py`, hypercorn, access log on) on loopback, driven by",
+        "HTTP: the example service (`serve.py`: uvicorn with uvloop and httptools, access log",
+        "on) on loopback, driven by",
         "wrk with 1 and 16 open connections; `register` is POST .../register (FULL, the",
         "service's default), `page` GETs the archived page. Under 16 connections registers",
         "contend for the one `current` chunk: the service retries lock conflicts itself, and",
@@ -250,6 +251,7 @@ def _sections(results: Results, sizes: list[int], plotted: bool) -> list[str]:
     lines += [
         _table(http_rows, results) if http_rows else "Not measured: wrk is not installed.",
         "",
+        *report_python.section(results, _table),
         "## 4. Redis Streams at matched durability",
         "",
         "redis-server on loopback with an append-only file in a throwaway folder: `appendfsync",

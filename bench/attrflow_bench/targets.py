@@ -64,13 +64,13 @@ def all_targets(sizes: list[int]) -> list[Target]:
             "3-sync-register",
             "Python `Client.invoke_rpc` register / Rust-native (calls/s)",
             _ratio("python_sync.register_per_s", "native.register_per_s"),
-            0.7,
+            0.8,
         ),
         Target(
             "3-async-register",
             "Python `AsyncClient.invoke_rpc` register / Rust-native (calls/s)",
             _ratio("python_async.register_per_s", "native.register_per_s"),
-            0.7,
+            0.8,
         ),
         Target(
             "3-sync-page",
@@ -84,6 +84,7 @@ def all_targets(sizes: list[int]) -> list[Target]:
             _ratio("python_async.page_per_s", "native.page_per_s"),
             0.7,
         ),
+        *python_targets(),
         Target(
             "4-append-full",
             "appends/s, attrflow FULL / Redis XADD appendfsync always",
@@ -109,5 +110,37 @@ def all_targets(sizes: list[int]) -> list[Target]:
             100.0,
             True,
             " MiB",
+        ),
+    ]
+
+
+def python_targets() -> list[Target]:
+    """Section 3b's targets: Python concurrency against Rust threads, HTTP against the floor."""
+    return [
+        Target(
+            "3-concurrent-normal",
+            "16 `AsyncClient` tasks / 16 Rust threads, appends/s, NORMAL",
+            _ratio("python_concurrent.appends_per_s@normal", "concurrent.appends_per_s@normal"),
+            0.8,
+        ),
+        Target(
+            "3-concurrent-full",
+            "16 `AsyncClient` tasks / 16 Rust threads, appends/s, FULL",
+            _ratio("python_concurrent.appends_per_s@full", "concurrent.appends_per_s@full"),
+            0.8,
+        ),
+        Target(
+            "3-http-page",
+            "HTTP archived page / bare-ASGI floor (req/s, 16 connections)",
+            _ratio("http16.service_page_per_s", "http16.floor_per_s"),
+            0.25,
+        ),
+        Target(
+            "3-http-register-p99",
+            "HTTP register p99, 16 connections (FULL)",
+            lambda results: results.values("http16.register_p99_ms"),
+            20.0,
+            True,
+            " ms",
         ),
     ]

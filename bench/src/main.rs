@@ -6,6 +6,7 @@
 //! attrflow-bench append-growth  --dir D [--sizes 1000,100000] [--appends N] [--naive-appends N] [--repeats R]
 //! attrflow-bench durable        --dir D [--history N] [--appends N] [--repeats R]
 //! attrflow-bench native-rates   --dir D [--history N] [--calls N] [--repeats R]
+//! attrflow-bench concurrent-appends --dir D [--workers N] [--appends N] [--repeats R]
 //! attrflow-bench populate       --store PATH --records N
 //! attrflow-bench concurrency    --dir D [--threads 16] [--seconds S] [--repeats R] [--latency-calls N]
 //! ```
@@ -15,6 +16,7 @@
 
 mod args;
 mod concurrency;
+mod concurrent;
 mod fsync;
 mod naive_log;
 mod populate;
@@ -31,7 +33,7 @@ use args::Args;
 pub type BenchResult<T> = Result<T, Box<dyn std::error::Error>>;
 
 const USAGE: &str =
-    "usage: attrflow-bench <fsync|append-growth|durable|native-rates|populate|concurrency> [--option value]...";
+    "usage: attrflow-bench <fsync|append-growth|durable|native-rates|concurrent-appends|populate|concurrency> [--option value]...";
 
 fn main() -> ExitCode {
     match run() {
@@ -55,6 +57,7 @@ fn run() -> BenchResult<serde_json::Value> {
         "append-growth" => scenarios::append_growth(&args)?,
         "durable" => scenarios::durable(&args)?,
         "native-rates" => scenarios::native_rates(&args)?,
+        "concurrent-appends" => concurrent::run(&args)?,
         "populate" => populate::run(&args)?,
         "concurrency" => concurrency::run(&args)?,
         other => return Err(format!("unknown command {other:?}; {USAGE}").into()),

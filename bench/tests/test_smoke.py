@@ -51,9 +51,12 @@ def test_the_smoke_run_writes_every_figure_and_target(tmp_path: Path) -> None:
         "native.register_per_s",
         "python_sync.page_per_s",
         "python_async.register_per_s",
+        "concurrent.appends_per_s@full",
+        "python_concurrent.appends_per_s@normal",
     ]
     if shutil.which("wrk"):
         expected += ["http.register.c1.p50_ms", "http.page.c2.p99_ms"]
+        expected += ["http16.floor_per_s", "http16.service_page_per_s", "http16.register_p99_ms"]
     if shutil.which("redis-server"):
         expected += ["redis.xadd_per_s@full", "attrflow.current_page_us@normal"]
         expected += [
@@ -69,6 +72,8 @@ def test_the_smoke_run_writes_every_figure_and_target(tmp_path: Path) -> None:
 
     report = out.read_text()
     for key in ("| 1 |", "| 2-full |", "| 2-normal |", "| 3-sync-page |", "| 5 |"):
+        assert key in report
+    for key in ("| 3-concurrent-full |", "| 3-http-page |"):
         assert key in report
     assert "## Closing note" in report
     assert (tmp_path / "BENCHMARKS-append-growth.png").is_file()

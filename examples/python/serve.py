@@ -3,17 +3,17 @@
 Usage::
 
     python examples/python/serve.py --host 127.0.0.1 --port 8080 --store data/attrflow.db
+    python examples/python/serve.py ... --no-access-log   # no line per request on stdout
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 
 from attrflow import AttrflowError
 
-from attrflow_examples.server import serve
+from attrflow_examples.server import run, serve
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
@@ -31,6 +31,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=DEFAULT_STORE,
         help="SQLite file path, sqlite: or postgresql:// URL of the store (default: %(default)s)",
     )
+    parser.add_argument(
+        "--no-access-log",
+        dest="access_log",
+        action="store_false",
+        help="do not log each request on stdout",
+    )
     return parser.parse_args(argv)
 
 
@@ -42,7 +48,7 @@ def main(argv: list[str] | None = None) -> None:
     """
     args = parse_args(argv)
     try:
-        asyncio.run(serve(args.host, args.port, args.store))
+        run(serve(args.host, args.port, args.store, access_log=args.access_log))
     except AttrflowError as error:
         sys.exit(f"serve.py: cannot serve the store {args.store!r}: {error}")
     except OSError as error:  # the address is taken, or not ours to listen on

@@ -1,10 +1,14 @@
 """Type stub of ``attrflow._native``, the PyO3 bridge to the Rust core (hand-kept).
 
-Values cross as JSON text; errors are raised as the classes of :mod:`attrflow.errors`.
-Every method that touches the store releases the GIL while it runs.
+Values cross as JSON text, or are built straight into Python values by a :class:`Decoder`;
+errors are raised as the classes of :mod:`attrflow.errors`. Every method that touches the
+store releases the GIL while it runs; given ``done``, ``Runtime.start_flow``,
+``Runtime.call_rpc`` and ``Runtime.open_in_background`` run it on the module's own worker
+threads instead and report through ``done(value, None)`` or ``done(None, exception)``,
+called on that worker thread.
 """
 
-from typing import Callable, final
+from typing import Any, Callable, final, overload
 
 __all__ = [
     "APP_LOG_APPEND_LOG_RECORD",
@@ -46,6 +50,7 @@ __all__ = [
     "METRICS_SPAN_HANDLER",
     "METRICS_SPAN_LOCK_WAIT",
     "METRICS_SPAN_RPC",
+    "Decoder",
     "MetricsSnapshot",
     "RpcContext",
     "Runtime",
@@ -62,6 +67,7 @@ __all__ = [
     "validate_idempotency_key",
     "validate_page_token_form",
     "validate_subscriber_page_token",
+    "wait_for_calls",
 ]
 
 __version__: str
@@ -99,6 +105,16 @@ DEFAULT_IDEMPOTENCY_MAX_AGE_MS: int
 _Lock = tuple[str, str | None]
 _Load = tuple[str, str]
 _Rpc = tuple[str, list[_Lock], list[_Load], bool, Callable[[RpcContext, str], str]]
+
+_Done = Callable[[Any, BaseException | None], object]
+
+@final
+class Decoder:
+    """A type described by :func:`attrflow.codec.decoder`; builds its values from JSON."""
+
+    def __new__(cls, nodes: list[tuple[Any, ...]]) -> Decoder: ...
+    def decode_json(self, text: str, what: str) -> Any:
+        """``text`` decoded as the type; raises ``ValueMappingError`` naming a mismatch."""
 
 @final
 class RpcContext:
@@ -158,21 +174,43 @@ class Runtime:
     def __new__(
         cls, url: str, synchronous: str | None = None, built_in_flows: bool = True
     ) -> Runtime: ...
+    @staticmethod
+    def open_in_background(
+        url: str, synchronous: str | None = None, built_in_flows: bool = True, *, done: _Done
+    ) -> None:
+        """Opens a store on a worker thread; ``done`` receives the :class:`Runtime`."""
     @property
     def location(self) -> str: ...
     @property
     def closed(self) -> bool: ...
+    @overload
     def start_flow(
         self,
         flow_type: str,
         flow_id: str,
         ignore_already_started: bool = False,
         initial: list[tuple[str, str | None, str]] = ...,
+        *,
+        done: None = None,
     ) -> str:
         """Starts a flow; ``initial`` holds ``(name, instance or None, json)``. Returns the
         run ID."""
-    def invoke_rpc(
+    @overload
+    def start_flow(
         self,
+        flow_type: str,
+        flow_id: str,
+        ignore_already_started: bool = False,
+        initial: list[tuple[str, str | None, str]] = ...,
+        *,
+        done: _Done,
+    ) -> None:
+        """Starts a flow on a worker thread; ``done`` receives the run ID."""
+    @overload
+    def call_rpc(
+        self,
+        decoder: Decoder,
+        what: str,
         flow_type: str,
         flow_id: str,
         rpc_name: str,
@@ -180,8 +218,26 @@ class Runtime:
         lock_instances: list[tuple[str, str]] = ...,
         load_instances: list[tuple[str, str]] = ...,
         run_id: str = ...,
-    ) -> str:
-        """Invokes an RPC with JSON input; returns its JSON output."""
+        *,
+        done: None = None,
+    ) -> Any:
+        """Invokes an RPC with JSON input; returns its output decoded by ``decoder``."""
+    @overload
+    def call_rpc(
+        self,
+        decoder: Decoder,
+        what: str,
+        flow_type: str,
+        flow_id: str,
+        rpc_name: str,
+        input_json: str,
+        lock_instances: list[tuple[str, str]] = ...,
+        load_instances: list[tuple[str, str]] = ...,
+        run_id: str = ...,
+        *,
+        done: _Done,
+    ) -> None:
+        """Invokes an RPC on a worker thread; ``done`` receives the decoded output."""
     def register_flow(
         self, flow_type: str, attributes: list[str], maps: list[str], rpcs: list[_Rpc]
     ) -> None:
@@ -189,6 +245,10 @@ class Runtime:
     def register_built_in(self, flow_type: str) -> None:
         """Registers the built-in flow type ``flow_type``."""
     def close(self) -> None: ...
+
+def wait_for_calls(timeout: float) -> int:
+    """Waits until no call handed to a worker thread is running (or ``timeout`` seconds);
+    returns how many still are."""
 
 def validate_flow_id(flow_id: str) -> None: ...
 def validate_definition_name(what: str, name: str) -> None: ...

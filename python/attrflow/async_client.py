@@ -1,19 +1,31 @@
 """The asyncio client: :class:`AsyncClient`, with the methods of the Dex SDK's
 ``AsyncClient``.
 
-Each call runs the blocking core call on a worker thread (``asyncio.to_thread``); the core
-releases the GIL while it works, so many tasks' calls overlap and the event loop stays free.
+Each call is handed to the native module's own worker threads (not the event loop's default
+executor, so there is no cap on how many calls overlap beyond the store's own limits); when
+the core is done, the worker completes the awaited future through the loop's
+``call_soon_threadsafe``. The output is decoded on the worker too, so the event loop only
+receives the finished value.
+
+Cancellation: cancelling a task that awaits a call does not stop the call. The call runs to
+its end in the core and may commit its writes (a registration may be stored); its result,
+or its error, is dropped. The same holds when the event loop closes while a call runs. To
+find out whether a cancelled write happened, read the state again, or use the idempotent
+RPCs (a retried key is stored once).
 """
 
 from __future__ import annotations
 
 import asyncio
+import atexit
+import contextlib
 import os
 from collections.abc import Generator
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, Callable, TypeVar
 
-from attrflow.client import DEFAULT_STORE, Client
+from attrflow import _native
+from attrflow.client import DEFAULT_STORE, Client, _check_store
 from attrflow.flow import BoundRpc, Flow
 from attrflow.metrics import Metrics
 from attrflow.options import RPCInvokeOptions, StartFlowOptions
@@ -25,6 +37,13 @@ O = TypeVar("O")  # noqa: E741 - output type
 
 _DEFAULT_START = StartFlowOptions()
 _DEFAULT_INVOKE = RPCInvokeOptions()
+
+EXIT_WAIT_SECONDS = 60.0
+"""How long the interpreter waits at exit for calls still running on the worker threads
+(their callers were cancelled, or their loop closed): the calls finish, and may commit, before
+the interpreter goes away."""
+
+atexit.register(_native.wait_for_calls, EXIT_WAIT_SECONDS)
 
 
 class _Done:
@@ -38,8 +57,12 @@ class _Done:
 
 class AsyncClient:
     """An asyncio client over one store; see :class:`attrflow.Client` for ``store`` and
-    ``synchronous``, ``built_in_flows`` and flows defined in Python. The store is opened
-    when the client is made."""
+    ``synchronous``, ``built_in_flows`` and flows defined in Python.
+
+    ``AsyncClient(store)`` (the Dex idiom) opens the store in the constructor, on the
+    calling thread: quick for an SQLite file, but a PostgreSQL connect waits for the
+    server. ``await AsyncClient.open(store)`` opens it on a worker thread, so the event loop
+    keeps running meanwhile."""
 
     def __init__(
         self,
@@ -49,6 +72,28 @@ class AsyncClient:
         built_in_flows: bool = True,
     ) -> None:
         self._client = Client(store, synchronous=synchronous, built_in_flows=built_in_flows)
+
+    @classmethod
+    async def open(
+        cls,
+        store: str | os.PathLike[str] = DEFAULT_STORE,
+        *,
+        synchronous: str | None = None,
+        built_in_flows: bool = True,
+    ) -> AsyncClient:
+        """Opens the store like the constructor, without blocking the event loop. If the
+        awaiting task is cancelled, the store opened meanwhile is closed again."""
+        url = _check_store(store, synchronous, built_in_flows)
+        # Built-in flow types are registered on first use, as by Client.
+        opening = _submit(_native.Runtime.open_in_background, url, synchronous, False)
+        try:
+            runtime: _native.Runtime = await asyncio.shield(opening)
+        except asyncio.CancelledError:
+            opening.add_done_callback(_close_opened)
+            raise
+        client = cls.__new__(cls)
+        client._client = Client._over(runtime, built_in_flows)
+        return client
 
     @property
     def store(self) -> str:
@@ -71,8 +116,10 @@ class AsyncClient:
         input: None = None,
         options: StartFlowOptions = _DEFAULT_START,
     ) -> str:
-        """See :meth:`attrflow.Client.start_flow`."""
-        return await asyncio.to_thread(self._client.start_flow, flow, flow_id, input, options)
+        """See :meth:`attrflow.Client.start_flow`. Cancelled, the start may still happen."""
+        arguments = self._client._start_arguments(flow, flow_id, input, options)
+        run_id: str = await _submit(self._client._runtime.start_flow, *arguments)
+        return run_id
 
     async def invoke_rpc(
         self,
@@ -83,10 +130,11 @@ class AsyncClient:
         run_id: str = "",
         options: RPCInvokeOptions = _DEFAULT_INVOKE,
     ) -> O:
-        """See :meth:`attrflow.Client.invoke_rpc`."""
-        return await asyncio.to_thread(
-            self._client.invoke_rpc, rpc, flow_id, input, run_id=run_id, options=options
-        )
+        """See :meth:`attrflow.Client.invoke_rpc`. Cancelled, the call still runs to its end
+        and may commit; its result is dropped."""
+        arguments = self._client._rpc_call(rpc, flow_id, input, run_id, options)
+        output: O = await _submit(self._client._runtime.call_rpc, *arguments)
+        return output
 
     def metrics(self) -> Metrics:
         """See :meth:`attrflow.Client.metrics` (a read of counters, so not awaited)."""
@@ -112,3 +160,32 @@ class AsyncClient:
     def __repr__(self) -> str:
         state = "closed" if self.closed else "open"
         return f"<attrflow.AsyncClient {self.store!r} ({state})>"
+
+
+def _submit(start: Callable[..., object], *arguments: Any) -> asyncio.Future[Any]:
+    """A future of the running loop that ``start(*arguments, done=done)`` completes: ``done``
+    is called on a worker thread and settles the future on the loop's thread."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+
+    def done(value: Any, error: BaseException | None) -> None:
+        # A closed loop refuses the callback: nobody awaits the result any more.
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(_settle, future, value, error)
+
+    start(*arguments, done=done)
+    return future
+
+
+def _settle(future: asyncio.Future[Any], value: Any, error: BaseException | None) -> None:
+    if future.cancelled():
+        return
+    if error is not None:
+        future.set_exception(error)
+    else:
+        future.set_result(value)
+
+
+def _close_opened(opening: asyncio.Future[Any]) -> None:
+    if not opening.cancelled() and opening.exception() is None:
+        opening.result().close()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import threading
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from attrflow import _native, codec, registration
 from attrflow import metrics as _metrics
@@ -59,14 +59,20 @@ class Client:
         synchronous: str | None = None,
         built_in_flows: bool = True,
     ) -> None:
-        if not isinstance(store, (str, os.PathLike)):
-            raise TypeError(f"store must be a path or URL, not {type(store).__name__}")
-        if synchronous is not None and not isinstance(synchronous, str):
-            raise TypeError('synchronous must be "full", "normal" or None')
-        if not isinstance(built_in_flows, bool):
-            raise TypeError("built_in_flows must be a bool")
+        url = _check_store(store, synchronous, built_in_flows)
         # Built-in flow types are registered on first use (see attrflow.registration).
-        self._runtime = _native.Runtime(os.fspath(store), synchronous, False)
+        self._adopt(_native.Runtime(url, synchronous, False), built_in_flows)
+
+    @classmethod
+    def _over(cls, runtime: _native.Runtime, built_in_flows: bool) -> Client:
+        """A client over a store already opened (by ``AsyncClient.open``) without built-in
+        flow types."""
+        client = cls.__new__(cls)
+        client._adopt(runtime, built_in_flows)
+        return client
+
+    def _adopt(self, runtime: _native.Runtime, built_in_flows: bool) -> None:
+        self._runtime = runtime
         self._built_in_flows = built_in_flows
         self._registered: dict[str, Flow[Any]] = {}
         self._registering = threading.Lock()
@@ -117,21 +123,7 @@ class Client:
         ``options.ignore_already_started``, which returns the running flow's run ID.
 
         attrflow flows are RPC-only (no start Step), so ``input`` must be None."""
-        if not isinstance(flow, Flow):
-            raise TypeError(f"start_flow takes a Flow instance, not {flow!r}")
-        _check_flow_id(flow_id)
-        if input is not None:
-            raise ValueError("Flow without a start Step requires None input")
-        if not isinstance(options, StartFlowOptions):
-            raise TypeError(f"options must be StartFlowOptions, not {type(options).__name__}")
-        self._prepare(flow)
-        initial = [
-            (value.attribute.name, value.instance, value.json)
-            for value in options.initial_attributes
-        ]
-        return self._runtime.start_flow(
-            flow.flow_type, flow_id, options.ignore_already_started, initial
-        )
+        return self._runtime.start_flow(*self._start_arguments(flow, flow_id, input, options))
 
     def invoke_rpc(
         self,
@@ -149,6 +141,38 @@ class Client:
         ``RpcLockConflictError``, to be retried), loads its fixed instances plus
         ``options``', and commits all of its writes or none. ``run_id`` ``""`` means the
         flow's current run; any other value must be that run's ID."""
+        return cast(
+            O, self._runtime.call_rpc(*self._rpc_call(rpc, flow_id, input, run_id, options))
+        )
+
+    def _start_arguments(
+        self, flow: Flow, flow_id: str, input: None, options: StartFlowOptions
+    ) -> tuple[str, str, bool, list[tuple[str, str | None, str]]]:
+        """The checked arguments of the native ``start_flow``."""
+        if not isinstance(flow, Flow):
+            raise TypeError(f"start_flow takes a Flow instance, not {flow!r}")
+        _check_flow_id(flow_id)
+        if input is not None:
+            raise ValueError("Flow without a start Step requires None input")
+        if not isinstance(options, StartFlowOptions):
+            raise TypeError(f"options must be StartFlowOptions, not {type(options).__name__}")
+        self._prepare(flow)
+        initial = [
+            (value.attribute.name, value.instance, value.json)
+            for value in options.initial_attributes
+        ]
+        return flow.flow_type, flow_id, options.ignore_already_started, initial
+
+    def _rpc_call(
+        self,
+        rpc: BoundRpc[I, O],
+        flow_id: str,
+        input: I | None,
+        run_id: str,
+        options: RPCInvokeOptions,
+    ) -> tuple[Any, ...]:
+        """The checked arguments of the native ``call_rpc``: the output's decoder and name,
+        then the call."""
         flow, definition = resolve_rpc(rpc)
         _check_flow_id(flow_id)
         self._prepare(flow)
@@ -160,7 +184,9 @@ class Client:
         input_json = (
             "null" if input is None else codec.to_json(input, definition.input_type, what=what)
         )
-        output = self._runtime.invoke_rpc(
+        return (
+            codec.decoder(definition.output_type),
+            f"output of RPC {definition.name}",
             flow.flow_type,
             flow_id,
             definition.name,
@@ -169,10 +195,6 @@ class Client:
             _pairs(options.load_attribute_map_instances),
             run_id,
         )
-        result: O = codec.from_json(
-            output, definition.output_type, what=f"output of RPC {definition.name}"
-        )
-        return result
 
     def metrics(self) -> Metrics:
         """The counters of every client in this process (see :mod:`attrflow.metrics`)."""
@@ -197,6 +219,17 @@ class Client:
     def __repr__(self) -> str:
         state = "closed" if self.closed else "open"
         return f"<attrflow.Client {self.store!r} ({state})>"
+
+
+def _check_store(store: object, synchronous: object, built_in_flows: object) -> str:
+    """The store's path or URL as text, after checking the opening arguments' types."""
+    if not isinstance(store, (str, os.PathLike)):
+        raise TypeError(f"store must be a path or URL, not {type(store).__name__}")
+    if synchronous is not None and not isinstance(synchronous, str):
+        raise TypeError('synchronous must be "full", "normal" or None')
+    if not isinstance(built_in_flows, bool):
+        raise TypeError("built_in_flows must be a bool")
+    return os.fspath(store)
 
 
 def _check_flow_id(flow_id: object) -> None:

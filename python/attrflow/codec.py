@@ -11,6 +11,12 @@ decoding requires every declared field to be present and checks primitive types 
 mismatch raises :class:`~attrflow.errors.ValueMappingError` naming the field path: Python
 attribute names when encoding, JSON names when decoding.
 
+Encoding walks the value here. Decoding is done by the native module: this module
+describes a type once (:func:`decoder`) and the core's JSON is built straight into that
+type's values, in one pass with no intermediate Python data. A dataclass is built the way
+``msgspec`` builds one: created without calling ``__init__``, its fields set (frozen and
+slotted dataclasses too), then ``__post_init__`` called if it has one.
+
 >>> from dataclasses import dataclass
 >>> @dataclass
 ... class State:
@@ -31,9 +37,10 @@ import sys
 import typing
 from typing import Any, Callable, TypeVar, Union, cast
 
+from attrflow import _native
 from attrflow.errors import ValueMappingError
 
-__all__ = ["decode", "encode", "from_json", "json_name", "to_json"]
+__all__ = ["decode", "decoder", "encode", "from_json", "json_name", "to_json"]
 
 T = TypeVar("T")
 
@@ -71,14 +78,6 @@ def json_name(python_name: str) -> str:
 def encode(value: Any, tp: Any, *, what: str = "value") -> Any:
     """``value`` as JSON-ready Python data (dicts, lists, scalars), checked against ``tp``."""
     try:
-        fast = _fast_encoder(tp)
-    except TypeError:  # an unhashable type cannot be cached: take the checking path only
-        fast = _no_fast_path
-    try:
-        return fast(value)
-    except _NoFastPath:
-        pass  # the checking path below names the mismatch
-    try:
         return _encode(value, tp, "")
     except _Mismatch as mismatch:
         raise _error("encode", what, mismatch) from None
@@ -87,17 +86,10 @@ def encode(value: Any, tp: Any, *, what: str = "value") -> Any:
 def decode(data: Any, tp: type[T], *, what: str = "value") -> T:
     """Decoded JSON data (as ``json.loads`` returns it) as a ``tp``, checked strictly."""
     try:
-        fast = _fast_decoder(cast(Any, tp))
-    except TypeError:  # an unhashable type cannot be cached: take the checking path only
-        fast = _no_fast_path
-    try:
-        return cast(T, fast(data))
-    except _NoFastPath:
-        pass  # the checking path below names the mismatch
-    try:
-        return cast(T, _decode(data, tp, ""))
-    except _Mismatch as mismatch:
-        raise _error("decode", what, mismatch) from None
+        text = json.dumps(data, allow_nan=False)
+    except (TypeError, ValueError) as error:
+        raise ValueMappingError(f"cannot decode {what}: not JSON data: {error}") from None
+    return from_json(text, tp, what=what)
 
 
 def to_json(value: Any, tp: Any, *, what: str = "value") -> str:
@@ -108,11 +100,68 @@ def to_json(value: Any, tp: Any, *, what: str = "value") -> str:
 
 def from_json(text: str, tp: type[T], *, what: str = "value") -> T:
     """JSON text decoded strictly as a ``tp``."""
+    return cast(T, decoder(tp).decode_json(text, what))
+
+
+def decoder(tp: Any) -> _native.Decoder:
+    """The native decoder of ``tp`` (described once per hashable type)."""
     try:
-        data = json.loads(text)
-    except ValueError as error:
-        raise ValueMappingError(f"cannot decode {what}: not JSON: {error}") from None
-    return decode(data, tp, what=what)
+        return _cached_decoder(tp)
+    except TypeError:  # an unhashable type cannot be cached
+        return _describe(tp)
+
+
+@functools.cache
+def _cached_decoder(tp: Any) -> _native.Decoder:
+    return _describe(tp)
+
+
+def _describe(tp: Any) -> _native.Decoder:
+    """``tp`` as the native decoder's node table: node 0 is ``tp``, children are indices
+    (a dataclass appears once, so it may refer to itself)."""
+    nodes: list[tuple[Any, ...]] = []
+    classes: dict[Any, int] = {}
+
+    def add(tp: Any) -> int:
+        if _is_dataclass_type(tp) and tp in classes:
+            return classes[tp]
+        index = len(nodes)
+        nodes.append(("any",))
+        if _is_dataclass_type(tp):
+            classes[tp] = index
+        nodes[index] = node(tp)
+        return index
+
+    def node(tp: Any) -> tuple[Any, ...]:
+        if tp is Any:
+            return ("any",)
+        if tp is None or tp is type(None):
+            return ("null",)
+        origin = typing.get_origin(tp)
+        args = typing.get_args(tp)
+        try:
+            if origin in _UNION_ORIGINS:
+                options = [add(arg) for arg in args if arg is not type(None)]
+                names = " | ".join(_type_name(arg) for arg in args)
+                return ("union", type(None) in args, options, names)
+            if origin is list:
+                return ("list", add((args or (Any,))[0]))
+            if origin is tuple:
+                return ("tuple", add(_homogeneous_tuple_item(tp, args, "")))
+            if origin is dict:
+                return ("dict", add(_dict_value_type(tp, args, "")))
+            if _is_dataclass_type(tp):
+                fields = [(name, key, add(field_type)) for name, key, field_type in _fields(tp)]
+                return ("dataclass", tp, tp.__name__, fields, hasattr(tp, "__post_init__"))
+        except _Mismatch as mismatch:
+            return ("unsupported", mismatch.problem)
+        for scalar in (bool, int, float, str):
+            if tp is scalar:
+                return (scalar.__name__,)
+        return ("unsupported", f"type {_type_name(tp)} is not supported by the attrflow codec")
+
+    add(tp)
+    return _native.Decoder(nodes)
 
 
 def _error(direction: str, what: str, mismatch: _Mismatch) -> ValueMappingError:
@@ -226,55 +275,6 @@ def _encode(value: Any, tp: Any, path: str) -> Any:
     raise _Mismatch(path, f"type {_type_name(tp)} is not supported by the attrflow codec")
 
 
-def _decode(data: Any, tp: Any, path: str) -> Any:
-    if tp is Any:
-        return data
-    if tp is None or tp is type(None):
-        if data is not None:
-            raise _Mismatch(path, f"expected null, got {_got(data)}")
-        return None
-    origin = typing.get_origin(tp)
-    args = typing.get_args(tp)
-    if origin in _UNION_ORIGINS:
-        return _union(data, args, path, _decode)
-    if origin is list or origin is tuple:
-        item = _homogeneous_tuple_item(tp, args, path) if origin is tuple else (args or (Any,))[0]
-        if not isinstance(data, list):
-            raise _Mismatch(path, f"expected a JSON array, got {_got(data)}")
-        items = [_decode(v, item, f"{path}[{i}]") for i, v in enumerate(data)]
-        return tuple(items) if origin is tuple else items
-    if origin is dict:
-        item = _dict_value_type(tp, args, path)
-        if not isinstance(data, dict):
-            raise _Mismatch(path, f"expected a JSON object, got {_got(data)}")
-        return {key: _decode(v, item, f"{path}[{key!r}]") for key, v in data.items()}
-    if tp is bool:
-        if not isinstance(data, bool):
-            raise _Mismatch(path, f"expected bool, got {_got(data)}")
-        return data
-    if tp is int:
-        return _check_int(data, path)
-    if tp is float:
-        if isinstance(data, bool) or not isinstance(data, (int, float)):
-            raise _Mismatch(path, f"expected float, got {_got(data)}")
-        return float(data)
-    if tp is str:
-        if not isinstance(data, str):
-            raise _Mismatch(path, f"expected str, got {_got(data)}")
-        return data
-    if _is_dataclass_type(tp):
-        if not isinstance(data, dict):
-            raise _Mismatch(path, f"expected a JSON object for {tp.__name__}, got {_got(data)}")
-        kwargs = {}
-        for name, key, field_type in _fields(tp):
-            field_path = _field_path(path, key)
-            if key not in data:
-                raise _Mismatch(field_path, "field is missing")
-            kwargs[name] = _decode(data[key], field_type, field_path)
-        return tp(**kwargs)
-    raise _Mismatch(path, f"type {_type_name(tp)} is not supported by the attrflow codec")
-
-
 def _check_int(value: Any, path: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise _Mismatch(path, f"expected int, got {_got(value)}")
@@ -295,220 +295,3 @@ def _dict_value_type(tp: Any, args: tuple[Any, ...], path: str) -> Any:
     if args[0] is not str:
         raise _Mismatch(path, f"type {tp!r} is not supported; JSON object keys are str")
     return args[1]
-
-
-# The fast paths. ``_decode`` and ``_encode`` dispatch on the type for every value and build
-# each value's field path as they go; a page of 100 records spends most of its time there.
-# ``_fast_decoder`` and ``_fast_encoder`` resolve a type's dispatch once into nested
-# closures and build no paths. Each accepts exactly what its checking twin accepts and
-# returns the same values; on any mismatch it gives up with ``_NoFastPath`` and the
-# checking twin runs, raising the error that names the field path.
-
-
-class _NoFastPath(Exception):
-    """The value does not fit: ``_decode`` must run to name the mismatch."""
-
-
-_FastConverter = Callable[[Any], Any]
-
-
-def _no_fast_path(data: Any) -> Any:
-    raise _NoFastPath
-
-
-def _fast_decoder(tp: Any) -> _FastConverter:
-    """A decoder of ``tp`` that checks what ``_decode`` checks, without building paths."""
-    return _fast_converter(tp, encoding=False)
-
-
-def _fast_encoder(tp: Any) -> _FastConverter:
-    """An encoder of ``tp`` that checks what ``_encode`` checks, without building paths."""
-    return _fast_converter(tp, encoding=True)
-
-
-@functools.cache
-def _fast_converter(tp: Any, *, encoding: bool) -> _FastConverter:
-    """``tp``'s fast converter in one direction: the types, and the order in which they
-    are told apart, of ``_decode`` and ``_encode``."""
-    if tp is Any:
-        return _identity
-    if tp is None or tp is type(None):
-        return _fast_none
-    compile_item = _fast_encoder if encoding else _fast_decoder
-    origin = typing.get_origin(tp)
-    args = typing.get_args(tp)
-    if origin in _UNION_ORIGINS:
-        return _fast_union_of(args, compile_item)
-    if origin is list or origin is tuple:
-        if origin is tuple and not (len(args) == 2 and args[1] is Ellipsis):
-            return _no_fast_path
-        item = compile_item((args or (Any,))[0])
-        if origin is list:
-            return _fast_list(item)
-        return _fast_tuple_to_list(item) if encoding else _fast_tuple(item)
-    if origin is dict:
-        if args and args[0] is not str:
-            return _no_fast_path
-        value = compile_item(args[1] if args else Any)
-        return _fast_str_keyed_dict(value) if encoding else _fast_dict(value)
-    if tp is bool:
-        return _fast_bool
-    if tp is int:
-        return _fast_int
-    if tp is float:
-        return _fast_finite_float if encoding else _fast_float
-    if tp is str:
-        return _fast_str
-    if _is_dataclass_type(tp):
-        return _fast_dataclass_to_dict(tp) if encoding else _fast_dataclass(tp)
-    return _no_fast_path
-
-
-def _identity(data: Any) -> Any:
-    return data
-
-
-def _fast_none(data: Any) -> None:
-    if data is not None:
-        raise _NoFastPath
-
-
-def _fast_bool(data: Any) -> bool:
-    if not isinstance(data, bool):
-        raise _NoFastPath
-    return data
-
-
-def _fast_int(data: Any) -> int:
-    if isinstance(data, bool) or not isinstance(data, int) or not _INT_MIN <= data <= _INT_MAX:
-        raise _NoFastPath
-    return data
-
-
-def _fast_float(data: Any) -> float:
-    if isinstance(data, bool) or not isinstance(data, (int, float)):
-        raise _NoFastPath
-    return float(data)
-
-
-def _fast_str(data: Any) -> str:
-    if not isinstance(data, str):
-        raise _NoFastPath
-    return data
-
-
-def _fast_union_of(
-    args: tuple[Any, ...], compile_option: Callable[[Any], _FastConverter]
-) -> _FastConverter:
-    accepts_none = type(None) in args
-    options = [compile_option(arg) for arg in args if arg is not type(None)]
-
-    def decode_union(data: Any) -> Any:
-        if data is None and accepts_none:
-            return None
-        for option in options:
-            try:
-                return option(data)
-            except _NoFastPath:
-                continue
-        raise _NoFastPath
-
-    return decode_union
-
-
-def _fast_list(item: _FastConverter) -> _FastConverter:
-    def decode_list(data: Any) -> list[Any]:
-        if not isinstance(data, list):
-            raise _NoFastPath
-        return [item(value) for value in data]
-
-    return decode_list
-
-
-def _fast_tuple(item: _FastConverter) -> _FastConverter:
-    def decode_tuple(data: Any) -> tuple[Any, ...]:
-        if not isinstance(data, list):
-            raise _NoFastPath
-        return tuple([item(value) for value in data])
-
-    return decode_tuple
-
-
-def _fast_dict(item: _FastConverter) -> _FastConverter:
-    def decode_dict(data: Any) -> dict[str, Any]:
-        if not isinstance(data, dict):
-            raise _NoFastPath
-        return {key: item(value) for key, value in data.items()}
-
-    return decode_dict
-
-
-def _fast_dataclass(cls: Any) -> _FastConverter:
-    # Field decoders are resolved at the first call, so a dataclass may refer to itself.
-    resolved: list[tuple[tuple[str, str, _FastConverter], ...]] = []
-
-    def decode_dataclass(data: Any) -> Any:
-        if not isinstance(data, dict):
-            raise _NoFastPath
-        if not resolved:
-            try:
-                fields = _fields(cls)
-            except _Mismatch:
-                raise _NoFastPath from None
-            resolved.append(tuple((name, key, _fast_decoder(tp)) for name, key, tp in fields))
-        kwargs = {}
-        for name, key, decode_field in resolved[0]:
-            if key not in data:
-                raise _NoFastPath
-            kwargs[name] = decode_field(data[key])
-        return cls(**kwargs)
-
-    return decode_dataclass
-
-
-def _fast_finite_float(value: Any) -> float:
-    number = _fast_float(value)
-    if not math.isfinite(number):
-        raise _NoFastPath
-    return number
-
-
-def _fast_tuple_to_list(item: _FastConverter) -> _FastConverter:
-    def encode_tuple(value: Any) -> list[Any]:
-        if not isinstance(value, tuple):
-            raise _NoFastPath
-        return [item(v) for v in value]
-
-    return encode_tuple
-
-
-def _fast_str_keyed_dict(item: _FastConverter) -> _FastConverter:
-    def encode_dict(value: Any) -> dict[str, Any]:
-        if not isinstance(value, dict):
-            raise _NoFastPath
-        encoded = {}
-        for key, v in value.items():
-            if not isinstance(key, str):
-                raise _NoFastPath
-            encoded[key] = item(v)
-        return encoded
-
-    return encode_dict
-
-
-def _fast_dataclass_to_dict(cls: Any) -> _FastConverter:
-    # Field encoders are resolved at the first call, so a dataclass may refer to itself.
-    resolved: list[tuple[tuple[str, str, _FastConverter], ...]] = []
-
-    def encode_dataclass(value: Any) -> dict[str, Any]:
-        if not isinstance(value, cls):
-            raise _NoFastPath
-        if not resolved:
-            try:
-                fields = _fields(cls)
-            except _Mismatch:
-                raise _NoFastPath from None
-            resolved.append(tuple((name, key, _fast_encoder(tp)) for name, key, tp in fields))
-        return {key: encode_field(getattr(value, name)) for name, key, encode_field in resolved[0]}
-
-    return encode_dataclass

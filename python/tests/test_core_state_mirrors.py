@@ -10,7 +10,7 @@ import json
 import typing
 from typing import Any, Union
 
-from attrflow import _native
+from attrflow import _native, codec
 from attrflow.codec import json_name
 from attrflow.flows import app_log
 from attrflow.flows import chunked_subscriber as cs
@@ -41,6 +41,10 @@ def assert_mirrors(data: Any, tp: Any, path: str) -> None:
         assert_mirrors(data, inner, path)
 
 
+AS_JSON = codec.decoder(Any)
+"""The core's output as plain JSON data, as ``json.loads`` would give it."""
+
+
 class Core:
     """One built-in flow type on the native runtime, JSON in and out, and a probe: the same
     flow type name on a second runtime, whose one RPC returns a stored value as the core
@@ -58,17 +62,17 @@ class Core:
 
     def call(self, name: str, value: object, *, locks: Any = (), loads: Any = ()) -> Any:
         text = json.dumps(value)
-        output = self.runtime.invoke_rpc(
-            self.flow_type, self.flow_id, name, text, list(locks), list(loads)
+        return self.runtime.call_rpc(
+            AS_JSON, name, self.flow_type, self.flow_id, name, text, list(locks), list(loads)
         )
-        return json.loads(output)
 
     def stored(self, name: str, instance: str | None = None) -> Any:
         """The singleton Attribute ``name``, or the instance of map ``name``, as JSON."""
         loads = [] if instance is None else [(name, instance)]
         text = json.dumps([name, instance])
-        output = self.probe.invoke_rpc(self.flow_type, self.flow_id, "Read", text, [], loads)
-        return json.loads(output)
+        return self.probe.call_rpc(
+            AS_JSON, "Read", self.flow_type, self.flow_id, "Read", text, [], loads
+        )
 
 
 def _read(context: _native.RpcContext, input_json: str) -> str:

@@ -1,14 +1,16 @@
 //! `attrflow._native`: the PyO3 bridge between the Python package `attrflow` and the Rust
 //! core.
 //!
-//! The bridge only translates. Values cross as JSON text (the Python package owns the
-//! dataclass codec), errors cross as the exception classes of `attrflow.errors`, and every
+//! The bridge only translates. Values cross as JSON text, and outputs are built straight
+//! into the Python types the Python codec describes (`decode`); errors cross as the exception classes of `attrflow.errors`, and every
 //! rule — names, tokens, chunking, locking — stays in the core. Store work runs with the
 //! GIL released, so Python threads and asyncio executors calling in really overlap.
 
 mod app_log;
 mod cli;
+mod decode;
 mod errors;
+mod executor;
 mod functions;
 mod metrics;
 mod python_flow;
@@ -25,6 +27,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<runtime::NativeRuntime>()?;
     m.add_class::<rpc_context::NativeRpcContext>()?;
+    m.add_class::<decode::Decoder>()?;
+    m.add_function(wrap_pyfunction!(executor::wait_for_calls, m)?)?;
     m.add_function(wrap_pyfunction!(functions::validate_flow_id, m)?)?;
     m.add_function(wrap_pyfunction!(cli::cli_main, m)?)?;
     m.add_function(wrap_pyfunction!(functions::validate_definition_name, m)?)?;

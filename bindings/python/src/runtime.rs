@@ -9,7 +9,9 @@ use attrflow::{Error, RpcInvokeOptions, Runtime, StartFlowOptions};
 use pyo3::prelude::*;
 use serde_json::Value;
 
+use crate::decode::{self, Decoder};
 use crate::errors::IntoPyResult;
+use crate::executor;
 use crate::python_flow::{self, RpcArg};
 use crate::text::{JsonText, Text};
 
@@ -44,11 +46,27 @@ impl NativeRuntime {
         built_in_flows: bool,
     ) -> PyResult<Self> {
         let opened = py.detach(move || open(&url, synchronous.as_deref(), built_in_flows));
-        let runtime = opened.into_py_result(py)?;
-        Ok(NativeRuntime {
-            location: runtime.store().location(),
-            runtime: RwLock::new(Some(Arc::new(runtime))),
-        })
+        Ok(NativeRuntime::from(opened.into_py_result(py)?))
+    }
+
+    /// Opens the store like the constructor, on a worker thread: returns at once and later
+    /// calls `done(runtime, None)` or `done(None, exception)` from that thread.
+    #[staticmethod]
+    #[pyo3(signature = (url, synchronous = None, built_in_flows = true, *, done))]
+    fn open_in_background(
+        url: Text,
+        synchronous: Option<Text>,
+        built_in_flows: bool,
+        done: Py<PyAny>,
+    ) -> PyResult<()> {
+        executor::submit(
+            done,
+            move || open(&url, synchronous.as_deref(), built_in_flows),
+            |py, opened| {
+                let runtime = NativeRuntime::from(opened.into_py_result(py)?);
+                Ok(Bound::new(py, runtime)?.into_any().unbind())
+            },
+        )
     }
 
     /// Where the store lives (a path, or a URL without credentials).
@@ -68,39 +86,61 @@ impl NativeRuntime {
 
     /// Starts a flow and returns its run ID. `initial` lists initial values as
     /// `(attribute_or_map, instance_or_None, json_text)`, in the order given.
-    #[pyo3(signature = (flow_type, flow_id, ignore_already_started = false, initial = Vec::new()))]
-    fn start_flow(
+    ///
+    /// With `done`, the start runs on a worker thread instead: this returns `None` at once
+    /// and `done(run_id, None)` or `done(None, exception)` is called from that thread.
+    #[pyo3(signature = (
+        flow_type,
+        flow_id,
+        ignore_already_started = false,
+        initial = Vec::new(),
+        *,
+        done = None,
+    ))]
+    fn start_flow<'py>(
         &self,
-        py: Python<'_>,
+        py: Python<'py>,
         flow_type: Text,
         flow_id: Text,
         ignore_already_started: bool,
         initial: Vec<InitialArg>,
-    ) -> PyResult<String> {
+        done: Option<Py<PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let runtime = self.runtime().into_py_result(py)?;
-        let started = py.detach(move || {
-            let mut options =
-                StartFlowOptions::new().ignore_already_started(ignore_already_started);
-            for (name, instance, json) in initial {
-                let value = parse_json(&json, || match &instance {
-                    Some(instance) => format!("initial value of {name}/{instance}"),
-                    None => format!("initial value of {name}"),
-                })?;
-                options = match instance {
-                    Some(instance) => options.with_map_instance(name.0, instance.0, value),
-                    None => options.with_attribute(name.0, value),
-                };
-            }
-            runtime.start_flow(&flow_type, &flow_id, &options)
-        });
-        started.into_py_result(py)
+        let start = move || {
+            start_flow(
+                &runtime,
+                &flow_type,
+                &flow_id,
+                ignore_already_started,
+                initial,
+            )
+        };
+        let finish = |py: Python<'_>, started: attrflow::Result<String>| {
+            Ok(started
+                .into_py_result(py)?
+                .into_pyobject(py)?
+                .into_any()
+                .unbind())
+        };
+        match done {
+            Some(done) => submitted(py, executor::submit(done, start, finish)),
+            None => Ok(finish(py, py.detach(start))?.into_bound(py)),
+        }
     }
 
-    /// Invokes an RPC and returns its output as JSON text.
+    /// Invokes an RPC and returns its output decoded by `decoder` (`what` names the output
+    /// in a `ValueMappingError`).
     ///
     /// `lock_instances` and `load_instances` are `(map, instance)` pairs added to the RPC's
     /// fixed locks and loads for this call. A non-empty `run_id` must be the flow's run.
+    ///
+    /// With `done`, the call runs on a worker thread instead: this returns `None` at once
+    /// and `done(output, None)` or `done(None, exception)` is called from that thread. The
+    /// call runs to its end (and may commit) whatever becomes of the caller meanwhile.
     #[pyo3(signature = (
+        decoder,
+        what,
         flow_type,
         flow_id,
         rpc_name,
@@ -108,11 +148,15 @@ impl NativeRuntime {
         lock_instances = Vec::new(),
         load_instances = Vec::new(),
         run_id = Text::default(),
+        *,
+        done = None,
     ))]
     #[allow(clippy::too_many_arguments)]
-    fn invoke_rpc(
+    fn call_rpc<'py>(
         &self,
-        py: Python<'_>,
+        py: Python<'py>,
+        decoder: Py<Decoder>,
+        what: String,
         flow_type: Text,
         flow_id: Text,
         rpc_name: Text,
@@ -120,20 +164,22 @@ impl NativeRuntime {
         lock_instances: Vec<InstanceArg>,
         load_instances: Vec<InstanceArg>,
         run_id: Text,
-    ) -> PyResult<String> {
-        let runtime = self.runtime().into_py_result(py)?;
-        let output = py.detach(move || {
-            let input = parse_json(&input_json, || format!("input of RPC {rpc_name}"))?;
-            let options = RpcInvokeOptions {
-                lock_attribute_map_instances: instances(lock_instances),
-                load_attribute_map_instances: instances(load_instances),
-                run_id: (!run_id.is_empty()).then_some(run_id.0),
-            };
-            runtime
-                .invoke_rpc(&flow_type, &flow_id, &rpc_name, input, &options)
-                .map(|value| value.to_string())
-        });
-        output.into_py_result(py)
+        done: Option<Py<PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let call = self.rpc_call(
+            py,
+            (flow_type.0, flow_id.0, rpc_name.0, input_json.0),
+            lock_instances,
+            load_instances,
+            run_id.0,
+        )?;
+        let finish = move |py: Python<'_>, output: attrflow::Result<Value>| {
+            Ok(decode::decoded(py, output, decoder.get(), &what)?.unbind())
+        };
+        match done {
+            Some(done) => submitted(py, executor::submit(done, move || call.run(), finish)),
+            None => Ok(finish(py, py.detach(move || call.run()))?.into_bound(py)),
+        }
     }
 
     /// Registers a flow type defined in Python. `rpcs` lists
@@ -185,7 +231,62 @@ impl NativeRuntime {
     }
 }
 
+impl From<Runtime> for NativeRuntime {
+    fn from(runtime: Runtime) -> Self {
+        NativeRuntime {
+            location: runtime.store().location(),
+            runtime: RwLock::new(Some(Arc::new(runtime))),
+        }
+    }
+}
+
+/// One RPC call, checked out of the handle and ready to run on any thread.
+struct RpcCall {
+    runtime: Arc<Runtime>,
+    flow_type: String,
+    flow_id: String,
+    rpc_name: String,
+    input_json: String,
+    options: RpcInvokeOptions,
+}
+
+impl RpcCall {
+    fn run(self) -> attrflow::Result<Value> {
+        let rpc_name = &self.rpc_name;
+        let input = parse_json(&self.input_json, || format!("input of RPC {rpc_name}"))?;
+        self.runtime.invoke_rpc(
+            &self.flow_type,
+            &self.flow_id,
+            &self.rpc_name,
+            input,
+            &self.options,
+        )
+    }
+}
+
 impl NativeRuntime {
+    fn rpc_call(
+        &self,
+        py: Python<'_>,
+        (flow_type, flow_id, rpc_name, input_json): (String, String, String, String),
+        lock_instances: Vec<InstanceArg>,
+        load_instances: Vec<InstanceArg>,
+        run_id: String,
+    ) -> PyResult<RpcCall> {
+        Ok(RpcCall {
+            runtime: self.runtime().into_py_result(py)?,
+            flow_type,
+            flow_id,
+            rpc_name,
+            input_json,
+            options: RpcInvokeOptions {
+                lock_attribute_map_instances: instances(lock_instances),
+                load_attribute_map_instances: instances(load_instances),
+                run_id: (!run_id.is_empty()).then_some(run_id),
+            },
+        })
+    }
+
     fn runtime(&self) -> attrflow::Result<Arc<Runtime>> {
         self.runtime
             .read()
@@ -206,6 +307,32 @@ fn open(url: &str, synchronous: Option<&str>, built_in_flows: bool) -> attrflow:
     } else {
         Runtime::without_built_ins(store)
     })
+}
+
+/// `None`, once a call is handed to a worker thread.
+fn submitted(py: Python<'_>, handed: PyResult<()>) -> PyResult<Bound<'_, PyAny>> {
+    handed.map(|()| py.None().into_bound(py))
+}
+
+fn start_flow(
+    runtime: &Runtime,
+    flow_type: &str,
+    flow_id: &str,
+    ignore_already_started: bool,
+    initial: Vec<InitialArg>,
+) -> attrflow::Result<String> {
+    let mut options = StartFlowOptions::new().ignore_already_started(ignore_already_started);
+    for (name, instance, json) in initial {
+        let value = parse_json(&json, || match &instance {
+            Some(instance) => format!("initial value of {name}/{instance}"),
+            None => format!("initial value of {name}"),
+        })?;
+        options = match instance {
+            Some(instance) => options.with_map_instance(name.0, instance.0, value),
+            None => options.with_attribute(name.0, value),
+        };
+    }
+    runtime.start_flow(flow_type, flow_id, &options)
 }
 
 fn parse_json(json: &str, what: impl Fn() -> String) -> attrflow::Result<Value> {

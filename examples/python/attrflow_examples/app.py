@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from quart import Quart, Response, jsonify
+import json
+
+from quart import Quart, Response, jsonify, request
 from quart.json.provider import DefaultJSONProvider
 
 from attrflow_examples.app_state import AppState
@@ -67,6 +69,14 @@ def create_app(
     @app.after_serving
     async def close_store() -> None:
         app_state.close()
+
+    @app.after_request
+    async def options_as_json(response: Response) -> Response:
+        """Quart answers ``OPTIONS`` itself with an empty HTML body; it is JSON here too."""
+        if request.method == "OPTIONS" and response.mimetype == "text/html":
+            response.set_data(json.dumps({"allow": sorted(response.allow)}))
+            response.mimetype = "application/json"
+        return response
 
     @app.get("/healthz")
     async def healthz() -> Response:

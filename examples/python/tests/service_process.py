@@ -15,6 +15,8 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -142,3 +144,15 @@ class ServiceProcess:
     ) -> tuple[int, Any]:
         """``POST path`` with a JSON body (and ``headers``): status and JSON body."""
         return request_json("POST", f"{self.base_url}{path}", body, headers=headers)
+
+
+@contextmanager
+def running_service(folder: Path) -> Iterator[ServiceProcess]:
+    """A service process on a fresh SQLite store (synchronous=normal) in ``folder``, killed
+    when the block ends."""
+    service = ServiceProcess(f"sqlite:{folder / 'attrflow.db'}?synchronous=normal", folder / "log")
+    service.start()
+    try:
+        yield service
+    finally:
+        service.kill()

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from service_process import HOST, ServiceProcess
+from service_process import HOST, ServiceProcess, running_service
 
 from attrflow_examples.app import MAX_CONTENT_LENGTH
 
@@ -31,13 +31,8 @@ PROMPT_REQUESTS = 20
 @pytest.fixture(scope="module")
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]:
     """One real service process for the module, on a fresh store."""
-    folder = tmp_path_factory.mktemp("abuse")
-    running = ServiceProcess(f"sqlite:{folder / 'attrflow.db'}?synchronous=normal", folder / "log")
-    running.start()
-    try:
+    with running_service(tmp_path_factory.mktemp("abuse")) as running:
         yield running
-    finally:
-        running.kill()
 
 
 def connect(service: ServiceProcess) -> socket.socket:

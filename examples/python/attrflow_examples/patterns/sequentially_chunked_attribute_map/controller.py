@@ -84,29 +84,32 @@ def create_sequentially_chunked_attribute_map_blueprint(
 
     @blueprint.get("/subscribers")
     async def get_subscriber_page() -> Response:
-        # Checked before the load is built, so that any malformed token (one with a "/",
-        # say, which is no instance key at all) gets the core's page-token message; "" comes
-        # back as "current". Only the form: whether it is a chunk boundary depends on the
-        # archive's layout history, which the RPC checks.
-        page_token = validate_page_token_form(request.args.get("pageToken", ""))
-        flow = app_state.flow
-        page = await app_state.client.invoke_rpc(
-            flow.get_subscriber_page,
-            FLOW_ID,
-            GetSubscriberPageInput(page_token),
-            options=RPCInvokeOptions(
-                load_attribute_map_instances=(flow.subscriber_chunks.load(page_token),)
-            ),
-        )
-        return jsonify(
-            {
-                "pageToken": page.page_token,
-                "subscribers": [subscriber_json(s) for s in page.subscribers],
-                "nextPageToken": page.next_page_token,
-            }
-        )
+        return jsonify(await subscriber_page(app_state, request.args.get("pageToken", "")))
 
     return blueprint
+
+
+async def subscriber_page(app_state: AppState, page_token: str) -> dict[str, object]:
+    """The body of ``GET /subscribers?pageToken=<page_token>`` ("" is ``current``)."""
+    # Checked before the load is built, so that any malformed token (one with a "/", say,
+    # which is no instance key at all) gets the core's page-token message; "" comes back as
+    # "current". Only the form: whether it is a chunk boundary depends on the archive's
+    # layout history, which the RPC checks.
+    page_token = validate_page_token_form(page_token)
+    flow = app_state.flow
+    page = await app_state.client.invoke_rpc(
+        flow.get_subscriber_page,
+        FLOW_ID,
+        GetSubscriberPageInput(page_token),
+        options=RPCInvokeOptions(
+            load_attribute_map_instances=(flow.subscriber_chunks.load(page_token),)
+        ),
+    )
+    return {
+        "pageToken": page.page_token,
+        "subscribers": [subscriber_json(s) for s in page.subscribers],
+        "nextPageToken": page.next_page_token,
+    }
 
 
 def subscriber_json(subscriber: Subscriber) -> dict[str, object]:

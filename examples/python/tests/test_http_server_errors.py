@@ -1,0 +1,72 @@
+"""What the HTTP server answers before the app sees a request is JSON too, like every answer
+of the app: a request head over the limit (a long path or a long header) is a 431, a
+request that is not HTTP/1.1 (a raw ``\\xff`` in the path) a 400, and ``OPTIONS`` a 200
+listing the allowed methods. Each is sent over a raw socket to a real service process."""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from service_process import HOST, ServiceProcess, running_service
+
+from attrflow_examples.server import MAX_HEAD_BYTES
+
+SOCKET_TIMEOUT_SECONDS = 30.0
+
+
+@pytest.fixture(scope="module")
+def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]:
+    """One real service process for the module, on a fresh store."""
+    with running_service(tmp_path_factory.mktemp("server-errors")) as running:
+        yield running
+
+
+def exchange(service: ServiceProcess, request: bytes) -> tuple[int, dict[str, str], Any]:
+    """Sends ``request`` and reads the whole answer (the server closes the connection):
+    status, headers (lower-case names) and the JSON body."""
+    with socket.create_connection((HOST, service.port), timeout=SOCKET_TIMEOUT_SECONDS) as conn:
+        conn.sendall(request)
+        data = b""
+        while chunk := conn.recv(65536):
+            data += chunk
+    head, body = data.split(b"\r\n\r\n", 1)
+    lines = head.decode("latin-1").split("\r\n")
+    headers = {name.lower(): value for name, value in (line.split(": ", 1) for line in lines[1:])}
+    return int(lines[0].split(" ")[1]), headers, json.loads(body)
+
+
+def test_a_path_over_the_head_limit_is_a_json_431(service: ServiceProcess) -> None:
+    path = b"/" + b"p" * (MAX_HEAD_BYTES + 1)
+    status, headers, body = exchange(service, b"GET " + path + b" HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert (status, body) == (431, {"error": "request header fields too large"})
+    assert headers["content-type"] == "application/json"
+
+
+def test_a_header_over_the_head_limit_is_a_json_431(service: ServiceProcess) -> None:
+    big = b"X-Big: " + b"b" * (4 * MAX_HEAD_BYTES) + b"\r\n"
+    status, _, body = exchange(service, b"GET /healthz HTTP/1.1\r\nHost: x\r\n" + big + b"\r\n")
+    assert (status, body) == (431, {"error": "request header fields too large"})
+
+
+def test_a_raw_non_ascii_byte_in_the_path_is_a_json_400(service: ServiceProcess) -> None:
+    status, headers, body = exchange(service, b"GET /\xff HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert (status, body) == (400, {"error": "Invalid HTTP request received."})
+    assert headers["content-type"] == "application/json"
+
+
+def test_options_is_a_json_200_listing_the_allowed_methods(service: ServiceProcess) -> None:
+    request = b"OPTIONS /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    status, headers, body = exchange(service, request)
+    assert (status, body) == (200, {"allow": ["GET", "HEAD", "OPTIONS"]})
+    assert headers["content-type"] == "application/json"
+
+
+def test_a_head_just_under_the_limit_is_served(service: ServiceProcess) -> None:
+    header = b"X-Fill: " + b"f" * (MAX_HEAD_BYTES // 2) + b"\r\n"
+    request = b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n" + header + b"\r\n"
+    status, _, body = exchange(service, request)
+    assert (status, body) == (200, {"status": "ok"})

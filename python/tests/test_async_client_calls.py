@@ -1,0 +1,252 @@
+"""AsyncClient calls are completed by the native module's worker threads: many tasks'
+calls really run at once (more than the 6 of the event loop's default executor), opening a
+store leaves the event loop running, and a cancelled await means the call still runs to its
+end and commits while its result is dropped."""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import os
+import subprocess
+import sys
+import threading
+from typing import Callable
+
+import pytest
+
+from attrflow import (
+    AsyncClient,
+    Attribute,
+    Context,
+    Flow,
+    PersistenceSchema,
+    RPCResult,
+    StartFlowOptions,
+    StorageError,
+    rpc,
+)
+
+FLOW_ID = "async-1"
+IN_FLIGHT = 8
+"""More calls at once than the default executor's 6 threads on a 2-core machine, and no more
+than a PostgreSQL store's default pool of 8 connections."""
+
+WAIT = 60.0
+"""A bound on every wait, so a broken build fails instead of hanging."""
+
+
+class Gate:
+    """What the handlers of one test share: a barrier all overlapping calls must reach, and
+    events that hold a call inside its handler."""
+
+    def __init__(self) -> None:
+        self.barrier = threading.Barrier(IN_FLIGHT, timeout=WAIT)
+        self.lock = threading.Lock()
+        self.inside = 0
+        self.most_inside = 0
+        self.entered = threading.Event()
+        self.release = threading.Event()
+
+
+class GateFlow(Flow):
+    counter = Attribute("counter", int)
+
+    def __init__(self, gate: Gate) -> None:
+        self.gate = gate
+
+    def get_persistence_schema(self) -> PersistenceSchema:
+        return PersistenceSchema.of(self.counter)
+
+    @rpc(name="Meet")
+    def meet(self, context: Context, caller: int) -> RPCResult[int]:
+        """Read-only and lock-free: many run at once; each waits for all the others."""
+        gate = self.gate
+        with gate.lock:
+            gate.inside += 1
+            gate.most_inside = max(gate.most_inside, gate.inside)
+        gate.barrier.wait()
+        with gate.lock:
+            gate.inside -= 1
+        return RPCResult(caller)
+
+    @rpc(name="Increment", lock_attributes=(counter.lock(),))
+    def increment(self, context: Context, by: int) -> RPCResult[int]:
+        """Waits inside the call until released, then writes."""
+        self.gate.entered.set()
+        if not self.gate.release.wait(WAIT):
+            raise TimeoutError("never released")
+        value = self.counter.get(context) + by
+        self.counter.set(context, value)
+        return RPCResult(value)
+
+    @rpc(name="Read")
+    def read(self, context: Context, _: None) -> RPCResult[int]:
+        return RPCResult(self.counter.get(context))
+
+
+def start_options(flow: GateFlow) -> StartFlowOptions:
+    return StartFlowOptions().with_attribute(flow.counter, 0)
+
+
+def test_many_tasks_calls_run_at_once(store_url: str) -> None:
+    gate = Gate()
+    flow = GateFlow(gate)
+
+    async def main() -> list[int]:
+        async with await AsyncClient.open(store_url, built_in_flows=False) as client:
+            await client.start_flow(flow, FLOW_ID, None, start_options(flow))
+            calls = [client.invoke_rpc(flow.meet, FLOW_ID, n) for n in range(IN_FLIGHT)]
+            return await asyncio.gather(*calls)
+
+    assert asyncio.run(main()) == list(range(IN_FLIGHT))
+    assert gate.most_inside == IN_FLIGHT
+
+
+def test_opening_leaves_the_event_loop_running(store_url: str) -> None:
+    async def main() -> tuple[int, bool]:
+        ticks = 0
+        opened = False
+
+        async def ticker() -> None:
+            nonlocal ticks
+            while not opened:
+                ticks += 1
+                await asyncio.sleep(0)
+
+        ticking = asyncio.create_task(ticker())
+        await asyncio.sleep(0)  # the ticker's first tick
+        before = ticks
+        client = await AsyncClient.open(store_url)
+        opened = True
+        during = ticks - before
+        await ticking
+        client.close()
+        return during, client.closed
+
+    ticks_while_opening, closed = asyncio.run(main())
+    assert ticks_while_opening > 0
+    assert closed
+
+
+def test_a_store_that_cannot_be_opened_raises_from_the_await() -> None:
+    async def main() -> None:
+        await AsyncClient.open("postgresql://nobody@127.0.0.1:1/none?connect_timeout=2")
+
+    with pytest.raises(StorageError):
+        asyncio.run(main())
+
+
+def test_a_cancelled_call_still_commits_and_its_result_is_dropped(store_url: str) -> None:
+    gate = Gate()
+    flow = GateFlow(gate)
+
+    async def main() -> int:
+        async with await AsyncClient.open(store_url, built_in_flows=False) as client:
+            await client.start_flow(flow, FLOW_ID, None, start_options(flow))
+            call = asyncio.create_task(client.invoke_rpc(flow.increment, FLOW_ID, 5))
+            assert await asyncio.to_thread(gate.entered.wait, WAIT)
+            call.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await call
+            gate.release.set()
+            # The cancelled call goes on in the core; its write shows once it commits.
+            deadline = asyncio.get_running_loop().time() + WAIT
+            while True:
+                value = await client.invoke_rpc(flow.read, FLOW_ID)
+                if value or asyncio.get_running_loop().time() > deadline:
+                    return value
+                await asyncio.sleep(0.01)
+
+    assert asyncio.run(main()) == 5
+
+
+EXIT_SCRIPT = """
+import asyncio, sys, threading, time
+from attrflow import AsyncClient, Attribute, Context, Flow, PersistenceSchema, RPCResult
+from attrflow import StartFlowOptions, rpc
+
+entered = threading.Event()
+
+class SlowFlow(Flow):
+    counter = Attribute("counter", int)
+
+    def get_persistence_schema(self):
+        return PersistenceSchema.of(self.counter)
+
+    @rpc(name="Increment", lock_attributes=(counter.lock(),))
+    def increment(self, context: Context, by: int) -> RPCResult[int]:
+        entered.set()
+        time.sleep(0.5)  # the interpreter is on its way out meanwhile
+        self.counter.set(context, self.counter.get(context) + by)
+        return RPCResult(self.counter.get(context))
+
+async def main():
+    flow = SlowFlow()
+    client = await AsyncClient.open(sys.argv[1], built_in_flows=False)
+    options = StartFlowOptions().with_attribute(flow.counter, 0)
+    await client.start_flow(flow, "slow-1", None, options)
+    call = asyncio.create_task(client.invoke_rpc(flow.increment, "slow-1", 5))
+    await asyncio.to_thread(entered.wait, 60)
+    call.cancel()
+
+asyncio.run(main())
+print("exited")
+"""
+
+
+def test_a_call_still_running_at_exit_finishes_before_the_interpreter_ends(
+    store_url: str, run_python: Callable[..., subprocess.CompletedProcess[str]]
+) -> None:
+    from attrflow import Client
+
+    result = run_python(EXIT_SCRIPT, store_url)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "exited"
+
+    class SlowFlow(Flow):
+        counter = Attribute("counter", int)
+
+        def get_persistence_schema(self) -> PersistenceSchema:
+            return PersistenceSchema.of(self.counter)
+
+        @rpc(name="Read")
+        def read(self, context: Context, _: None) -> RPCResult[int]:
+            return RPCResult(self.counter.get(context))
+
+    with Client(store_url, built_in_flows=False) as client:
+        assert client.invoke_rpc(SlowFlow().read, "slow-1") == 5
+
+
+def _register_in_a_child(store_url: str) -> None:
+    from attrflow.flows.chunked_subscriber import ChunkedSubscriberFlow, RegisterSubscriberInput
+
+    async def main() -> int:
+        flow = ChunkedSubscriberFlow()
+        async with await AsyncClient.open(store_url) as client:
+            await client.start_flow(flow, "forked-child")
+            added = await client.invoke_rpc(
+                flow.register_subscriber, "forked-child", RegisterSubscriberInput("c", "c@x.org")
+            )
+            return added.sequence
+
+    sys.exit(0 if asyncio.run(main()) == 1 else 3)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork is POSIX only")
+def test_a_forked_child_makes_awaitable_calls_of_its_own(store_url: str) -> None:
+    from attrflow.flows.chunked_subscriber import ChunkedSubscriberFlow
+
+    async def parent() -> str:
+        async with await AsyncClient.open(store_url) as client:
+            return await client.start_flow(ChunkedSubscriberFlow(), "forked-parent")
+
+    assert asyncio.run(parent())  # the parent's worker threads exist now
+    child = multiprocessing.get_context("fork").Process(
+        target=_register_in_a_child, args=(store_url,)
+    )
+    child.start()
+    child.join(WAIT)
+    if child.exitcode is None:
+        child.kill()
+    assert child.exitcode == 0
