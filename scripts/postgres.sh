@@ -7,7 +7,10 @@
 #
 #   scripts/postgres.sh run     start a server, print its store URL, stop it on Ctrl-C
 #   source scripts/postgres.sh  then `postgres_start`: starts a server, exports its URL as
-#                               ATTRFLOW_TEST_POSTGRES_URL and stops it when the shell exits
+#                               ATTRFLOW_TEST_POSTGRES_URL (and its folder as
+#                               ATTRFLOW_TEST_POSTGRES_DIR) and stops it when the shell exits
+#   scripts/postgres.sh restart restarts the server of ATTRFLOW_TEST_POSTGRES_DIR (fast
+#                               shutdown: every session is cut off), on the same port
 #
 # PG_BINDIR overrides where initdb, pg_ctl and postgres are looked up.
 
@@ -89,7 +92,19 @@ postgres_start() {
     fi
     "$bindir/createdb" --host=127.0.0.1 --port="$port" --username="$user" "$database"
     export ATTRFLOW_TEST_POSTGRES_URL="postgresql://$user@127.0.0.1:$port/$database"
+    export ATTRFLOW_TEST_POSTGRES_DIR="$POSTGRES_DIR"
     echo "PostgreSQL $("$bindir/postgres" --version | awk '{print $3}') on $ATTRFLOW_TEST_POSTGRES_URL (data in $POSTGRES_DIR)" >&2
+}
+
+# Restarts the server (POSTGRES_DIR, else ATTRFLOW_TEST_POSTGRES_DIR) with its options.
+postgres_restart() {
+    POSTGRES_DIR=${POSTGRES_DIR:-${ATTRFLOW_TEST_POSTGRES_DIR:-}}
+    if [ -z "$POSTGRES_DIR" ] || [ ! -d "$POSTGRES_DIR/data" ]; then
+        echo "no server to restart: set ATTRFLOW_TEST_POSTGRES_DIR (postgres_start sets it)" >&2
+        return 1
+    fi
+    postgres_as_owner "$(postgres_bindir)/pg_ctl" --pgdata="$POSTGRES_DIR/data" --wait --silent \
+        --log="$POSTGRES_DIR/server.log" --mode=fast restart
 }
 
 postgres_stop() {
@@ -115,8 +130,11 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
             trap 'kill $! 2>/dev/null; exit 0' INT TERM
             wait $!
             ;;
+        restart)
+            postgres_restart
+            ;;
         *)
-            echo "usage: scripts/postgres.sh run   (or source it and call postgres_start)" >&2
+            echo "usage: scripts/postgres.sh run|restart   (or source it and call postgres_start)" >&2
             exit 2
             ;;
     esac

@@ -35,7 +35,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use parking_lot::Mutex;
 use postgres::{IsolationLevel, Transaction};
 
-use self::errors::pg_error;
+use self::errors::Errors;
+pub use self::errors::COMMIT_OUTCOME_UNKNOWN;
 use self::pool::{Connection, Pool, Statements};
 use super::{
     FlowRecord, Isolation, LockTable, RpcBody, SnapshotReader, StartOutcome, Store, Write,
@@ -221,34 +222,56 @@ impl PostgresStore {
         })
     }
 
-    fn error(&self, doing: &str) -> impl Fn(postgres::Error) -> Error + '_ {
-        let doing = doing.to_owned();
-        move |e| pg_error(&self.location, &doing, e)
+    /// Runs `call` on a pooled connection. A connection the server closed while it sat in
+    /// the pool (a restart, a failover) fails at the call's first statement, before
+    /// anything of the call ran: it is dropped with every idle one, and the call starts once
+    /// more on a new connection.
+    fn with_connection<T>(&self, mut call: impl FnMut(&mut Connection) -> Result<T>) -> Result<T> {
+        let mut retried = false;
+        loop {
+            let mut pooled = self.pool.get()?;
+            let conn = pooled.get()?;
+            conn.untouched.set(true);
+            let result = call(conn);
+            if conn.broken.get() {
+                self.pool.discard_idle();
+                if result.is_err() && conn.untouched.get() && conn.reused && !retried {
+                    retried = true;
+                    continue;
+                }
+            }
+            return result;
+        }
     }
 
     fn begin<'c>(
         &self,
         client: &'c mut postgres::Client,
+        errors: Errors<'_>,
+        untouched: &std::cell::Cell<bool>,
         isolation: IsolationLevel,
         read_only: bool,
     ) -> Result<Transaction<'c>> {
-        client
+        let tx = client
             .build_transaction()
             .isolation_level(isolation)
             .read_only(read_only)
             .start()
-            .map_err(self.error("beginning a transaction"))
+            .map_err(errors.doing("beginning a transaction"))?;
+        untouched.set(false);
+        Ok(tx)
     }
 
     fn load_flow(
         &self,
         tx: &mut Transaction<'_>,
         statements: &Statements,
+        errors: Errors<'_>,
         flow_id: &str,
     ) -> Result<Option<FlowRecord>> {
         let row = tx
             .query_opt(&statements.load_flow, &[&flow_id])
-            .map_err(self.error("reading a flow"))?;
+            .map_err(errors.doing("reading a flow"))?;
         row.map(|row| {
             Ok(FlowRecord {
                 flow_id: flow_id.to_owned(),
@@ -263,9 +286,10 @@ impl PostgresStore {
         &self,
         tx: &mut Transaction<'_>,
         statements: &Statements,
+        errors: Errors<'_>,
         flow_id: &str,
     ) -> Result<FlowRecord> {
-        self.load_flow(tx, statements, flow_id)?
+        self.load_flow(tx, statements, errors, flow_id)?
             .ok_or_else(|| Error::FlowNotFound {
                 flow_id: flow_id.to_owned(),
             })
@@ -275,6 +299,7 @@ impl PostgresStore {
         &self,
         tx: &mut Transaction<'_>,
         statements: &Statements,
+        errors: Errors<'_>,
         flow_id: &str,
         writes: &[Write],
     ) -> Result<()> {
@@ -290,11 +315,11 @@ impl PostgresStore {
         }
         if !names.is_empty() {
             tx.execute(&statements.upsert_values, &[&flow_id, &names, &values])
-                .map_err(self.error("writing values"))?;
+                .map_err(errors.doing("writing values"))?;
         }
         if !deleted.is_empty() {
             tx.execute(&statements.delete_values, &[&flow_id, &deleted])
-                .map_err(self.error("deleting values"))?;
+                .map_err(errors.doing("deleting values"))?;
         }
         Ok(())
     }
@@ -305,6 +330,7 @@ impl PostgresStore {
         &self,
         tx: &mut Transaction<'_>,
         statements: &Statements,
+        errors: Errors<'_>,
         flow_id: &str,
         locks: &[String],
     ) -> Result<bool> {
@@ -318,112 +344,169 @@ impl PostgresStore {
                         locks.join(", ")
                     ))
                 }
-                _ => pg_error(&self.location, "taking locks", e),
+                _ => errors.doing("taking locks")(e),
             })?;
         if rows.len() < locks.len() {
             return Ok(false);
         }
         tx.execute(&statements.bump_locks, &[&flow_id, &names])
-            .map_err(self.error("taking locks"))?;
+            .map_err(errors.doing("taking locks"))?;
         Ok(true)
     }
 
     fn run_exclusive(&self, flow_id: &str, locks: &[String], body: &mut RpcBody<'_>) -> Result<()> {
         let _held = self.locks.try_lock_all(flow_id, locks)?;
         let _scope = self.write_scope()?;
-        let mut pooled = self.pool.get()?;
-        let Connection { client, statements } = pooled.get()?;
-        let mut created_lock_rows = false;
-        loop {
-            let mut tx = self.begin(client, IsolationLevel::RepeatableRead, false)?;
-            let flow = self.require_flow(&mut tx, statements, flow_id)?;
-            if !locks.is_empty() && !self.lock_rows(&mut tx, statements, flow_id, locks)? {
-                drop(tx);
-                if created_lock_rows {
-                    return Err(Error::storage(format!(
-                        "store {}: lock rows of flow {flow_id:?} vanished right after they were created",
-                        self.location
-                    )));
-                }
-                client
-                    .execute(&statements.create_lock_rows, &[&flow_id, &as_bytes(locks)])
-                    .map_err(self.error("creating lock rows"))?;
-                created_lock_rows = true;
-                continue;
-            }
-            let writes = body(&mut TxReader {
-                store: self,
-                tx: &mut tx,
+        self.with_connection(|conn| {
+            let Connection {
+                client,
                 statements,
-                flow,
-            })?;
-            self.apply_writes(&mut tx, statements, flow_id, &writes)?;
-            return tx.commit().map_err(self.error("committing"));
-        }
+                broken,
+                untouched,
+                ..
+            } = conn;
+            let errors = Errors {
+                location: &self.location,
+                broken,
+            };
+            let mut created_lock_rows = false;
+            loop {
+                let mut tx = self.begin(
+                    client,
+                    errors,
+                    untouched,
+                    IsolationLevel::RepeatableRead,
+                    false,
+                )?;
+                let flow = self.require_flow(&mut tx, statements, errors, flow_id)?;
+                if !locks.is_empty() && !self.lock_rows(&mut tx, statements, errors, flow_id, locks)? {
+                    drop(tx);
+                    if created_lock_rows {
+                        return Err(Error::storage(format!(
+                            "store {}: lock rows of flow {flow_id:?} vanished right after they were created",
+                            self.location
+                        )));
+                    }
+                    client
+                        .execute(&statements.create_lock_rows, &[&flow_id, &as_bytes(locks)])
+                        .map_err(errors.doing("creating lock rows"))?;
+                    created_lock_rows = true;
+                    continue;
+                }
+                let writes = body(&mut TxReader {
+                    store: self,
+                    tx: &mut tx,
+                    statements,
+                    errors,
+                    flow,
+                })?;
+                self.apply_writes(&mut tx, statements, errors, flow_id, &writes)?;
+                return tx.commit().map_err(errors.commit());
+            }
+        })
     }
 
     fn run_shared(&self, flow_id: &str, body: &mut RpcBody<'_>) -> Result<()> {
-        let mut pooled = self.pool.get()?;
-        let Connection { client, statements } = pooled.get()?;
-        let writes = {
-            let mut tx = self.begin(client, IsolationLevel::RepeatableRead, true)?;
-            let flow = self.require_flow(&mut tx, statements, flow_id)?;
-            let writes = body(&mut TxReader {
-                store: self,
-                tx: &mut tx,
+        self.with_connection(|conn| {
+            let Connection {
+                client,
                 statements,
-                flow,
-            })?;
-            tx.commit().map_err(self.error("ending a read"))?;
-            writes
-        };
-        if writes.is_empty() {
-            return Ok(());
-        }
-        let _scope = self.write_scope()?;
-        let mut tx = self.begin(client, IsolationLevel::ReadCommitted, false)?;
-        self.require_flow(&mut tx, statements, flow_id)?;
-        self.apply_writes(&mut tx, statements, flow_id, &writes)?;
-        tx.commit().map_err(self.error("committing"))
+                broken,
+                untouched,
+                ..
+            } = conn;
+            let errors = Errors {
+                location: &self.location,
+                broken,
+            };
+            let writes = {
+                let mut tx = self.begin(
+                    client,
+                    errors,
+                    untouched,
+                    IsolationLevel::RepeatableRead,
+                    true,
+                )?;
+                let flow = self.require_flow(&mut tx, statements, errors, flow_id)?;
+                let writes = body(&mut TxReader {
+                    store: self,
+                    tx: &mut tx,
+                    statements,
+                    errors,
+                    flow,
+                })?;
+                tx.commit().map_err(errors.doing("ending a read"))?;
+                writes
+            };
+            if writes.is_empty() {
+                return Ok(());
+            }
+            let _scope = self.write_scope()?;
+            let mut tx = client
+                .build_transaction()
+                .isolation_level(IsolationLevel::ReadCommitted)
+                .start()
+                .map_err(errors.doing("beginning a transaction"))?;
+            self.require_flow(&mut tx, statements, errors, flow_id)?;
+            self.apply_writes(&mut tx, statements, errors, flow_id, &writes)?;
+            tx.commit().map_err(errors.commit())
+        })
     }
 }
 
 impl Store for PostgresStore {
     fn start_flow(&self, flow: &FlowRecord, initial: &[(String, String)]) -> Result<StartOutcome> {
         let _scope = self.write_scope()?;
-        let mut pooled = self.pool.get()?;
-        let Connection { client, statements } = pooled.get()?;
-        let mut tx = self.begin(client, IsolationLevel::ReadCommitted, false)?;
-        let started_at_ms = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
-        let inserted = tx
-            .execute(
-                &statements.insert_flow,
-                &[
-                    &flow.flow_id,
-                    &flow.flow_type.as_bytes(),
-                    &flow.run_id,
-                    &started_at_ms,
-                ],
-            )
-            .map_err(self.error("creating a flow"))?;
-        if inserted == 0 {
-            return match self.load_flow(&mut tx, statements, &flow.flow_id)? {
-                Some(existing) => Ok(StartOutcome::AlreadyExists(existing)),
-                None => Err(Error::LockConflict(format!(
-                    "store {}: flow {:?} was being created by another call; retry",
-                    self.location, flow.flow_id
-                ))),
+        self.with_connection(|conn| {
+            let Connection {
+                client,
+                statements,
+                broken,
+                untouched,
+                ..
+            } = conn;
+            let errors = Errors {
+                location: &self.location,
+                broken,
             };
-        }
-        let writes: Vec<Write> = initial
-            .iter()
-            .map(|(name, json)| (name.clone(), Some(json.clone())))
-            .collect();
-        self.apply_writes(&mut tx, statements, &flow.flow_id, &writes)?;
-        tx.commit().map_err(self.error("committing"))?;
-        Ok(StartOutcome::Started)
+            let mut tx = self.begin(
+                client,
+                errors,
+                untouched,
+                IsolationLevel::ReadCommitted,
+                false,
+            )?;
+            let started_at_ms = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+            let inserted = tx
+                .execute(
+                    &statements.insert_flow,
+                    &[
+                        &flow.flow_id,
+                        &flow.flow_type.as_bytes(),
+                        &flow.run_id,
+                        &started_at_ms,
+                    ],
+                )
+                .map_err(errors.doing("creating a flow"))?;
+            if inserted == 0 {
+                return match self.load_flow(&mut tx, statements, errors, &flow.flow_id)? {
+                    Some(existing) => Ok(StartOutcome::AlreadyExists(existing)),
+                    None => Err(Error::LockConflict(format!(
+                        "store {}: flow {:?} was being created by another call; retry",
+                        self.location, flow.flow_id
+                    ))),
+                };
+            }
+            let writes: Vec<Write> = initial
+                .iter()
+                .map(|(name, json)| (name.clone(), Some(json.clone())))
+                .collect();
+            self.apply_writes(&mut tx, statements, errors, &flow.flow_id, &writes)?;
+            tx.commit().map_err(errors.commit())?;
+            Ok(StartOutcome::Started)
+        })
     }
 
     fn run_rpc(&self, flow_id: &str, isolation: &Isolation, body: &mut RpcBody<'_>) -> Result<()> {
@@ -434,10 +517,27 @@ impl Store for PostgresStore {
     }
 
     fn flow(&self, flow_id: &str) -> Result<Option<FlowRecord>> {
-        let mut pooled = self.pool.get()?;
-        let Connection { client, statements } = pooled.get()?;
-        let mut tx = self.begin(client, IsolationLevel::ReadCommitted, true)?;
-        self.load_flow(&mut tx, statements, flow_id)
+        self.with_connection(|conn| {
+            let Connection {
+                client,
+                statements,
+                broken,
+                untouched,
+                ..
+            } = conn;
+            let errors = Errors {
+                location: &self.location,
+                broken,
+            };
+            let mut tx = self.begin(
+                client,
+                errors,
+                untouched,
+                IsolationLevel::ReadCommitted,
+                true,
+            )?;
+            self.load_flow(&mut tx, statements, errors, flow_id)
+        })
     }
 
     fn location(&self) -> String {
@@ -449,6 +549,7 @@ struct TxReader<'a, 't> {
     store: &'a PostgresStore,
     tx: &'a mut Transaction<'t>,
     statements: &'a Statements,
+    errors: Errors<'a>,
     flow: FlowRecord,
 }
 
@@ -464,7 +565,7 @@ impl SnapshotReader for TxReader<'_, '_> {
                 &self.statements.read_values,
                 &[&self.flow.flow_id, &as_bytes(physical_names)],
             )
-            .map_err(self.store.error("reading values"))?;
+            .map_err(self.errors.doing("reading values"))?;
         rows.iter()
             .map(|row| Ok((self.store.text(row.get(0))?, row.get(1))))
             .collect()
