@@ -26,6 +26,11 @@ cargo test --workspace --locked
 section "Rust: integration tests again, on PostgreSQL"
 ATTRFLOW_TEST_BACKEND=postgres cargo test -p attrflow --tests --locked
 
+section "Rust: PostgreSQL-only tests (listed as ignored in the SQLite pass)"
+ATTRFLOW_TEST_BACKEND=postgres cargo test -p attrflow --locked --test postgres_store -- --ignored
+ATTRFLOW_TEST_BACKEND=postgres cargo test -p attrflow --locked --test multi_process_appends -- \
+    --ignored --exact a_hung_lock_holder_is_cut_off_by_the_server_after_its_idle_timeout
+
 section "Rust: failure paths (injected commit faults, full disk)"
 cargo clippy -p attrflow --all-targets --locked --features fault-injection -- -D warnings
 cargo test -p attrflow --locked --features fault-injection --test fault_injection --test disk_full
