@@ -12,6 +12,9 @@
 #   scripts/postgres.sh restart restarts the server of ATTRFLOW_TEST_POSTGRES_DIR (fast
 #                               shutdown: every session is cut off), on the same port
 #
+# The server speaks TLS too, with a certificate for 127.0.0.1 signed by a throwaway CA
+# ($POSTGRES_DIR/ca.crt); $POSTGRES_DIR/other-ca.crt is a CA that signed nothing of it.
+#
 # PG_BINDIR overrides where initdb, pg_ctl and postgres are looked up.
 
 postgres_bindir() {
@@ -54,6 +57,31 @@ postgres_as_owner() {
     )
 }
 
+# Writes a throwaway CA (ca.crt), a server certificate for IP 127.0.0.1 signed by it
+# (server.crt, server.key), and an unrelated CA (other-ca.crt) into folder $1.
+postgres_make_certificates() {
+    local dir=$1
+    (
+        cd "$dir"
+        openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=attrflow test CA" \
+            -keyout ca.key -out ca.crt
+        openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=attrflow other CA" \
+            -keyout other-ca.key -out other-ca.crt
+        openssl req -newkey rsa:2048 -nodes -subj "/CN=127.0.0.1" -keyout server.key \
+            -out server.csr
+        printf 'subjectAltName=IP:127.0.0.1\n' >server.ext
+        openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 \
+            -extfile server.ext -out server.crt
+        chmod 600 server.key
+        if [ "$(id -u)" -eq 0 ]; then
+            chown postgres: server.key server.crt
+        fi
+    ) >"$dir/certificates.log" 2>&1 || {
+        cat "$dir/certificates.log" >&2
+        return 1
+    }
+}
+
 postgres_free_port() {
     python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
@@ -69,6 +97,7 @@ postgres_start() {
         chown postgres: "$POSTGRES_DIR"
     fi
     chmod 700 "$POSTGRES_DIR"
+    postgres_make_certificates "$POSTGRES_DIR" || return 1
     postgres_as_owner "$bindir/initdb" --pgdata="$POSTGRES_DIR/data" --username="$user" \
         --auth=trust --encoding=UTF8 --no-locale >"$POSTGRES_DIR/initdb.log" 2>&1 || {
         cat "$POSTGRES_DIR/initdb.log" >&2
@@ -80,7 +109,7 @@ postgres_start() {
         port=$(postgres_free_port)
         if postgres_as_owner "$bindir/pg_ctl" --pgdata="$POSTGRES_DIR/data" --wait --silent \
             --log="$POSTGRES_DIR/server.log" \
-            -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories='$POSTGRES_DIR' -c max_connections=300 -c fsync=off -c full_page_writes=off" \
+            -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories='$POSTGRES_DIR' -c max_connections=300 -c fsync=off -c full_page_writes=off -c ssl=on -c ssl_cert_file='$POSTGRES_DIR/server.crt' -c ssl_key_file='$POSTGRES_DIR/server.key'" \
             start; then
             break
         fi

@@ -1,7 +1,7 @@
 //! What only the PostgreSQL store has: a transaction that lost a race on the server is a
 //! retryable lock conflict, the connection pool is bounded, schemas keep stores apart, and
-//! connection failures name the store without its password, and a server restart costs
-//! no call more than a retry.
+//! connection failures name the store without its password, a server restart costs no
+//! call more than a retry, and TLS checks the server's certificate as `sslmode` says.
 //!
 //! Every test here is `#[ignore]`d, so the SQLite pass lists them as ignored by name; the
 //! PostgreSQL pass runs them explicitly (`ATTRFLOW_TEST_BACKEND=postgres cargo test -p
@@ -203,7 +203,7 @@ fn an_unreachable_server_is_a_storage_error_naming_the_store_without_its_passwor
         other => panic!("expected a storage error, got {other:?}"),
     }
     assert!(matches!(
-        Runtime::open("postgresql://127.0.0.1/app?sslmode=require"),
+        Runtime::open("postgresql://127.0.0.1/app?sslmode=allow"),
         Err(Error::InvalidInput(_))
     ));
 }
@@ -252,4 +252,126 @@ fn a_call_cut_off_by_a_restart_before_its_commit_is_retryable_and_wrote_nothing(
     });
     assert_eq!(t.stored_values(FLOW)["count"], 0, "nothing was written");
     assert_eq!(call(&runtime, "Bump").unwrap(), json!(1));
+}
+
+/// A CA file that scripts/postgres.sh wrote next to the test server: `ca.crt` signed its
+/// certificate (for IP 127.0.0.1 only), `other-ca.crt` signed nothing of it.
+fn ca_file(name: &str) -> String {
+    let dir = std::env::var("ATTRFLOW_TEST_POSTGRES_DIR").expect(
+        "the TLS tests need the server of scripts/postgres.sh (ATTRFLOW_TEST_POSTGRES_DIR)",
+    );
+    format!("{dir}/{name}")
+}
+
+/// Opens the store of `t` with TLS parameters added to its URL, on `host` instead of
+/// 127.0.0.1, and reads through it.
+fn open_over_tls(t: &TestStore, host: &str, parameters: &str) -> attrflow::Result<()> {
+    let url = format!("{}&{parameters}", t.url).replacen("127.0.0.1", host, 1);
+    let store = PostgresStore::open(&url)?;
+    attrflow::store::Store::flow(&store, "no such flow").map(|flow| assert_eq!(flow, None))
+}
+
+#[test]
+#[ignore = "PostgreSQL only"]
+fn verify_full_with_the_servers_ca_connects_over_tls() {
+    let _server = sharing_the_server();
+    require_postgres();
+    let t = TestStore::fast();
+    let ca = ca_file("ca.crt");
+    let url = format!(
+        "{}&sslmode=verify-full&sslrootcert={ca}&application_name=attrflow_tls_check",
+        t.url
+    );
+    let runtime = Runtime::open(&url).unwrap();
+    runtime.register(counter(None)).unwrap();
+    runtime
+        .start_flow(FLOW_TYPE, FLOW, &StartFlowOptions::new())
+        .unwrap();
+    assert_eq!(call(&runtime, "Bump").unwrap(), json!(1));
+    // The connection it used is still open in its pool, and it is encrypted.
+    let mut check = postgres::Client::connect(
+        &std::env::var(common::POSTGRES_URL_ENV).unwrap(),
+        postgres::NoTls,
+    )
+    .unwrap();
+    let row = check
+        .query_one(
+            "SELECT count(*), count(*) FILTER (WHERE s.ssl)
+             FROM pg_stat_activity a JOIN pg_stat_ssl s USING (pid)
+             WHERE a.application_name = 'attrflow_tls_check'",
+            &[],
+        )
+        .unwrap();
+    let (connections, encrypted): (i64, i64) = (row.get(0), row.get(1));
+    assert!(
+        connections > 0 && encrypted == connections,
+        "{encrypted} of {connections}"
+    );
+
+    // verify-ca checks the chain only; require with a CA file does the same, as in libpq.
+    open_over_tls(
+        &t,
+        "localhost",
+        &format!("sslmode=verify-ca&sslrootcert={ca}"),
+    )
+    .unwrap();
+    open_over_tls(
+        &t,
+        "localhost",
+        &format!("sslmode=require&sslrootcert={ca}"),
+    )
+    .unwrap();
+    open_over_tls(&t, "127.0.0.1", "sslmode=require").unwrap();
+}
+
+#[test]
+#[ignore = "PostgreSQL only"]
+fn a_certificate_that_does_not_check_out_is_refused_with_a_clear_error() {
+    let _server = sharing_the_server();
+    require_postgres();
+    let t = TestStore::fast();
+    let refused = |host: &str, parameters: String| match open_over_tls(&t, host, &parameters) {
+        Err(Error::Storage(message)) => message,
+        other => panic!("expected a refused certificate with {parameters}, got {other:?}"),
+    };
+    let other_ca = ca_file("other-ca.crt");
+    for mode in ["verify-full", "verify-ca", "require"] {
+        let message = refused(
+            "127.0.0.1",
+            format!("sslmode={mode}&sslrootcert={other_ca}"),
+        );
+        assert!(
+            message.contains("TLS")
+                && message.contains("UnknownIssuer")
+                && message.contains("check sslmode and sslrootcert")
+                && message.contains(&format!("sslmode={mode}")),
+            "{message}"
+        );
+    }
+    // The certificate names 127.0.0.1, not localhost.
+    let message = refused(
+        "localhost",
+        format!("sslmode=verify-full&sslrootcert={}", ca_file("ca.crt")),
+    );
+    assert!(message.contains("not valid for name"), "{message}");
+
+    match open_over_tls(&t, "127.0.0.1", "sslmode=verify-full") {
+        Err(Error::InvalidInput(message)) => {
+            assert!(message.contains("needs sslrootcert"), "{message}")
+        }
+        other => panic!("expected a missing CA file, got {other:?}"),
+    }
+    match open_over_tls(
+        &t,
+        "127.0.0.1",
+        "sslmode=verify-full&sslrootcert=/nonexistent.pem",
+    ) {
+        Err(Error::InvalidInput(message)) => {
+            assert!(
+                message.contains("sslrootcert /nonexistent.pem"),
+                "{message}"
+            )
+        }
+        other => panic!("expected a missing CA file, got {other:?}"),
+    }
 }

@@ -11,7 +11,9 @@ mod url;
 
 pub use lock_table::{LockGuard, LockTable};
 #[cfg(feature = "postgres")]
-pub use postgres::{ConnectionUrl, PostgresOptions, PostgresStore, COMMIT_OUTCOME_UNKNOWN};
+pub use postgres::{
+    ConnectionUrl, PostgresOptions, PostgresStore, SslMode, COMMIT_OUTCOME_UNKNOWN,
+};
 pub use sqlite::{SqliteOptions, SqliteStore, Synchronous};
 pub use url::{open_store, StoreUrl};
 

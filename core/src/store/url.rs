@@ -5,7 +5,7 @@
 //!   optional query parameters `synchronous=full|normal` and `busy_timeout_ms=N`;
 //! - `postgresql://user:password@host:port/dbname?...` (or `postgres://`): a PostgreSQL
 //!   database, with attrflow's parameters of [`PostgresOptions`] and the driver's own
-//!   (`connect_timeout`, `sslmode=disable|prefer`, `application_name`, …).
+//!   (`connect_timeout`, `sslmode`, `sslrootcert`, `application_name`, …).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -220,7 +220,7 @@ mod tests {
         assert!(message("sqlite:a.db?busy_timeout_ms=x").contains("busy_timeout_ms"));
         assert!(message("sqlite:a.db?cache=big").contains(r#"unknown parameter "cache""#));
         assert!(message("mysql://h/db").contains(r#"unknown scheme "mysql""#));
-        let pg = message("postgresql://user:secret@host/db?sslmode=require");
+        let pg = message("postgresql://user:secret@host/db?sslmode=allow");
         assert!(
             pg.contains("user:***@host") && !pg.contains("secret"),
             "{pg}"

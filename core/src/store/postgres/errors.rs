@@ -95,6 +95,12 @@ pub(crate) fn commit_error(location: &str, error: postgres::Error) -> Error {
 /// call, a server that cannot be reached now (restarting, failing over) is a retryable
 /// conflict, since nothing of the call ran.
 pub(crate) fn connect_error(location: &str, for_a_call: bool, error: postgres::Error) -> Error {
+    if error.to_string().contains("TLS") {
+        return Error::storage(format!(
+            "store {location}: connecting over TLS: {}; check sslmode and sslrootcert",
+            describe(&error)
+        ));
+    }
     if for_a_call && is_connection_lost(&error) {
         return Error::LockConflict(format!(
             "store {location}: could not reach the server ({}); nothing of this call ran; retry",
@@ -139,10 +145,20 @@ impl<'a> Errors<'a> {
     }
 }
 
-/// The server's own message and SQLSTATE when there is one, else the driver's message.
+/// The server's own message and SQLSTATE when there is one, else the driver's message
+/// with its causes (an I/O error, a refused certificate).
 fn describe(error: &postgres::Error) -> String {
-    match error.as_db_error() {
-        Some(db) => format!("{} [SQLSTATE {}]", db.message(), db.code().code()),
-        None => error.to_string(),
+    if let Some(db) = error.as_db_error() {
+        return format!("{} [SQLSTATE {}]", db.message(), db.code().code());
     }
+    let mut message = error.to_string();
+    let mut cause = std::error::Error::source(error);
+    while let Some(inner) = cause {
+        let text = inner.to_string();
+        if !message.contains(&text) {
+            message = format!("{message}: {text}");
+        }
+        cause = inner.source();
+    }
+    message
 }

@@ -22,8 +22,9 @@ mod errors;
 mod options;
 mod pool;
 mod schema;
+mod tls;
 
-pub use options::{PostgresOptions, KNOWN_PARAMETERS};
+pub use options::{PostgresOptions, SslMode, KNOWN_PARAMETERS};
 pub use schema::SCHEMA_VERSION;
 
 use std::cell::RefCell;
@@ -71,9 +72,25 @@ impl ConnectionUrl {
     }
 
     fn config(&self) -> Result<postgres::Config> {
-        let mut config = postgres::Config::from_str(&self.0)
+        let (base, query) = self.0.split_once('?').unwrap_or((&self.0, ""));
+        // The driver knows sslmode=disable|prefer|require only, and no sslrootcert: TLS is
+        // set up by attrflow (see `tls`).
+        let driver_query: Vec<String> = query
+            .split('&')
+            .filter(|pair| !pair.is_empty() && !pair.starts_with("sslrootcert="))
+            .map(|pair| match pair.strip_prefix("sslmode=") {
+                Some(mode) => SslMode::parse(&self.redacted(), mode)
+                    .map(|mode| format!("sslmode={}", mode.driver_value())),
+                None => Ok(pair.to_owned()),
+            })
+            .collect::<Result<_>>()?;
+        let driver_url = if driver_query.is_empty() {
+            base.to_owned()
+        } else {
+            format!("{base}?{}", driver_query.join("&"))
+        };
+        let mut config = postgres::Config::from_str(&driver_url)
             .map_err(|e| Error::invalid_input(format!("store URL {:?}: {e}", self.redacted())))?;
-        let query = self.0.split_once('?').map_or("", |(_, query)| query);
         let given = |key: &str| {
             query
                 .split('&')
@@ -175,7 +192,8 @@ impl PostgresStore {
         } else {
             format!("{} (schema {})", url.redacted(), options.schema)
         };
-        let pool = Pool::new(config, options.clone(), location.clone());
+        let tls = tls::connector(&location, options.ssl_mode, options.ssl_root_cert.as_ref())?;
+        let pool = Pool::new(config, tls, options.clone(), location.clone());
         let mut client = pool.connect_bare()?;
         schema::migrate(&mut client, &options.schema, &location)?;
         Ok(PostgresStore {

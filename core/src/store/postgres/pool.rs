@@ -11,7 +11,8 @@ use std::cell::Cell;
 use std::time::Instant;
 
 use parking_lot::{Condvar, Mutex};
-use postgres::{Client, NoTls, Statement};
+use postgres::{Client, Statement};
+use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::errors::{connect_error, pg_error};
 use super::PostgresOptions;
@@ -83,6 +84,7 @@ struct PoolState {
 /// The store's connections.
 pub(crate) struct Pool {
     config: postgres::Config,
+    tls: MakeRustlsConnect,
     options: PostgresOptions,
     location: String,
     state: Mutex<PoolState>,
@@ -92,11 +94,13 @@ pub(crate) struct Pool {
 impl Pool {
     pub(crate) fn new(
         config: postgres::Config,
+        tls: MakeRustlsConnect,
         options: PostgresOptions,
         location: String,
     ) -> Self {
         Pool {
             config,
+            tls,
             options,
             location,
             state: Mutex::new(PoolState {
@@ -115,7 +119,7 @@ impl Pool {
     fn open_client(&self, for_a_call: bool) -> Result<Client> {
         let mut client = self
             .config
-            .connect(NoTls)
+            .connect(self.tls.clone())
             .map_err(|e| connect_error(&self.location, for_a_call, e))?;
         client
             .batch_execute(&self.options.session_setup())
