@@ -114,13 +114,17 @@ failover_start() {
     local i
     for ((i = 0; i < 60; i++)); do
         if failover_as_owner psql -qAt -d "postgres://postgres@127.0.0.1:$monitor_port/pg_auto_failover" \
-            -c "ALTER SYSTEM SET pgautofailover.health_check_period = '1s';
-                ALTER SYSTEM SET pgautofailover.node_considered_unhealthy_timeout = '5s';
-                ALTER SYSTEM SET pgautofailover.primary_demote_timeout = '5s';
-                SELECT pg_reload_conf();" >/dev/null 2>&1; then
+            -c "ALTER SYSTEM SET pgautofailover.health_check_period = '1s'" \
+            -c "ALTER SYSTEM SET pgautofailover.node_considered_unhealthy_timeout = '5s'" \
+            -c "ALTER SYSTEM SET pgautofailover.primary_demote_timeout = '5s'" \
+            -c "SELECT pg_reload_conf()" >/dev/null 2>&1; then
             break
         fi
         sleep 0.5
+        if [ "$i" -eq 59 ]; then
+            echo "could not lower the monitor's timers" >&2
+            return 1
+        fi
     done
     local node port
     for node in node1 node2; do
