@@ -594,3 +594,31 @@ impl SnapshotReader for TxReader<'_, '_> {
 fn as_bytes(names: &[String]) -> Vec<&[u8]> {
     names.iter().map(|name| name.as_bytes()).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_multi_host_url_names_every_node_and_asks_for_the_primary() {
+        let url = ConnectionUrl::new(
+            "postgresql://app@db1:5432,db2:5433/app?target_session_attrs=read-write\
+             &sslmode=verify-full&sslrootcert=/ca.pem",
+        );
+        let config = url.config().unwrap();
+        assert_eq!(config.get_hosts().len(), 2);
+        assert_eq!(config.get_ports(), [5432, 5433]);
+        assert_eq!(
+            config.get_target_session_attrs(),
+            postgres::config::TargetSessionAttrs::ReadWrite
+        );
+        assert_eq!(config.get_ssl_mode(), postgres::config::SslMode::Require);
+        let crate::store::StoreUrl::Postgres { options, .. } = crate::store::StoreUrl::parse(
+            "postgresql://app@db1:5432,db2:5433/app?sslmode=verify-ca",
+        )
+        .unwrap() else {
+            panic!("a PostgreSQL URL")
+        };
+        assert_eq!(options.ssl_mode, SslMode::VerifyCa);
+    }
+}
