@@ -15,7 +15,8 @@
 # The server speaks TLS too, with a certificate for 127.0.0.1 signed by a throwaway CA
 # ($POSTGRES_DIR/ca.crt); $POSTGRES_DIR/other-ca.crt is a CA that signed nothing of it.
 #
-# PG_BINDIR overrides where initdb, pg_ctl and postgres are looked up.
+# PG_BINDIR overrides where initdb, pg_ctl and postgres are looked up. POSTGRES_DURABLE=1
+# keeps the server's default fsync and full_page_writes (for benchmarks).
 
 postgres_bindir() {
     if [ -n "${PG_BINDIR:-}" ]; then
@@ -104,12 +105,16 @@ postgres_start() {
         return 1
     }
     # fsync off: this cluster is thrown away, and no test here cuts the power.
+    local durability="-c fsync=off -c full_page_writes=off"
+    if [ "${POSTGRES_DURABLE:-}" = 1 ]; then
+        durability=""
+    fi
     local attempt
     for attempt in 1 2 3 4 5; do
         port=$(postgres_free_port)
         if postgres_as_owner "$bindir/pg_ctl" --pgdata="$POSTGRES_DIR/data" --wait --silent \
             --log="$POSTGRES_DIR/server.log" \
-            -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories='$POSTGRES_DIR' -c max_connections=300 -c fsync=off -c full_page_writes=off -c ssl=on -c ssl_cert_file='$POSTGRES_DIR/server.crt' -c ssl_key_file='$POSTGRES_DIR/server.key'" \
+            -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories='$POSTGRES_DIR' -c max_connections=300 $durability -c ssl=on -c ssl_cert_file='$POSTGRES_DIR/server.crt' -c ssl_key_file='$POSTGRES_DIR/server.key'" \
             start; then
             break
         fi

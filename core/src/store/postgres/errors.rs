@@ -77,10 +77,13 @@ pub(crate) fn pg_error(location: &str, doing: &str, error: postgres::Error) -> E
     }
 }
 
-/// The attrflow error for a failed COMMIT. A refused COMMIT rolled back; a lost connection
-/// leaves the outcome unknown, and the message says so.
+/// The attrflow error for a failed COMMIT (or the batch of writes that ends in it). A
+/// refused COMMIT rolled back; a connection lost without a word from the server leaves
+/// the outcome unknown, and the message says so.
 pub(crate) fn commit_error(location: &str, error: postgres::Error) -> Error {
-    if is_connection_lost(&error) {
+    // An error the server sent (even the notice that it is ending the session) means the
+    // transaction did not commit; only silence (a closed or broken socket) leaves it open.
+    if error.as_db_error().is_none() && is_connection_lost(&error) {
         return Error::storage(format!(
             "store {location}: the connection to the server was lost while committing ({}): \
              {COMMIT_OUTCOME_UNKNOWN}, the call may or may not have taken effect; repeat it \

@@ -34,7 +34,7 @@ use std::sync::{Arc, OnceLock, Weak};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use parking_lot::Mutex;
-use postgres::{IsolationLevel, Transaction};
+use postgres::{GenericClient, IsolationLevel, Transaction};
 
 use self::errors::Errors;
 pub use self::errors::COMMIT_OUTCOME_UNKNOWN;
@@ -315,7 +315,7 @@ impl PostgresStore {
 
     fn apply_writes(
         &self,
-        tx: &mut Transaction<'_>,
+        tx: &mut impl GenericClient,
         statements: &Statements,
         errors: Errors<'_>,
         flow_id: &str,
@@ -342,39 +342,33 @@ impl PostgresStore {
         Ok(())
     }
 
-    /// Takes the row locks of `locks`. `Ok(false)` means some lock rows do not exist yet:
-    /// the caller creates them outside this transaction and starts again.
-    fn lock_rows(
+    /// Writes `writes` and commits, in one round trip when it can: the writes go as
+    /// literals in one simple-query batch ending in COMMIT. Text holding a NUL character
+    /// (which a simple query cannot carry) goes through the prepared statements instead.
+    fn write_and_commit(
         &self,
-        tx: &mut Transaction<'_>,
+        client: &mut postgres::Client,
         statements: &Statements,
         errors: Errors<'_>,
         flow_id: &str,
-        locks: &[String],
-    ) -> Result<bool> {
-        let names = as_bytes(locks);
-        let rows = tx
-            .query(&statements.lock_rows, &[&flow_id, &names])
-            .map_err(|e| match e.code() {
-                Some(code) if *code == postgres::error::SqlState::LOCK_NOT_AVAILABLE => {
-                    Error::LockConflict(format!(
-                        "one or more attribute keys are locked: flow {flow_id:?}, {}",
-                        locks.join(", ")
-                    ))
-                }
-                _ => errors.doing("taking locks")(e),
-            })?;
-        if rows.len() < locks.len() {
-            return Ok(false);
+        writes: &[Write],
+    ) -> Result<()> {
+        match commit_batch(flow_id, writes) {
+            Some(batch) => client.batch_execute(&batch).map_err(errors.commit()),
+            None => {
+                self.apply_writes(client, statements, errors, flow_id, writes)?;
+                client.batch_execute("COMMIT").map_err(errors.commit())
+            }
         }
-        tx.execute(&statements.bump_locks, &[&flow_id, &names])
-            .map_err(errors.doing("taking locks"))?;
-        Ok(true)
     }
 
+    /// An exclusive RPC in three round trips: BEGIN; one statement that takes the locks,
+    /// reads the flow and the locked names' values; the writes with the COMMIT. Reads of
+    /// names it did not lock cost one more each.
     fn run_exclusive(&self, flow_id: &str, locks: &[String], body: &mut RpcBody<'_>) -> Result<()> {
         let _held = self.locks.try_lock_all(flow_id, locks)?;
         let _scope = self.write_scope()?;
+        let names = as_bytes(locks);
         self.with_connection(|conn| {
             let Connection {
                 client,
@@ -389,16 +383,34 @@ impl PostgresStore {
             };
             let mut created_lock_rows = false;
             loop {
-                let mut tx = self.begin(
-                    client,
-                    errors,
-                    untouched,
-                    IsolationLevel::RepeatableRead,
-                    false,
-                )?;
-                let flow = self.require_flow(&mut tx, statements, errors, flow_id)?;
-                if !locks.is_empty() && !self.lock_rows(&mut tx, statements, errors, flow_id, locks)? {
-                    drop(tx);
+                client
+                    .batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+                    .map_err(errors.doing("beginning a transaction"))?;
+                untouched.set(false);
+                let mut open = OpenTransaction {
+                    client: &mut *client,
+                    done: false,
+                };
+                let row = open
+                    .client
+                    .query_opt(&statements.open_rpc, &[&flow_id, &names])
+                    .map_err(|e| match e.code() {
+                        Some(code) if *code == postgres::error::SqlState::LOCK_NOT_AVAILABLE => {
+                            Error::LockConflict(format!(
+                                "one or more attribute keys are locked: flow {flow_id:?}, {}",
+                                locks.join(", ")
+                            ))
+                        }
+                        _ => errors.doing("taking locks")(e),
+                    })?;
+                let Some(row) = row else {
+                    return Err(Error::FlowNotFound {
+                        flow_id: flow_id.to_owned(),
+                    });
+                };
+                let locked: i64 = row.get(2);
+                if usize::try_from(locked).unwrap_or(0) < locks.len() {
+                    drop(open);
                     if created_lock_rows {
                         return Err(Error::storage(format!(
                             "store {}: lock rows of flow {flow_id:?} vanished right after they were created",
@@ -406,20 +418,34 @@ impl PostgresStore {
                         )));
                     }
                     client
-                        .execute(&statements.create_lock_rows, &[&flow_id, &as_bytes(locks)])
+                        .execute(&statements.create_lock_rows, &[&flow_id, &names])
                         .map_err(errors.doing("creating lock rows"))?;
                     created_lock_rows = true;
                     continue;
                 }
+                let flow = FlowRecord {
+                    flow_id: flow_id.to_owned(),
+                    flow_type: self.text(row.get(0))?,
+                    run_id: row.get(1),
+                };
+                let mut prefetched: HashMap<String, Option<String>> =
+                    locks.iter().map(|name| (name.clone(), None)).collect();
+                let known: Vec<Vec<u8>> = row.get(3);
+                let values: Vec<String> = row.get(4);
+                for (name, value) in known.into_iter().zip(values) {
+                    prefetched.insert(self.text(name)?, Some(value));
+                }
                 let writes = body(&mut TxReader {
                     store: self,
-                    tx: &mut tx,
+                    tx: &mut *open.client,
                     statements,
                     errors,
                     flow,
+                    prefetched,
                 })?;
-                self.apply_writes(&mut tx, statements, errors, flow_id, &writes)?;
-                return tx.commit().map_err(errors.commit());
+                self.write_and_commit(open.client, statements, errors, flow_id, &writes)?;
+                open.done = true;
+                return Ok(());
             }
         })
     }
@@ -452,6 +478,7 @@ impl PostgresStore {
                     statements,
                     errors,
                     flow,
+                    prefetched: HashMap::new(),
                 })?;
                 tx.commit().map_err(errors.doing("ending a read"))?;
                 writes
@@ -563,31 +590,104 @@ impl Store for PostgresStore {
     }
 }
 
-struct TxReader<'a, 't> {
+struct TxReader<'a, C: GenericClient> {
     store: &'a PostgresStore,
-    tx: &'a mut Transaction<'t>,
+    tx: &'a mut C,
     statements: &'a Statements,
     errors: Errors<'a>,
     flow: FlowRecord,
+    /// Values read ahead in the same snapshot, by name (`None`: no value stored).
+    prefetched: HashMap<String, Option<String>>,
 }
 
-impl SnapshotReader for TxReader<'_, '_> {
+impl<C: GenericClient> SnapshotReader for TxReader<'_, C> {
     fn flow(&self) -> &FlowRecord {
         &self.flow
     }
 
     fn read(&mut self, physical_names: &[String]) -> Result<Vec<(String, String)>> {
+        let mut found = Vec::new();
+        let mut missing = Vec::new();
+        for name in physical_names {
+            match self.prefetched.get(name) {
+                Some(Some(value)) => found.push((name.clone(), value.clone())),
+                Some(None) => {}
+                None => missing.push(name.clone()),
+            }
+        }
+        if missing.is_empty() {
+            return Ok(found);
+        }
         let rows = self
             .tx
             .query(
                 &self.statements.read_values,
-                &[&self.flow.flow_id, &as_bytes(physical_names)],
+                &[&self.flow.flow_id, &as_bytes(&missing)],
             )
             .map_err(self.errors.doing("reading values"))?;
-        rows.iter()
-            .map(|row| Ok((self.store.text(row.get(0))?, row.get(1))))
-            .collect()
+        for row in rows {
+            found.push((self.store.text(row.get(0))?, row.get(1)));
+        }
+        Ok(found)
     }
+}
+
+/// A transaction begun with a plain BEGIN; rolled back when dropped before it is done.
+struct OpenTransaction<'c> {
+    client: &'c mut postgres::Client,
+    done: bool,
+}
+
+impl Drop for OpenTransaction<'_> {
+    fn drop(&mut self) {
+        if !self.done && !self.client.is_closed() {
+            // A failure here leaves the connection broken, and the pool drops it.
+            let _ = self.client.batch_execute("ROLLBACK");
+        }
+    }
+}
+
+/// The writes and the COMMIT of an RPC as one simple-query batch of literals, or `None`
+/// when some text holds a NUL character. Names go as hex `bytea`, text in standard
+/// conforming quotes (the session sets `standard_conforming_strings`).
+fn commit_batch(flow_id: &str, writes: &[Write]) -> Option<String> {
+    let has_nul = |text: &str| text.contains('\0');
+    if has_nul(flow_id)
+        || writes
+            .iter()
+            .any(|(name, value)| has_nul(name) || value.as_deref().is_some_and(has_nul))
+    {
+        return None;
+    }
+    let quote = |text: &str| format!("'{}'", text.replace('\'', "''"));
+    let bytea = |name: &str| {
+        let hex: String = name.bytes().map(|b| format!("{b:02x}")).collect();
+        format!("'\\x{hex}'::bytea")
+    };
+    let flow = quote(flow_id);
+    let (mut upserts, mut deletes) = (Vec::new(), Vec::new());
+    for (name, value) in writes {
+        match value {
+            Some(json) => upserts.push(format!("({flow}, {}, {})", bytea(name), quote(json))),
+            None => deletes.push(bytea(name)),
+        }
+    }
+    let mut batch = String::new();
+    if !upserts.is_empty() {
+        batch.push_str(&format!(
+            "INSERT INTO attribute_values (flow_id, name, value) VALUES {} \
+             ON CONFLICT (flow_id, name) DO UPDATE SET value = excluded.value;",
+            upserts.join(", ")
+        ));
+    }
+    if !deletes.is_empty() {
+        batch.push_str(&format!(
+            "DELETE FROM attribute_values WHERE flow_id = {flow} AND name IN ({});",
+            deletes.join(", ")
+        ));
+    }
+    batch.push_str("COMMIT");
+    Some(batch)
 }
 
 /// Names as the byte strings the tables hold.

@@ -115,6 +115,7 @@ impl PostgresOptions {
     pub(crate) fn session_setup(&self) -> String {
         format!(
             "SET search_path TO \"{schema}\";
+             SET standard_conforming_strings = on;
              SET lock_timeout = {lock};
              SET idle_in_transaction_session_timeout = {idle};
              SET tcp_keepalives_idle = 30;

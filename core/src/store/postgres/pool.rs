@@ -25,9 +25,11 @@ pub(crate) struct Statements {
     pub read_values: Statement,
     pub upsert_values: Statement,
     pub delete_values: Statement,
-    pub lock_rows: Statement,
-    pub bump_locks: Statement,
     pub create_lock_rows: Statement,
+    /// The first statement of an exclusive RPC, in one round trip: takes and bumps the lock
+    /// rows (`$2`), reads the flow, and reads the values of the locked names (which RPCs
+    /// mostly read), all in the transaction's snapshot.
+    pub open_rpc: Statement,
 }
 
 impl Statements {
@@ -48,17 +50,25 @@ impl Statements {
             )?,
             delete_values: client
                 .prepare("DELETE FROM attribute_values WHERE flow_id = $1 AND name = ANY($2)")?,
-            lock_rows: client.prepare(
-                "SELECT name FROM attribute_locks WHERE flow_id = $1 AND name = ANY($2)
-                 ORDER BY name FOR UPDATE NOWAIT",
-            )?,
-            bump_locks: client.prepare(
-                "UPDATE attribute_locks SET grants = grants + 1
-                 WHERE flow_id = $1 AND name = ANY($2)",
-            )?,
             create_lock_rows: client.prepare(
                 "INSERT INTO attribute_locks (flow_id, name)
                  SELECT $1, unnest($2::bytea[]) ON CONFLICT DO NOTHING",
+            )?,
+            open_rpc: client.prepare(
+                "WITH locked AS (
+                     SELECT name FROM attribute_locks WHERE flow_id = $1 AND name = ANY($2)
+                     ORDER BY name FOR UPDATE NOWAIT
+                 ), bumped AS (
+                     UPDATE attribute_locks a SET grants = a.grants + 1 FROM locked
+                     WHERE a.flow_id = $1 AND a.name = locked.name RETURNING 1
+                 ), known AS (
+                     SELECT name, value FROM attribute_values
+                     WHERE flow_id = $1 AND name = ANY($2)
+                 )
+                 SELECT f.flow_type, f.run_id, (SELECT count(*) FROM bumped),
+                        ARRAY(SELECT name FROM known ORDER BY name),
+                        ARRAY(SELECT value FROM known ORDER BY name)
+                 FROM flows f WHERE f.flow_id = $1",
             )?,
         })
     }
