@@ -15,7 +15,7 @@
 //!   not locked costs one more. The COMMIT itself does not wait for the WAL flush
 //!   (`synchronous_commit = off` for that transaction), so the locks come free at once
 //!   instead of after an fsync (and a standby's reply); the call then waits for durability
-//!   with a one-statement transaction that commits with the server's own
+//!   with a one-statement transaction that writes WAL and commits with the server's own
 //!   `synchronous_commit` (its commit record follows the RPC's, so once it is flushed, and
 //!   replicated, so is the RPC) before it returns. An acknowledged call is as durable as
 //!   the server makes any commit; a reader may see an RPC's writes a flush earlier than
@@ -54,6 +54,13 @@ use super::{
     FlowRecord, Isolation, LockTable, RpcBody, SnapshotReader, StartOutcome, Store, Write,
 };
 use crate::error::{Error, Result};
+
+/// Waits until everything committed before it is flushed (and replicated to the
+/// synchronous standbys): a transaction that writes WAL (a transactional logical-decoding
+/// message, which readers of logical replication slots see and may ignore) commits with
+/// the session's `synchronous_commit`. A transaction that only took an XID would not do:
+/// PostgreSQL commits one that wrote no WAL asynchronously.
+const DURABILITY_WAIT: &str = "SELECT pg_logical_emit_message(true, 'attrflow', 'durable')";
 
 /// How long a new connection may take to open unless the URL says (`connect_timeout`).
 const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -464,7 +471,7 @@ impl PostgresStore {
                 drop(held.take());
                 return open
                     .client
-                    .batch_execute("SELECT txid_current()")
+                    .batch_execute(DURABILITY_WAIT)
                     .map_err(errors.durable());
             }
         })
