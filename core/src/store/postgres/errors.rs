@@ -94,17 +94,6 @@ pub(crate) fn commit_error(location: &str, error: postgres::Error) -> Error {
     pg_error(location, "committing", error)
 }
 
-/// The error of waiting for a committed call to become durable: whatever went wrong, the
-/// call committed but may not survive a crash or failover, so its outcome is unknown.
-pub(crate) fn durability_error(location: &str, error: postgres::Error) -> Error {
-    Error::storage(format!(
-        "store {location}: waiting for the commit to become durable failed ({}): \
-         {COMMIT_OUTCOME_UNKNOWN}, the call may or may not have taken effect; repeat it with \
-         the same idempotency key to apply it at most once",
-        describe(&error)
-    ))
-}
-
 /// The error of a connection that could not be opened. At open it is a storage error; for a
 /// call, a server that cannot be reached now (restarting, failing over) is a retryable
 /// conflict, since nothing of the call ran.
@@ -155,14 +144,6 @@ impl<'a> Errors<'a> {
         move |e| {
             self.note(&e);
             commit_error(self.location, e)
-        }
-    }
-
-    /// Maps an error of the wait for a commit to become durable.
-    pub fn durable(self) -> impl Fn(postgres::Error) -> Error + 'a {
-        move |e| {
-            self.note(&e);
-            durability_error(self.location, e)
         }
     }
 }

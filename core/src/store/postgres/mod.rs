@@ -9,18 +9,7 @@
 //!   transaction whose snapshot was taken before the previous holder committed fails with
 //!   a serialization error (`40001`), also a retryable lock conflict, instead of reading a
 //!   stale value. Values are read, the handler runs, and its writes commit together, or
-//!   the transaction rolls back and nothing is written. That is three round trips: BEGIN;
-//!   one statement that takes the locks, reads the flow and reads the locked names' values
-//!   (which most handlers read); one batch of the writes ending in COMMIT. A read of a name
-//!   not locked costs one more. The COMMIT itself does not wait for the WAL flush
-//!   (`synchronous_commit = off` for that transaction), so the locks come free at once
-//!   instead of after an fsync (and a standby's reply); the call then waits for durability
-//!   with a one-statement transaction that writes WAL and commits with the server's own
-//!   `synchronous_commit` (its commit record follows the RPC's, so once it is flushed, and
-//!   replicated, so is the RPC) before it returns. An acknowledged call is as durable as
-//!   the server makes any commit; a reader may see an RPC's writes a flush earlier than
-//!   its caller's acknowledgement (as readers on a primary already may before the
-//!   synchronous standby confirms). Callers on one flow share fsyncs this way;
+//!   the transaction rolls back and nothing is written;
 //! - a shared RPC reads one consistent snapshot (`REPEATABLE READ READ ONLY`) and commits
 //!   any writes afterwards in a transaction of their own, last writer wins.
 //!
@@ -54,13 +43,6 @@ use super::{
     FlowRecord, Isolation, LockTable, RpcBody, SnapshotReader, StartOutcome, Store, Write,
 };
 use crate::error::{Error, Result};
-
-/// Waits until everything committed before it is flushed (and replicated to the
-/// synchronous standbys): a transaction that writes WAL (a transactional logical-decoding
-/// message, which readers of logical replication slots see and may ignore) commits with
-/// the session's `synchronous_commit`. A transaction that only took an XID would not do:
-/// PostgreSQL commits one that wrote no WAL asynchronously.
-const DURABILITY_WAIT: &str = "SELECT pg_logical_emit_message(true, 'attrflow', 'durable')";
 
 /// How long a new connection may take to open unless the URL says (`connect_timeout`).
 const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -384,7 +366,7 @@ impl PostgresStore {
     /// reads the flow and the locked names' values; the writes with the COMMIT. Reads of
     /// names it did not lock cost one more each.
     fn run_exclusive(&self, flow_id: &str, locks: &[String], body: &mut RpcBody<'_>) -> Result<()> {
-        let mut held = Some(self.locks.try_lock_all(flow_id, locks)?);
+        let _held = self.locks.try_lock_all(flow_id, locks)?;
         let _scope = self.write_scope()?;
         let names = as_bytes(locks);
         self.with_connection(|conn| {
@@ -402,10 +384,7 @@ impl PostgresStore {
             let mut created_lock_rows = false;
             loop {
                 client
-                    .batch_execute(
-                        "BEGIN ISOLATION LEVEL REPEATABLE READ;
-                         SET LOCAL synchronous_commit = off",
-                    )
+                    .batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
                     .map_err(errors.doing("beginning a transaction"))?;
                 untouched.set(false);
                 let mut open = OpenTransaction {
@@ -466,13 +445,7 @@ impl PostgresStore {
                 })?;
                 self.write_and_commit(open.client, statements, errors, flow_id, &writes)?;
                 open.done = true;
-                // Committed and visible, its locks free for the next caller; now wait until
-                // it is durable before acknowledging it.
-                drop(held.take());
-                return open
-                    .client
-                    .batch_execute(DURABILITY_WAIT)
-                    .map_err(errors.durable());
+                return Ok(());
             }
         })
     }
