@@ -700,6 +700,25 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_commit_batch_quotes_every_text_and_refuses_a_nul() {
+        let writes = vec![
+            ("a'b".to_owned(), Some(r#"{"x":"it's \\ here"}"#.to_owned())),
+            ("gone".to_owned(), None),
+        ];
+        let batch = commit_batch("f'1", &writes).unwrap();
+        assert_eq!(
+            batch,
+            "INSERT INTO attribute_values (flow_id, name, value) VALUES \
+             ('f''1', '\\x612762'::bytea, '{\"x\":\"it''s \\\\ here\"}') \
+             ON CONFLICT (flow_id, name) DO UPDATE SET value = excluded.value;\
+             DELETE FROM attribute_values WHERE flow_id = 'f''1' AND name IN \
+             ('\\x676f6e65'::bytea);COMMIT"
+        );
+        assert_eq!(commit_batch("f\0", &writes), None);
+        assert_eq!(commit_batch("f", &[("n\0".to_owned(), None)]), None);
+    }
+
+    #[test]
     fn a_multi_host_url_names_every_node_and_asks_for_the_primary() {
         let url = ConnectionUrl::new(
             "postgresql://app@db1:5432,db2:5433/app?target_session_attrs=read-write\
