@@ -27,7 +27,7 @@ mod tls;
 pub use options::{PostgresOptions, SslMode, KNOWN_PARAMETERS};
 pub use schema::SCHEMA_VERSION;
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::str::FromStr;
 use std::sync::{Arc, OnceLock, Weak};
@@ -244,16 +244,29 @@ impl PostgresStore {
     /// the pool (a restart, a failover) fails at the call's first statement, before
     /// anything of the call ran: it is dropped with every idle one, and the call starts once
     /// more on a new connection.
-    fn with_connection<T>(&self, mut call: impl FnMut(&mut Connection) -> Result<T>) -> Result<T> {
+    fn with_connection<T>(
+        &self,
+        mut call: impl FnMut(&mut postgres::Client, &Statements, Errors<'_>, &Cell<bool>) -> Result<T>,
+    ) -> Result<T> {
         let mut retried = false;
         loop {
             let mut pooled = self.pool.get()?;
-            let conn = pooled.get()?;
-            conn.untouched.set(true);
-            let result = call(conn);
-            if conn.broken.get() {
+            let Connection {
+                client,
+                statements,
+                broken,
+                reused,
+                untouched,
+            } = pooled.get()?;
+            untouched.set(true);
+            let errors = Errors {
+                location: &self.location,
+                broken,
+            };
+            let result = call(client, statements, errors, untouched);
+            if broken.get() {
                 self.pool.discard_idle();
-                if result.is_err() && conn.untouched.get() && conn.reused && !retried {
+                if result.is_err() && untouched.get() && *reused && !retried {
                     retried = true;
                     continue;
                 }
@@ -266,7 +279,7 @@ impl PostgresStore {
         &self,
         client: &'c mut postgres::Client,
         errors: Errors<'_>,
-        untouched: &std::cell::Cell<bool>,
+        untouched: &Cell<bool>,
         isolation: IsolationLevel,
         read_only: bool,
     ) -> Result<Transaction<'c>> {
@@ -369,18 +382,7 @@ impl PostgresStore {
         let _held = self.locks.try_lock_all(flow_id, locks)?;
         let _scope = self.write_scope()?;
         let names = as_bytes(locks);
-        self.with_connection(|conn| {
-            let Connection {
-                client,
-                statements,
-                broken,
-                untouched,
-                ..
-            } = conn;
-            let errors = Errors {
-                location: &self.location,
-                broken,
-            };
+        self.with_connection(|client, statements, errors, untouched| {
             let mut created_lock_rows = false;
             loop {
                 client
@@ -451,18 +453,7 @@ impl PostgresStore {
     }
 
     fn run_shared(&self, flow_id: &str, body: &mut RpcBody<'_>) -> Result<()> {
-        self.with_connection(|conn| {
-            let Connection {
-                client,
-                statements,
-                broken,
-                untouched,
-                ..
-            } = conn;
-            let errors = Errors {
-                location: &self.location,
-                broken,
-            };
+        self.with_connection(|client, statements, errors, untouched| {
             let writes = {
                 let mut tx = self.begin(
                     client,
@@ -502,18 +493,7 @@ impl PostgresStore {
 impl Store for PostgresStore {
     fn start_flow(&self, flow: &FlowRecord, initial: &[(String, String)]) -> Result<StartOutcome> {
         let _scope = self.write_scope()?;
-        self.with_connection(|conn| {
-            let Connection {
-                client,
-                statements,
-                broken,
-                untouched,
-                ..
-            } = conn;
-            let errors = Errors {
-                location: &self.location,
-                broken,
-            };
+        self.with_connection(|client, statements, errors, untouched| {
             let mut tx = self.begin(
                 client,
                 errors,
@@ -562,18 +542,7 @@ impl Store for PostgresStore {
     }
 
     fn flow(&self, flow_id: &str) -> Result<Option<FlowRecord>> {
-        self.with_connection(|conn| {
-            let Connection {
-                client,
-                statements,
-                broken,
-                untouched,
-                ..
-            } = conn;
-            let errors = Errors {
-                location: &self.location,
-                broken,
-            };
+        self.with_connection(|client, statements, errors, untouched| {
             let mut tx = self.begin(
                 client,
                 errors,
