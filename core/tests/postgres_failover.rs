@@ -26,6 +26,7 @@ use attrflow::flows::chunked_subscriber::{Subscriber, SubscriberArchive, FLOW_ID
 use attrflow::store::COMMIT_OUTCOME_UNKNOWN;
 use attrflow::{Error, Runtime};
 use common::all_subscribers;
+use common::invariants::StoredArchive;
 
 const FAILOVER_URL_ENV: &str = "ATTRFLOW_TEST_FAILOVER_URL";
 const CHILD_TEST: &str = "child_appends_through_a_failover";
@@ -82,7 +83,8 @@ fn appends_survive_a_primary_failover_exactly_once() {
     let base = std::env::var(FAILOVER_URL_ENV).unwrap_or_else(|_| {
         panic!("{FAILOVER_URL_ENV} names no formation; scripts/pg_auto_failover.sh starts one")
     });
-    let url = format!("{base}&schema=failover_{}", uuid::Uuid::new_v4().simple());
+    let schema = format!("failover_{}", uuid::Uuid::new_v4().simple());
+    let url = format!("{base}&schema={schema}");
     let runtime = Runtime::open(&url).unwrap();
     let archive = SubscriberArchive::new(&runtime, FLOW_ID);
     archive.start().unwrap();
@@ -189,6 +191,13 @@ fn appends_survive_a_primary_failover_exactly_once() {
             "an acknowledged append is stored as acknowledged"
         );
     }
+    // The same, read from the rows on the new primary (not through attrflow).
+    let acknowledged: BTreeMap<u64, Subscriber> =
+        acked.iter().map(|(_, s)| (s.sequence, s.clone())).collect();
+    let summary = StoredArchive::read_postgres(&base, &schema, FLOW_ID)
+        .check(&acknowledged)
+        .unwrap_or_else(|e| panic!("the stored archive breaks an invariant: {e}"));
+    assert_eq!(summary.subscribers.len() as u64, total);
     let ids: BTreeSet<&str> = stored.iter().map(|s| s.subscriber_id.as_str()).collect();
     assert_eq!(ids.len() as u64, total, "no append is stored twice");
     for key in &unknown {
