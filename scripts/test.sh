@@ -29,6 +29,20 @@ cargo test --workspace --locked
 section "Rust: integration tests again, on PostgreSQL"
 ATTRFLOW_TEST_BACKEND=postgres cargo test -p attrflow --tests --locked
 
+section "Rust: PostgreSQL-only tests (listed as ignored in the SQLite pass)"
+ATTRFLOW_TEST_BACKEND=postgres cargo test -p attrflow --locked --test postgres_store -- --ignored
+ATTRFLOW_TEST_BACKEND=postgres cargo test -p attrflow --locked --test multi_process_appends -- \
+    --ignored --exact a_hung_lock_holder_is_cut_off_by_the_server_after_its_idle_timeout
+
+section "Rust: a PostgreSQL failover under traffic (a pg_auto_failover formation on loopback)"
+(
+    # shellcheck source=scripts/pg_auto_failover.sh
+    source scripts/pg_auto_failover.sh
+    failover_start # stopped, and its data removed, when this subshell exits
+    cargo test -p attrflow --locked --test postgres_failover -- \
+        --ignored --exact appends_survive_a_primary_failover_exactly_once
+)
+
 section "Rust: failure paths (injected commit faults, full disk)"
 cargo clippy -p attrflow --all-targets --locked --features fault-injection -- -D warnings
 cargo test -p attrflow --locked --features fault-injection --test fault_injection --test disk_full --test group_commit

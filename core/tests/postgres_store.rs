@@ -1,13 +1,19 @@
 //! What only the PostgreSQL store has: a transaction that lost a race on the server is a
 //! retryable lock conflict, the connection pool is bounded, schemas keep stores apart, and
-//! connection failures name the store without its password. These run in the PostgreSQL
-//! pass of the suite (`ATTRFLOW_TEST_BACKEND=postgres`) and return at once on SQLite.
+//! connection failures name the store without its password, a server restart costs no
+//! call more than a retry, and TLS checks the server's certificate as `sslmode` says.
+//!
+//! Every test here is `#[ignore]`d, so the SQLite pass lists them as ignored by name; the
+//! PostgreSQL pass runs them explicitly (`ATTRFLOW_TEST_BACKEND=postgres cargo test -p
+//! attrflow --test postgres_store -- --ignored`), and there each fails without a server.
 
 mod common;
 
+use std::process::Command;
+use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::thread;
 
-use attrflow::store::PostgresStore;
+use attrflow::store::{PostgresStore, COMMIT_OUTCOME_UNKNOWN};
 use attrflow::{Error, FlowDefinition, RpcDefinition, RpcInvokeOptions, Runtime, StartFlowOptions};
 use common::{checkpoint, retry_lock_conflicts, Backend, Pause, TestStore};
 use serde_json::{json, Value};
@@ -44,12 +50,33 @@ fn call(runtime: &Runtime, rpc: &str) -> attrflow::Result<Value> {
     runtime.invoke_rpc(FLOW_TYPE, FLOW, rpc, Value::Null, &RpcInvokeOptions::new())
 }
 
-/// A store on the PostgreSQL backend with the counter flow started, or `None` on SQLite.
-fn postgres_counter(pause: Option<Pause>, url_parameters: &str) -> Option<(TestStore, Runtime)> {
+/// Held for reading by every test here, for writing by those that restart the server, so
+/// that a restart never cuts off another test's calls.
+static SERVER: RwLock<()> = RwLock::new(());
+
+fn sharing_the_server() -> RwLockReadGuard<'static, ()> {
+    SERVER.read().unwrap_or_else(|e| e.into_inner())
+}
+
+fn restarting_the_server() -> RwLockWriteGuard<'static, ()> {
+    SERVER.write().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Fails the test unless it runs on the PostgreSQL backend.
+fn require_postgres() {
+    assert_eq!(
+        Backend::under_test(),
+        Backend::Postgres,
+        "a PostgreSQL-only test: run it with ATTRFLOW_TEST_BACKEND=postgres and a server \
+         (scripts/postgres.sh), as scripts/test.sh does"
+    );
+}
+
+/// A store on the PostgreSQL backend with the counter flow started, and a second runtime
+/// on it opened with `url_parameters` added to its URL.
+fn postgres_counter(pause: Option<Pause>, url_parameters: &str) -> (TestStore, Runtime) {
+    require_postgres();
     let t = TestStore::fast();
-    if t.backend() != Backend::Postgres {
-        return None;
-    }
     t.runtime.register(counter(None)).unwrap();
     t.runtime
         .start_flow(
@@ -60,15 +87,30 @@ fn postgres_counter(pause: Option<Pause>, url_parameters: &str) -> Option<(TestS
         .unwrap();
     let runtime = Runtime::open(&format!("{}{url_parameters}", t.url)).unwrap();
     runtime.register(counter(pause)).unwrap();
-    Some((t, runtime))
+    (t, runtime)
+}
+
+/// Restarts the test server (fast shutdown: the server ends every session), as
+/// `scripts/postgres.sh restart` does.
+fn restart_server() {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/postgres.sh");
+    let status = Command::new("bash")
+        .args([script, "restart"])
+        .status()
+        .expect("run scripts/postgres.sh restart");
+    assert!(
+        status.success(),
+        "restarting the test server failed; this test needs the server of \
+         scripts/postgres.sh (ATTRFLOW_TEST_POSTGRES_DIR)"
+    );
 }
 
 #[test]
+#[ignore = "PostgreSQL only"]
 fn a_transaction_overtaken_by_a_concurrent_commit_is_a_retryable_conflict_and_loses_no_update() {
+    let _server = sharing_the_server();
     let (mut checkpoint, pause) = checkpoint();
-    let Some((t, parked_runtime)) = postgres_counter(Some(pause), "") else {
-        return;
-    };
+    let (t, parked_runtime) = postgres_counter(Some(pause), "");
     thread::scope(|s| {
         let overtaken = s.spawn(|| call(&parked_runtime, "Bump"));
         checkpoint.wait_until_entered();
@@ -94,12 +136,11 @@ fn a_transaction_overtaken_by_a_concurrent_commit_is_a_retryable_conflict_and_lo
 }
 
 #[test]
+#[ignore = "PostgreSQL only"]
 fn a_call_that_finds_every_pooled_connection_busy_waits_then_is_a_lock_conflict() {
+    let _server = sharing_the_server();
     let (mut checkpoint, pause) = checkpoint();
-    let Some((_t, runtime)) = postgres_counter(Some(pause), "&pool_max_size=1&pool_timeout_ms=50")
-    else {
-        return;
-    };
+    let (_t, runtime) = postgres_counter(Some(pause), "&pool_max_size=1&pool_timeout_ms=50");
     thread::scope(|s| {
         let holder = s.spawn(|| call(&runtime, "Bump"));
         checkpoint.wait_until_entered();
@@ -123,10 +164,10 @@ fn a_call_that_finds_every_pooled_connection_busy_waits_then_is_a_lock_conflict(
 }
 
 #[test]
+#[ignore = "PostgreSQL only"]
 fn stores_in_two_schemas_of_one_database_are_independent() {
-    let Some((t, _)) = postgres_counter(None, "") else {
-        return;
-    };
+    let _server = sharing_the_server();
+    let (t, _) = postgres_counter(None, "");
     let other = TestStore::fast();
     assert_ne!(other.url, t.url);
     assert_eq!(other.flow(FLOW), None, "the other schema has no counter");
@@ -144,10 +185,10 @@ fn stores_in_two_schemas_of_one_database_are_independent() {
 }
 
 #[test]
+#[ignore = "PostgreSQL only"]
 fn an_unreachable_server_is_a_storage_error_naming_the_store_without_its_password() {
-    if Backend::under_test() != Backend::Postgres {
-        return;
-    }
+    let _server = sharing_the_server();
+    require_postgres();
     // Port 1 on loopback: nothing listens there, so the connection is refused at once.
     let url = "postgresql://app:secret@127.0.0.1:1/app?connect_timeout=2";
     match PostgresStore::open(url) {
@@ -162,7 +203,175 @@ fn an_unreachable_server_is_a_storage_error_naming_the_store_without_its_passwor
         other => panic!("expected a storage error, got {other:?}"),
     }
     assert!(matches!(
-        Runtime::open("postgresql://127.0.0.1/app?sslmode=require"),
+        Runtime::open("postgresql://127.0.0.1/app?sslmode=allow"),
         Err(Error::InvalidInput(_))
     ));
+}
+
+#[test]
+#[ignore = "PostgreSQL only"]
+fn after_a_server_restart_the_next_call_succeeds_on_a_new_connection() {
+    let _server = restarting_the_server();
+    let (t, runtime) = postgres_counter(None, "&pool_max_size=4");
+    // Several connections sit in the pool, each opened before the restart.
+    thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| retry_lock_conflicts(|| call(&runtime, "Bump")).unwrap());
+        }
+    });
+    restart_server();
+    assert_eq!(call(&runtime, "Bump").unwrap(), json!(5));
+    assert_eq!(call(&runtime, "Peek").unwrap(), json!(5));
+    assert_eq!(call(&t.runtime, "Peek").unwrap(), json!(5));
+}
+
+#[test]
+#[ignore = "PostgreSQL only"]
+fn a_call_cut_off_by_a_restart_before_its_commit_is_retryable_and_wrote_nothing() {
+    let _server = restarting_the_server();
+    let (mut checkpoint, pause) = checkpoint();
+    let (t, runtime) = postgres_counter(Some(pause), "");
+    thread::scope(|s| {
+        let cut_off = s.spawn(|| call(&runtime, "Bump"));
+        checkpoint.wait_until_entered();
+        restart_server();
+        checkpoint.release();
+        match cut_off.join().unwrap() {
+            Err(error @ Error::LockConflict(_)) => {
+                let message = error.to_string();
+                assert!(error.is_retryable());
+                assert!(
+                    message.contains("connection to the server was lost")
+                        && message.contains("nothing of this call was committed"),
+                    "{message}"
+                );
+                assert!(!message.contains(COMMIT_OUTCOME_UNKNOWN), "{message}");
+            }
+            other => panic!("expected a retryable error, got {other:?}"),
+        }
+    });
+    assert_eq!(t.stored_values(FLOW)["count"], 0, "nothing was written");
+    assert_eq!(call(&runtime, "Bump").unwrap(), json!(1));
+}
+
+/// A CA file that scripts/postgres.sh wrote next to the test server: `ca.crt` signed its
+/// certificate (for IP 127.0.0.1 only), `other-ca.crt` signed nothing of it.
+fn ca_file(name: &str) -> String {
+    let dir = std::env::var("ATTRFLOW_TEST_POSTGRES_DIR").expect(
+        "the TLS tests need the server of scripts/postgres.sh (ATTRFLOW_TEST_POSTGRES_DIR)",
+    );
+    format!("{dir}/{name}")
+}
+
+/// Opens the store of `t` with TLS parameters added to its URL, on `host` instead of
+/// 127.0.0.1, and reads through it.
+fn open_over_tls(t: &TestStore, host: &str, parameters: &str) -> attrflow::Result<()> {
+    let url = format!("{}&{parameters}", t.url).replacen("127.0.0.1", host, 1);
+    let store = PostgresStore::open(&url)?;
+    attrflow::store::Store::flow(&store, "no such flow").map(|flow| assert_eq!(flow, None))
+}
+
+#[test]
+#[ignore = "PostgreSQL only"]
+fn verify_full_with_the_servers_ca_connects_over_tls() {
+    let _server = sharing_the_server();
+    require_postgres();
+    let t = TestStore::fast();
+    let ca = ca_file("ca.crt");
+    let url = format!(
+        "{}&sslmode=verify-full&sslrootcert={ca}&application_name=attrflow_tls_check",
+        t.url
+    );
+    let runtime = Runtime::open(&url).unwrap();
+    runtime.register(counter(None)).unwrap();
+    runtime
+        .start_flow(FLOW_TYPE, FLOW, &StartFlowOptions::new())
+        .unwrap();
+    assert_eq!(call(&runtime, "Bump").unwrap(), json!(1));
+    // The connection it used is still open in its pool, and it is encrypted.
+    let mut check = postgres::Client::connect(
+        &std::env::var(common::POSTGRES_URL_ENV).unwrap(),
+        postgres::NoTls,
+    )
+    .unwrap();
+    let row = check
+        .query_one(
+            "SELECT count(*), count(*) FILTER (WHERE s.ssl)
+             FROM pg_stat_activity a JOIN pg_stat_ssl s USING (pid)
+             WHERE a.application_name = 'attrflow_tls_check'",
+            &[],
+        )
+        .unwrap();
+    let (connections, encrypted): (i64, i64) = (row.get(0), row.get(1));
+    assert!(
+        connections > 0 && encrypted == connections,
+        "{encrypted} of {connections}"
+    );
+
+    // verify-ca checks the chain only; require with a CA file does the same, as in libpq.
+    open_over_tls(
+        &t,
+        "localhost",
+        &format!("sslmode=verify-ca&sslrootcert={ca}"),
+    )
+    .unwrap();
+    open_over_tls(
+        &t,
+        "localhost",
+        &format!("sslmode=require&sslrootcert={ca}"),
+    )
+    .unwrap();
+    open_over_tls(&t, "127.0.0.1", "sslmode=require").unwrap();
+}
+
+#[test]
+#[ignore = "PostgreSQL only"]
+fn a_certificate_that_does_not_check_out_is_refused_with_a_clear_error() {
+    let _server = sharing_the_server();
+    require_postgres();
+    let t = TestStore::fast();
+    let refused = |host: &str, parameters: String| match open_over_tls(&t, host, &parameters) {
+        Err(Error::Storage(message)) => message,
+        other => panic!("expected a refused certificate with {parameters}, got {other:?}"),
+    };
+    let other_ca = ca_file("other-ca.crt");
+    for mode in ["verify-full", "verify-ca", "require"] {
+        let message = refused(
+            "127.0.0.1",
+            format!("sslmode={mode}&sslrootcert={other_ca}"),
+        );
+        assert!(
+            message.contains("TLS")
+                && message.contains("UnknownIssuer")
+                && message.contains("check sslmode and sslrootcert")
+                && message.contains(&format!("sslmode={mode}")),
+            "{message}"
+        );
+    }
+    // The certificate names 127.0.0.1, not localhost.
+    let message = refused(
+        "localhost",
+        format!("sslmode=verify-full&sslrootcert={}", ca_file("ca.crt")),
+    );
+    assert!(message.contains("not valid for name"), "{message}");
+
+    match open_over_tls(&t, "127.0.0.1", "sslmode=verify-full") {
+        Err(Error::InvalidInput(message)) => {
+            assert!(message.contains("needs sslrootcert"), "{message}")
+        }
+        other => panic!("expected a missing CA file, got {other:?}"),
+    }
+    match open_over_tls(
+        &t,
+        "127.0.0.1",
+        "sslmode=verify-full&sslrootcert=/nonexistent.pem",
+    ) {
+        Err(Error::InvalidInput(message)) => {
+            assert!(
+                message.contains("sslrootcert /nonexistent.pem"),
+                "{message}"
+            )
+        }
+        other => panic!("expected a missing CA file, got {other:?}"),
+    }
 }

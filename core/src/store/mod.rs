@@ -14,7 +14,9 @@ mod url;
 pub use group_commit::{GroupBackend, GroupCommit, GroupLimits, GroupStats};
 pub use lock_table::{LockGuard, LockTable};
 #[cfg(feature = "postgres")]
-pub use postgres::{ConnectionUrl, PostgresOptions, PostgresStore};
+pub use postgres::{
+    ConnectionUrl, PostgresOptions, PostgresStore, SslMode, COMMIT_OUTCOME_UNKNOWN,
+};
 pub use sqlite::{SqliteOptions, SqliteStore, Synchronous};
 pub use url::{open_store, StoreUrl};
 

@@ -7,7 +7,7 @@
 //!   (see [`crate::store::group_commit`]);
 //! - `postgresql://user:password@host:port/dbname?...` (or `postgres://`): a PostgreSQL
 //!   database, with attrflow's parameters of [`PostgresOptions`] and the driver's own
-//!   (`connect_timeout`, `sslmode=disable|prefer`, `application_name`, …).
+//!   (`connect_timeout`, `sslmode`, `sslrootcert`, `application_name`, …).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -263,7 +263,7 @@ mod tests {
         assert!(message("sqlite:a.db?busy_timeout_ms=x").contains("busy_timeout_ms"));
         assert!(message("sqlite:a.db?cache=big").contains(r#"unknown parameter "cache""#));
         assert!(message("mysql://h/db").contains(r#"unknown scheme "mysql""#));
-        let pg = message("postgresql://user:secret@host/db?sslmode=require");
+        let pg = message("postgresql://user:secret@host/db?sslmode=allow");
         assert!(
             pg.contains("user:***@host") && !pg.contains("secret"),
             "{pg}"

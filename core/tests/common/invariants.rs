@@ -2,19 +2,20 @@
 //! failed commit, a full disk, racing writers. Read from the stored rows themselves (not
 //! through attrflow), so a bug in the read path cannot hide a bug in the write path.
 //!
-//! Reading is per backend ([`StoredArchive::read_sqlite`]); checking is not, so another
-//! backend only needs a reader of its own.
+//! Reading is per backend ([`StoredArchive::read_sqlite`], [`StoredArchive::read_postgres`]);
+//! checking is not, so another backend only needs a reader of its own.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
+use attrflow::chunked_log::IDEMPOTENCY_INSTANCE;
 use attrflow::flows::chunked_subscriber::{
     archive_chunk_token, Subscriber, ARCHIVE_STATE_ATTRIBUTE, SUBSCRIBER_CHUNKS_MAP,
     SUBSCRIBER_CHUNK_SIZE,
 };
 use serde_json::Value;
 
-use super::sqlite_stored_values;
+use super::{postgres_stored_values, sqlite_stored_values};
 
 /// Every stored value of one archive flow, by physical name.
 pub struct StoredArchive {
@@ -49,6 +50,14 @@ impl StoredArchive {
         })
     }
 
+    /// Reads the archive `flow_id` from `schema` of the PostgreSQL database at `url` (a
+    /// driver URL: no attrflow parameters).
+    pub fn read_postgres(url: &str, schema: &str, flow_id: &str) -> Self {
+        StoredArchive {
+            values: postgres_stored_values(url, schema, flow_id),
+        }
+    }
+
     /// Checks the layout and that every `acknowledged` subscriber (by sequence) is stored
     /// exactly once under its sequence:
     /// - sequences are dense from 1 and the state's next sequence is the last one + 1;
@@ -77,7 +86,8 @@ impl StoredArchive {
             let Some(key) = name.strip_prefix(&prefix) else {
                 break;
             };
-            if key == "current" {
+            // `current` is checked below; the idempotency window of keyed appends is no chunk.
+            if key == "current" || key == IDEMPOTENCY_INSTANCE {
                 continue;
             }
             let records = records(name, chunk_value)?;

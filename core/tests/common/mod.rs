@@ -520,6 +520,12 @@ pub fn sqlite_stored_values(path: &Path, flow_id: &str) -> BTreeMap<String, Valu
     decode_rows(sqlite_rows(path, flow_id))
 }
 
+/// Every stored value of `flow_id` in `schema` of the PostgreSQL database at `url`, read
+/// straight from its table.
+pub fn postgres_stored_values(url: &str, schema: &str, flow_id: &str) -> BTreeMap<String, Value> {
+    decode_rows(postgres_rows(url, schema, flow_id))
+}
+
 fn decode_rows(rows: Vec<(String, String)>) -> BTreeMap<String, Value> {
     rows.into_iter()
         .map(|(name, json)| {

@@ -22,20 +22,22 @@ mod errors;
 mod options;
 mod pool;
 mod schema;
+mod tls;
 
-pub use options::{PostgresOptions, KNOWN_PARAMETERS};
+pub use options::{PostgresOptions, SslMode, KNOWN_PARAMETERS};
 pub use schema::SCHEMA_VERSION;
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::str::FromStr;
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use parking_lot::Mutex;
-use postgres::{IsolationLevel, Transaction};
+use postgres::{GenericClient, IsolationLevel, Transaction};
 
-use self::errors::pg_error;
+use self::errors::Errors;
+pub use self::errors::COMMIT_OUTCOME_UNKNOWN;
 use self::pool::{Connection, Pool, Statements};
 use super::{
     FlowRecord, Isolation, LockTable, RpcBody, SnapshotReader, StartOutcome, Store, Write,
@@ -70,9 +72,25 @@ impl ConnectionUrl {
     }
 
     fn config(&self) -> Result<postgres::Config> {
-        let mut config = postgres::Config::from_str(&self.0)
+        let (base, query) = self.0.split_once('?').unwrap_or((&self.0, ""));
+        // The driver knows sslmode=disable|prefer|require only, and no sslrootcert: TLS is
+        // set up by attrflow (see `tls`).
+        let driver_query: Vec<String> = query
+            .split('&')
+            .filter(|pair| !pair.is_empty() && !pair.starts_with("sslrootcert="))
+            .map(|pair| match pair.strip_prefix("sslmode=") {
+                Some(mode) => SslMode::parse(&self.redacted(), mode)
+                    .map(|mode| format!("sslmode={}", mode.driver_value())),
+                None => Ok(pair.to_owned()),
+            })
+            .collect::<Result<_>>()?;
+        let driver_url = if driver_query.is_empty() {
+            base.to_owned()
+        } else {
+            format!("{base}?{}", driver_query.join("&"))
+        };
+        let mut config = postgres::Config::from_str(&driver_url)
             .map_err(|e| Error::invalid_input(format!("store URL {:?}: {e}", self.redacted())))?;
-        let query = self.0.split_once('?').map_or("", |(_, query)| query);
         let given = |key: &str| {
             query
                 .split('&')
@@ -174,7 +192,8 @@ impl PostgresStore {
         } else {
             format!("{} (schema {})", url.redacted(), options.schema)
         };
-        let pool = Pool::new(config, options.clone(), location.clone());
+        let tls = tls::connector(&location, options.ssl_mode, options.ssl_root_cert.as_ref())?;
+        let pool = Pool::new(config, tls, options.clone(), location.clone());
         let mut client = pool.connect_bare()?;
         schema::migrate(&mut client, &options.schema, &location)?;
         Ok(PostgresStore {
@@ -221,34 +240,69 @@ impl PostgresStore {
         })
     }
 
-    fn error(&self, doing: &str) -> impl Fn(postgres::Error) -> Error + '_ {
-        let doing = doing.to_owned();
-        move |e| pg_error(&self.location, &doing, e)
+    /// Runs `call` on a pooled connection. A connection the server closed while it sat in
+    /// the pool (a restart, a failover) fails at the call's first statement, before
+    /// anything of the call ran: it is dropped with every idle one, and the call starts once
+    /// more on a new connection.
+    fn with_connection<T>(
+        &self,
+        mut call: impl FnMut(&mut postgres::Client, &Statements, Errors<'_>, &Cell<bool>) -> Result<T>,
+    ) -> Result<T> {
+        let mut retried = false;
+        loop {
+            let mut pooled = self.pool.get()?;
+            let Connection {
+                client,
+                statements,
+                broken,
+                reused,
+                untouched,
+            } = pooled.get()?;
+            untouched.set(true);
+            let errors = Errors {
+                location: &self.location,
+                broken,
+            };
+            let result = call(client, statements, errors, untouched);
+            if broken.get() {
+                self.pool.discard_idle();
+                if result.is_err() && untouched.get() && *reused && !retried {
+                    retried = true;
+                    continue;
+                }
+            }
+            return result;
+        }
     }
 
     fn begin<'c>(
         &self,
         client: &'c mut postgres::Client,
+        errors: Errors<'_>,
+        untouched: &Cell<bool>,
         isolation: IsolationLevel,
         read_only: bool,
     ) -> Result<Transaction<'c>> {
-        client
+        let tx = client
             .build_transaction()
             .isolation_level(isolation)
             .read_only(read_only)
             .start()
-            .map_err(self.error("beginning a transaction"))
+            .map_err(errors.doing("beginning a transaction"))?;
+        untouched.set(false);
+        Ok(tx)
     }
 
     fn load_flow(
         &self,
         tx: &mut Transaction<'_>,
         statements: &Statements,
+        errors: Errors<'_>,
         flow_id: &str,
     ) -> Result<Option<FlowRecord>> {
         let row = tx
             .query_opt(&statements.load_flow, &[&flow_id])
-            .map_err(self.error("reading a flow"))?;
+            .map_err(errors.doing("reading a flow"))?;
         row.map(|row| {
             Ok(FlowRecord {
                 flow_id: flow_id.to_owned(),
@@ -263,9 +317,10 @@ impl PostgresStore {
         &self,
         tx: &mut Transaction<'_>,
         statements: &Statements,
+        errors: Errors<'_>,
         flow_id: &str,
     ) -> Result<FlowRecord> {
-        self.load_flow(tx, statements, flow_id)?
+        self.load_flow(tx, statements, errors, flow_id)?
             .ok_or_else(|| Error::FlowNotFound {
                 flow_id: flow_id.to_owned(),
             })
@@ -273,8 +328,9 @@ impl PostgresStore {
 
     fn apply_writes(
         &self,
-        tx: &mut Transaction<'_>,
+        tx: &mut impl GenericClient,
         statements: &Statements,
+        errors: Errors<'_>,
         flow_id: &str,
         writes: &[Write],
     ) -> Result<()> {
@@ -290,143 +346,196 @@ impl PostgresStore {
         }
         if !names.is_empty() {
             tx.execute(&statements.upsert_values, &[&flow_id, &names, &values])
-                .map_err(self.error("writing values"))?;
+                .map_err(errors.doing("writing values"))?;
         }
         if !deleted.is_empty() {
             tx.execute(&statements.delete_values, &[&flow_id, &deleted])
-                .map_err(self.error("deleting values"))?;
+                .map_err(errors.doing("deleting values"))?;
         }
         Ok(())
     }
 
-    /// Takes the row locks of `locks`. `Ok(false)` means some lock rows do not exist yet:
-    /// the caller creates them outside this transaction and starts again.
-    fn lock_rows(
+    /// Writes `writes` and commits, in one round trip when it can: the writes go as
+    /// literals in one simple-query batch ending in COMMIT. Text holding a NUL character
+    /// (which a simple query cannot carry) goes through the prepared statements instead.
+    fn write_and_commit(
         &self,
-        tx: &mut Transaction<'_>,
+        client: &mut postgres::Client,
         statements: &Statements,
+        errors: Errors<'_>,
         flow_id: &str,
-        locks: &[String],
-    ) -> Result<bool> {
-        let names = as_bytes(locks);
-        let rows = tx
-            .query(&statements.lock_rows, &[&flow_id, &names])
-            .map_err(|e| match e.code() {
-                Some(code) if *code == postgres::error::SqlState::LOCK_NOT_AVAILABLE => {
-                    Error::LockConflict(format!(
-                        "one or more attribute keys are locked: flow {flow_id:?}, {}",
-                        locks.join(", ")
-                    ))
-                }
-                _ => pg_error(&self.location, "taking locks", e),
-            })?;
-        if rows.len() < locks.len() {
-            return Ok(false);
+        writes: &[Write],
+    ) -> Result<()> {
+        match commit_batch(flow_id, writes) {
+            Some(batch) => crate::metrics::timed_commit(1, || client.batch_execute(&batch))
+                .map_err(errors.commit()),
+            None => {
+                self.apply_writes(client, statements, errors, flow_id, writes)?;
+                crate::metrics::timed_commit(1, || client.batch_execute("COMMIT"))
+                    .map_err(errors.commit())
+            }
         }
-        tx.execute(&statements.bump_locks, &[&flow_id, &names])
-            .map_err(self.error("taking locks"))?;
-        Ok(true)
     }
 
+    /// An exclusive RPC in three round trips: BEGIN; one statement that takes the locks,
+    /// reads the flow and the locked names' values; the writes with the COMMIT. Reads of
+    /// names it did not lock cost one more each.
     fn run_exclusive(&self, flow_id: &str, locks: &[String], body: &mut RpcBody<'_>) -> Result<()> {
         let waiting = tracing::debug_span!(crate::metrics::SPAN_LOCK_WAIT, flow_id).entered();
         let _held = self.locks.try_lock_all(flow_id, locks)?;
         let _scope = self.write_scope()?;
-        let mut pooled = self.pool.get()?;
         drop(waiting);
-        let Connection { client, statements } = pooled.get()?;
-        let mut created_lock_rows = false;
-        loop {
-            let mut tx = self.begin(client, IsolationLevel::RepeatableRead, false)?;
-            let flow = self.require_flow(&mut tx, statements, flow_id)?;
-            if !locks.is_empty() && !self.lock_rows(&mut tx, statements, flow_id, locks)? {
-                drop(tx);
-                if created_lock_rows {
-                    return Err(Error::storage(format!(
-                        "store {}: lock rows of flow {flow_id:?} vanished right after they were created",
-                        self.location
-                    )));
-                }
+        let names = as_bytes(locks);
+        self.with_connection(|client, statements, errors, untouched| {
+            let mut created_lock_rows = false;
+            loop {
                 client
-                    .execute(&statements.create_lock_rows, &[&flow_id, &as_bytes(locks)])
-                    .map_err(self.error("creating lock rows"))?;
-                created_lock_rows = true;
-                continue;
+                    .batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+                    .map_err(errors.doing("beginning a transaction"))?;
+                untouched.set(false);
+                let mut open = OpenTransaction {
+                    client: &mut *client,
+                    done: false,
+                };
+                let row = open
+                    .client
+                    .query_opt(&statements.open_rpc, &[&flow_id, &names])
+                    .map_err(|e| match e.code() {
+                        Some(code) if *code == postgres::error::SqlState::LOCK_NOT_AVAILABLE => {
+                            Error::LockConflict(format!(
+                                "one or more attribute keys are locked: flow {flow_id:?}, {}",
+                                locks.join(", ")
+                            ))
+                        }
+                        _ => errors.doing("taking locks")(e),
+                    })?;
+                let Some(row) = row else {
+                    return Err(Error::FlowNotFound {
+                        flow_id: flow_id.to_owned(),
+                    });
+                };
+                let locked: i64 = row.get(2);
+                if usize::try_from(locked).unwrap_or(0) < locks.len() {
+                    drop(open);
+                    if created_lock_rows {
+                        return Err(Error::storage(format!(
+                            "store {}: lock rows of flow {flow_id:?} vanished right after they were created",
+                            self.location
+                        )));
+                    }
+                    client
+                        .execute(&statements.create_lock_rows, &[&flow_id, &names])
+                        .map_err(errors.doing("creating lock rows"))?;
+                    created_lock_rows = true;
+                    continue;
+                }
+                let flow = FlowRecord {
+                    flow_id: flow_id.to_owned(),
+                    flow_type: self.text(row.get(0))?,
+                    run_id: row.get(1),
+                };
+                let mut prefetched: HashMap<String, Option<String>> =
+                    locks.iter().map(|name| (name.clone(), None)).collect();
+                let known: Vec<Vec<u8>> = row.get(3);
+                let values: Vec<String> = row.get(4);
+                for (name, value) in known.into_iter().zip(values) {
+                    prefetched.insert(self.text(name)?, Some(value));
+                }
+                let writes = body(&mut TxReader {
+                    store: self,
+                    tx: &mut *open.client,
+                    statements,
+                    errors,
+                    flow,
+                    prefetched,
+                })?;
+                self.write_and_commit(open.client, statements, errors, flow_id, &writes)?;
+                open.done = true;
+                return Ok(());
             }
-            let writes = body(&mut TxReader {
-                store: self,
-                tx: &mut tx,
-                statements,
-                flow,
-            })?;
-            self.apply_writes(&mut tx, statements, flow_id, &writes)?;
-            return crate::metrics::timed_commit(1, || tx.commit())
-                .map_err(self.error("committing"));
-        }
+        })
     }
 
     fn run_shared(&self, flow_id: &str, body: &mut RpcBody<'_>) -> Result<()> {
-        let mut pooled = self.pool.get()?;
-        let Connection { client, statements } = pooled.get()?;
-        let writes = {
-            let mut tx = self.begin(client, IsolationLevel::RepeatableRead, true)?;
-            let flow = self.require_flow(&mut tx, statements, flow_id)?;
-            let writes = body(&mut TxReader {
-                store: self,
-                tx: &mut tx,
-                statements,
-                flow,
-            })?;
-            tx.commit().map_err(self.error("ending a read"))?;
-            writes
-        };
-        if writes.is_empty() {
-            return Ok(());
-        }
-        let _scope = self.write_scope()?;
-        let mut tx = self.begin(client, IsolationLevel::ReadCommitted, false)?;
-        self.require_flow(&mut tx, statements, flow_id)?;
-        self.apply_writes(&mut tx, statements, flow_id, &writes)?;
-        crate::metrics::timed_commit(1, || tx.commit()).map_err(self.error("committing"))
+        self.with_connection(|client, statements, errors, untouched| {
+            let writes = {
+                let mut tx = self.begin(
+                    client,
+                    errors,
+                    untouched,
+                    IsolationLevel::RepeatableRead,
+                    true,
+                )?;
+                let flow = self.require_flow(&mut tx, statements, errors, flow_id)?;
+                let writes = body(&mut TxReader {
+                    store: self,
+                    tx: &mut tx,
+                    statements,
+                    errors,
+                    flow,
+                    prefetched: HashMap::new(),
+                })?;
+                tx.commit().map_err(errors.doing("ending a read"))?;
+                writes
+            };
+            if writes.is_empty() {
+                return Ok(());
+            }
+            let _scope = self.write_scope()?;
+            let mut tx = client
+                .build_transaction()
+                .isolation_level(IsolationLevel::ReadCommitted)
+                .start()
+                .map_err(errors.doing("beginning a transaction"))?;
+            self.require_flow(&mut tx, statements, errors, flow_id)?;
+            self.apply_writes(&mut tx, statements, errors, flow_id, &writes)?;
+            crate::metrics::timed_commit(1, || tx.commit()).map_err(errors.commit())
+        })
     }
 }
 
 impl Store for PostgresStore {
     fn start_flow(&self, flow: &FlowRecord, initial: &[(String, String)]) -> Result<StartOutcome> {
         let _scope = self.write_scope()?;
-        let mut pooled = self.pool.get()?;
-        let Connection { client, statements } = pooled.get()?;
-        let mut tx = self.begin(client, IsolationLevel::ReadCommitted, false)?;
-        let started_at_ms = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
-        let inserted = tx
-            .execute(
-                &statements.insert_flow,
-                &[
-                    &flow.flow_id,
-                    &flow.flow_type.as_bytes(),
-                    &flow.run_id,
-                    &started_at_ms,
-                ],
-            )
-            .map_err(self.error("creating a flow"))?;
-        if inserted == 0 {
-            return match self.load_flow(&mut tx, statements, &flow.flow_id)? {
-                Some(existing) => Ok(StartOutcome::AlreadyExists(existing)),
-                None => Err(Error::LockConflict(format!(
-                    "store {}: flow {:?} was being created by another call; retry",
-                    self.location, flow.flow_id
-                ))),
-            };
-        }
-        let writes: Vec<Write> = initial
-            .iter()
-            .map(|(name, json)| (name.clone(), Some(json.clone())))
-            .collect();
-        self.apply_writes(&mut tx, statements, &flow.flow_id, &writes)?;
-        crate::metrics::timed_commit(1, || tx.commit()).map_err(self.error("committing"))?;
-        Ok(StartOutcome::Started)
+        self.with_connection(|client, statements, errors, untouched| {
+            let mut tx = self.begin(
+                client,
+                errors,
+                untouched,
+                IsolationLevel::ReadCommitted,
+                false,
+            )?;
+            let started_at_ms = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+            let inserted = tx
+                .execute(
+                    &statements.insert_flow,
+                    &[
+                        &flow.flow_id,
+                        &flow.flow_type.as_bytes(),
+                        &flow.run_id,
+                        &started_at_ms,
+                    ],
+                )
+                .map_err(errors.doing("creating a flow"))?;
+            if inserted == 0 {
+                return match self.load_flow(&mut tx, statements, errors, &flow.flow_id)? {
+                    Some(existing) => Ok(StartOutcome::AlreadyExists(existing)),
+                    None => Err(Error::LockConflict(format!(
+                        "store {}: flow {:?} was being created by another call; retry",
+                        self.location, flow.flow_id
+                    ))),
+                };
+            }
+            let writes: Vec<Write> = initial
+                .iter()
+                .map(|(name, json)| (name.clone(), Some(json.clone())))
+                .collect();
+            self.apply_writes(&mut tx, statements, errors, &flow.flow_id, &writes)?;
+            crate::metrics::timed_commit(1, || tx.commit()).map_err(errors.commit())?;
+            Ok(StartOutcome::Started)
+        })
     }
 
     fn run_rpc(&self, flow_id: &str, isolation: &Isolation, body: &mut RpcBody<'_>) -> Result<()> {
@@ -437,78 +546,171 @@ impl Store for PostgresStore {
     }
 
     fn flow(&self, flow_id: &str) -> Result<Option<FlowRecord>> {
-        let mut pooled = self.pool.get()?;
-        let Connection { client, statements } = pooled.get()?;
-        let mut tx = self.begin(client, IsolationLevel::ReadCommitted, true)?;
-        self.load_flow(&mut tx, statements, flow_id)
+        self.with_connection(|client, statements, errors, untouched| {
+            let mut tx = self.begin(
+                client,
+                errors,
+                untouched,
+                IsolationLevel::ReadCommitted,
+                true,
+            )?;
+            self.load_flow(&mut tx, statements, errors, flow_id)
+        })
     }
 
     fn location(&self) -> String {
         self.location.clone()
     }
-
-    fn list_flows(&self) -> Result<Vec<FlowRecord>> {
-        let mut pooled = self.pool.get()?;
-        let Connection { client, .. } = pooled.get()?;
-        let rows = client
-            .query(
-                "SELECT flow_id, flow_type, run_id FROM flows ORDER BY flow_id",
-                &[],
-            )
-            .map_err(self.error("listing flows"))?;
-        rows.iter()
-            .map(|row| {
-                Ok(FlowRecord {
-                    flow_id: row.get(0),
-                    flow_type: self.text(row.get(1))?,
-                    run_id: row.get(2),
-                })
-            })
-            .collect()
-    }
-
-    fn stored_values(&self, flow_id: &str) -> Result<Vec<(String, String)>> {
-        let mut pooled = self.pool.get()?;
-        let Connection { client, .. } = pooled.get()?;
-        let rows = client
-            .query(
-                "SELECT name, value FROM attribute_values WHERE flow_id = $1 ORDER BY name",
-                &[&flow_id],
-            )
-            .map_err(self.error("listing values"))?;
-        rows.iter()
-            .map(|row| Ok((self.text(row.get(0))?, row.get(1))))
-            .collect()
-    }
 }
 
-struct TxReader<'a, 't> {
+struct TxReader<'a, C: GenericClient> {
     store: &'a PostgresStore,
-    tx: &'a mut Transaction<'t>,
+    tx: &'a mut C,
     statements: &'a Statements,
+    errors: Errors<'a>,
     flow: FlowRecord,
+    /// Values read ahead in the same snapshot, by name (`None`: no value stored).
+    prefetched: HashMap<String, Option<String>>,
 }
 
-impl SnapshotReader for TxReader<'_, '_> {
+impl<C: GenericClient> SnapshotReader for TxReader<'_, C> {
     fn flow(&self) -> &FlowRecord {
         &self.flow
     }
 
     fn read(&mut self, physical_names: &[String]) -> Result<Vec<(String, String)>> {
+        let mut found = Vec::new();
+        let mut missing = Vec::new();
+        for name in physical_names {
+            match self.prefetched.get(name) {
+                Some(Some(value)) => found.push((name.clone(), value.clone())),
+                Some(None) => {}
+                None => missing.push(name.clone()),
+            }
+        }
+        if missing.is_empty() {
+            return Ok(found);
+        }
         let rows = self
             .tx
             .query(
                 &self.statements.read_values,
-                &[&self.flow.flow_id, &as_bytes(physical_names)],
+                &[&self.flow.flow_id, &as_bytes(&missing)],
             )
-            .map_err(self.store.error("reading values"))?;
-        rows.iter()
-            .map(|row| Ok((self.store.text(row.get(0))?, row.get(1))))
-            .collect()
+            .map_err(self.errors.doing("reading values"))?;
+        for row in rows {
+            found.push((self.store.text(row.get(0))?, row.get(1)));
+        }
+        Ok(found)
     }
+}
+
+/// A transaction begun with a plain BEGIN; rolled back when dropped before it is done.
+struct OpenTransaction<'c> {
+    client: &'c mut postgres::Client,
+    done: bool,
+}
+
+impl Drop for OpenTransaction<'_> {
+    fn drop(&mut self) {
+        if !self.done && !self.client.is_closed() {
+            // A failure here leaves the connection broken, and the pool drops it.
+            let _ = self.client.batch_execute("ROLLBACK");
+        }
+    }
+}
+
+/// The writes and the COMMIT of an RPC as one simple-query batch of literals, or `None`
+/// when some text holds a NUL character. Names go as hex `bytea`, text in standard
+/// conforming quotes (the session sets `standard_conforming_strings`).
+fn commit_batch(flow_id: &str, writes: &[Write]) -> Option<String> {
+    let has_nul = |text: &str| text.contains('\0');
+    if has_nul(flow_id)
+        || writes
+            .iter()
+            .any(|(name, value)| has_nul(name) || value.as_deref().is_some_and(has_nul))
+    {
+        return None;
+    }
+    let quote = |text: &str| format!("'{}'", text.replace('\'', "''"));
+    let bytea = |name: &str| {
+        let hex: String = name.bytes().map(|b| format!("{b:02x}")).collect();
+        format!("'\\x{hex}'::bytea")
+    };
+    let flow = quote(flow_id);
+    let (mut upserts, mut deletes) = (Vec::new(), Vec::new());
+    for (name, value) in writes {
+        match value {
+            Some(json) => upserts.push(format!("({flow}, {}, {})", bytea(name), quote(json))),
+            None => deletes.push(bytea(name)),
+        }
+    }
+    let mut batch = String::new();
+    if !upserts.is_empty() {
+        batch.push_str(&format!(
+            "INSERT INTO attribute_values (flow_id, name, value) VALUES {} \
+             ON CONFLICT (flow_id, name) DO UPDATE SET value = excluded.value;",
+            upserts.join(", ")
+        ));
+    }
+    if !deletes.is_empty() {
+        batch.push_str(&format!(
+            "DELETE FROM attribute_values WHERE flow_id = {flow} AND name IN ({});",
+            deletes.join(", ")
+        ));
+    }
+    batch.push_str("COMMIT");
+    Some(batch)
 }
 
 /// Names as the byte strings the tables hold.
 fn as_bytes(names: &[String]) -> Vec<&[u8]> {
     names.iter().map(|name| name.as_bytes()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_commit_batch_quotes_every_text_and_refuses_a_nul() {
+        let writes = vec![
+            ("a'b".to_owned(), Some(r#"{"x":"it's \\ here"}"#.to_owned())),
+            ("gone".to_owned(), None),
+        ];
+        let batch = commit_batch("f'1", &writes).unwrap();
+        assert_eq!(
+            batch,
+            "INSERT INTO attribute_values (flow_id, name, value) VALUES \
+             ('f''1', '\\x612762'::bytea, '{\"x\":\"it''s \\\\ here\"}') \
+             ON CONFLICT (flow_id, name) DO UPDATE SET value = excluded.value;\
+             DELETE FROM attribute_values WHERE flow_id = 'f''1' AND name IN \
+             ('\\x676f6e65'::bytea);COMMIT"
+        );
+        assert_eq!(commit_batch("f\0", &writes), None);
+        assert_eq!(commit_batch("f", &[("n\0".to_owned(), None)]), None);
+    }
+
+    #[test]
+    fn a_multi_host_url_names_every_node_and_asks_for_the_primary() {
+        let url = ConnectionUrl::new(
+            "postgresql://app@db1:5432,db2:5433/app?target_session_attrs=read-write\
+             &sslmode=verify-full&sslrootcert=/ca.pem",
+        );
+        let config = url.config().unwrap();
+        assert_eq!(config.get_hosts().len(), 2);
+        assert_eq!(config.get_ports(), [5432, 5433]);
+        assert_eq!(
+            config.get_target_session_attrs(),
+            postgres::config::TargetSessionAttrs::ReadWrite
+        );
+        assert_eq!(config.get_ssl_mode(), postgres::config::SslMode::Require);
+        let crate::store::StoreUrl::Postgres { options, .. } = crate::store::StoreUrl::parse(
+            "postgresql://app@db1:5432,db2:5433/app?sslmode=verify-ca",
+        )
+        .unwrap() else {
+            panic!("a PostgreSQL URL")
+        };
+        assert_eq!(options.ssl_mode, SslMode::VerifyCa);
+    }
 }

@@ -2,21 +2,25 @@
 //!
 //! attrflow's own parameters are taken out of the query; everything else (`host`, `port`,
 //! `user`, `password`, `dbname`, `connect_timeout`, `keepalives_idle`, `application_name`,
-//! `options`, `target_session_attrs`, `sslmode`, …) is handed to the driver unchanged.
+//! `options`, `target_session_attrs`, …) is handed to the driver unchanged. `sslmode` and
+//! `sslrootcert` are read by attrflow too, which sets up TLS itself (see [`SslMode`]); the
+//! driver only learns whether to ask for TLS.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
-use postgres::config::SslMode;
-
+pub use super::tls::SslMode;
 use crate::error::{Error, Result};
 
 /// The parameters attrflow itself reads from a `postgresql://` URL.
-pub const KNOWN_PARAMETERS: [&str; 5] = [
+pub const KNOWN_PARAMETERS: [&str; 7] = [
     "schema",
     "pool_max_size",
     "pool_timeout_ms",
     "lock_timeout_ms",
     "idle_in_transaction_timeout_ms",
+    "sslmode",
+    "sslrootcert",
 ];
 
 /// The longest schema name PostgreSQL keeps without truncating it.
@@ -44,6 +48,12 @@ pub struct PostgresOptions {
     /// transaction aborted and its locks released after this long. It also bounds how
     /// long one handler may run.
     pub idle_in_transaction_timeout: Duration,
+    /// How connections are protected (`sslmode=disable|prefer|require|verify-ca|verify-full`,
+    /// default `prefer`, as in libpq).
+    pub ssl_mode: SslMode,
+    /// The PEM file of the CAs trusted to sign the server's certificate
+    /// (`sslrootcert=FILE`); needed by `verify-ca` and `verify-full`.
+    pub ssl_root_cert: Option<PathBuf>,
 }
 
 impl Default for PostgresOptions {
@@ -54,6 +64,8 @@ impl Default for PostgresOptions {
             pool_timeout: Duration::from_secs(5),
             lock_timeout: Duration::from_secs(5),
             idle_in_transaction_timeout: Duration::from_secs(60),
+            ssl_mode: SslMode::default(),
+            ssl_root_cert: None,
         }
     }
 }
@@ -81,7 +93,16 @@ impl PostgresOptions {
                     options.idle_in_transaction_timeout = millis(url, key, value)?
                 }
                 "sslmode" => {
-                    check_ssl_mode(url, value)?;
+                    options.ssl_mode = SslMode::parse(url, value)?;
+                    rest.push(pair.to_owned());
+                }
+                "sslrootcert" => {
+                    if value.is_empty() {
+                        return Err(Error::invalid_input(format!(
+                            "store URL {url:?}: sslrootcert names no file"
+                        )));
+                    }
+                    options.ssl_root_cert = Some(PathBuf::from(percent_decoded(value)));
                     rest.push(pair.to_owned());
                 }
                 _ => rest.push(pair.to_owned()),
@@ -94,6 +115,7 @@ impl PostgresOptions {
     pub(crate) fn session_setup(&self) -> String {
         format!(
             "SET search_path TO \"{schema}\";
+             SET standard_conforming_strings = on;
              SET lock_timeout = {lock};
              SET idle_in_transaction_session_timeout = {idle};
              SET tcp_keepalives_idle = 30;
@@ -106,18 +128,28 @@ impl PostgresOptions {
     }
 }
 
-/// Only plaintext connections are built in: `sslmode=require` (or stricter) is refused
-/// rather than silently weakened.
-fn check_ssl_mode(url: &str, value: &str) -> Result<SslMode> {
-    match value {
-        "disable" => Ok(SslMode::Disable),
-        "prefer" => Ok(SslMode::Prefer),
-        _ => Err(Error::invalid_input(format!(
-            "store URL {url:?}: sslmode={value:?} is not supported; this build connects without \
-             TLS, so use sslmode=disable (or prefer, which then connects in plaintext), and \
-             protect the connection by other means (a local socket, a private network, a TLS tunnel)"
-        ))),
+/// A URL query value with its `%XX` escapes decoded (a path may hold any character).
+fn percent_decoded(value: &str) -> String {
+    let bytes = value.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                i += 3;
+            }
+            (byte, _) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
     }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 fn validate_schema(url: &str, value: &str) -> Result<String> {
@@ -163,7 +195,8 @@ mod tests {
         let (options, rest) = PostgresOptions::from_query(
             "u",
             "schema=tenant_1&pool_max_size=3&pool_timeout_ms=250&lock_timeout_ms=100\
-             &idle_in_transaction_timeout_ms=9000&connect_timeout=4&sslmode=disable",
+             &idle_in_transaction_timeout_ms=9000&connect_timeout=4&sslmode=verify-full\
+             &sslrootcert=/etc/ca%20file.pem",
         )
         .unwrap();
         assert_eq!(options.schema, "tenant_1");
@@ -171,7 +204,19 @@ mod tests {
         assert_eq!(options.pool_timeout, Duration::from_millis(250));
         assert_eq!(options.lock_timeout, Duration::from_millis(100));
         assert_eq!(options.idle_in_transaction_timeout, Duration::from_secs(9));
-        assert_eq!(rest, ["connect_timeout=4", "sslmode=disable"]);
+        assert_eq!(options.ssl_mode, SslMode::VerifyFull);
+        assert_eq!(
+            options.ssl_root_cert,
+            Some(PathBuf::from("/etc/ca file.pem"))
+        );
+        assert_eq!(
+            rest,
+            [
+                "connect_timeout=4",
+                "sslmode=verify-full",
+                "sslrootcert=/etc/ca%20file.pem"
+            ]
+        );
         assert_eq!(
             PostgresOptions::from_query("u", "").unwrap().0,
             PostgresOptions::default()
@@ -190,7 +235,7 @@ mod tests {
         assert!(message("pool_max_size=0").contains("at least 1"));
         assert!(message("pool_max_size=many").contains("pool_max_size must be a whole number"));
         assert!(message("lock_timeout_ms=-1").contains("lock_timeout_ms"));
-        assert!(message("sslmode=require").contains(r#"sslmode="require" is not supported"#));
-        assert!(message("sslmode=verify-full").contains("not supported"));
+        assert!(message("sslmode=allow").contains(r#"sslmode="allow" is not one of"#));
+        assert!(message("sslrootcert=").contains("sslrootcert names no file"));
     }
 }

@@ -2,15 +2,19 @@
 //!
 //! At most `pool_max_size` connections are open; a caller that finds every one in use
 //! waits up to `pool_timeout` for one to come back and then gets a retryable lock
-//! conflict. A connection that broke (the server restarted, a timeout ended its session)
-//! is dropped instead of going back into the pool.
+//! conflict. A connection that broke (the server restarted or failed over, a timeout ended
+//! its session) is dropped instead of going back into the pool, and so is every connection
+//! that sat idle while it broke: they were opened to the same server and most likely broke
+//! with it.
 
+use std::cell::Cell;
 use std::time::Instant;
 
 use parking_lot::{Condvar, Mutex};
-use postgres::{Client, NoTls, Statement};
+use postgres::{Client, Statement};
+use tokio_postgres_rustls::MakeRustlsConnect;
 
-use super::errors::pg_error;
+use super::errors::{connect_error, pg_error};
 use super::PostgresOptions;
 use crate::error::{Error, Result};
 
@@ -21,9 +25,11 @@ pub(crate) struct Statements {
     pub read_values: Statement,
     pub upsert_values: Statement,
     pub delete_values: Statement,
-    pub lock_rows: Statement,
-    pub bump_locks: Statement,
     pub create_lock_rows: Statement,
+    /// The first statement of an exclusive RPC, in one round trip: takes and bumps the lock
+    /// rows (`$2`), reads the flow, and reads the values of the locked names (which RPCs
+    /// mostly read), all in the transaction's snapshot.
+    pub open_rpc: Statement,
 }
 
 impl Statements {
@@ -44,17 +50,25 @@ impl Statements {
             )?,
             delete_values: client
                 .prepare("DELETE FROM attribute_values WHERE flow_id = $1 AND name = ANY($2)")?,
-            lock_rows: client.prepare(
-                "SELECT name FROM attribute_locks WHERE flow_id = $1 AND name = ANY($2)
-                 ORDER BY name FOR UPDATE NOWAIT",
-            )?,
-            bump_locks: client.prepare(
-                "UPDATE attribute_locks SET grants = grants + 1
-                 WHERE flow_id = $1 AND name = ANY($2)",
-            )?,
             create_lock_rows: client.prepare(
                 "INSERT INTO attribute_locks (flow_id, name)
                  SELECT $1, unnest($2::bytea[]) ON CONFLICT DO NOTHING",
+            )?,
+            open_rpc: client.prepare(
+                "WITH locked AS (
+                     SELECT name FROM attribute_locks WHERE flow_id = $1 AND name = ANY($2)
+                     ORDER BY name FOR UPDATE NOWAIT
+                 ), bumped AS (
+                     UPDATE attribute_locks a SET grants = a.grants + 1 FROM locked
+                     WHERE a.flow_id = $1 AND a.name = locked.name RETURNING 1
+                 ), known AS (
+                     SELECT name, value FROM attribute_values
+                     WHERE flow_id = $1 AND name = ANY($2)
+                 )
+                 SELECT f.flow_type, f.run_id, (SELECT count(*) FROM bumped),
+                        ARRAY(SELECT name FROM known ORDER BY name),
+                        ARRAY(SELECT value FROM known ORDER BY name)
+                 FROM flows f WHERE f.flow_id = $1",
             )?,
         })
     }
@@ -64,6 +78,12 @@ impl Statements {
 pub(crate) struct Connection {
     pub client: Client,
     pub statements: Statements,
+    /// Set when a statement found the connection itself failed; it is then dropped.
+    pub broken: Cell<bool>,
+    /// Whether it served an earlier call (and may have broken while it sat idle).
+    pub reused: bool,
+    /// Whether the call it serves has not had a statement succeed yet.
+    pub untouched: Cell<bool>,
 }
 
 struct PoolState {
@@ -74,6 +94,7 @@ struct PoolState {
 /// The store's connections.
 pub(crate) struct Pool {
     config: postgres::Config,
+    tls: MakeRustlsConnect,
     options: PostgresOptions,
     location: String,
     state: Mutex<PoolState>,
@@ -83,11 +104,13 @@ pub(crate) struct Pool {
 impl Pool {
     pub(crate) fn new(
         config: postgres::Config,
+        tls: MakeRustlsConnect,
         options: PostgresOptions,
         location: String,
     ) -> Self {
         Pool {
             config,
+            tls,
             options,
             location,
             state: Mutex::new(PoolState {
@@ -100,10 +123,14 @@ impl Pool {
 
     /// A connection with the session set up but no statements prepared, for migrations.
     pub(crate) fn connect_bare(&self) -> Result<Client> {
+        self.open_client(false)
+    }
+
+    fn open_client(&self, for_a_call: bool) -> Result<Client> {
         let mut client = self
             .config
-            .connect(NoTls)
-            .map_err(|e| pg_error(&self.location, "connecting", e))?;
+            .connect(self.tls.clone())
+            .map_err(|e| connect_error(&self.location, for_a_call, e))?;
         client
             .batch_execute(&self.options.session_setup())
             .map_err(|e| pg_error(&self.location, "setting up the session", e))?;
@@ -111,10 +138,27 @@ impl Pool {
     }
 
     fn connect(&self) -> Result<Connection> {
-        let mut client = self.connect_bare()?;
+        let mut client = self.open_client(true)?;
         let statements = Statements::prepare(&mut client)
             .map_err(|e| pg_error(&self.location, "preparing statements", e))?;
-        Ok(Connection { client, statements })
+        Ok(Connection {
+            client,
+            statements,
+            broken: Cell::new(false),
+            reused: false,
+            untouched: Cell::new(true),
+        })
+    }
+
+    /// Drops every idle connection: one of them was found broken, and the others were
+    /// opened to the same server.
+    pub(crate) fn discard_idle(&self) {
+        let mut state = self.state.lock();
+        let dropped = state.idle.len();
+        state.idle.clear();
+        state.open -= dropped;
+        drop(state);
+        self.returned.notify_all();
     }
 
     /// A connection for one call; it goes back to the pool when the guard drops.
@@ -122,11 +166,12 @@ impl Pool {
         let deadline = Instant::now() + self.options.pool_timeout;
         let mut state = self.state.lock();
         loop {
-            if let Some(conn) = state.idle.pop() {
+            if let Some(mut conn) = state.idle.pop() {
                 if conn.client.is_closed() {
                     state.open -= 1;
                     continue;
                 }
+                conn.reused = true;
                 return Ok(self.lend(conn));
             }
             if state.open < self.options.pool_max_size {
@@ -164,7 +209,7 @@ impl Pool {
 
     fn give_back(&self, conn: Connection) {
         let mut state = self.state.lock();
-        if conn.client.is_closed() {
+        if conn.broken.get() || conn.client.is_closed() {
             state.open -= 1;
         } else {
             state.idle.push(conn);

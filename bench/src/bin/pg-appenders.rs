@@ -1,0 +1,100 @@
+//! `pg-appenders`: appends per second of many threads on a PostgreSQL store, on one
+//! archive and on one archive per thread, with the lock conflicts they retried.
+//!
+//! ```text
+//! pg-appenders URL [THREADS=16] [SECONDS=5]
+//! ```
+//!
+//! Each thread registers subscribers in a loop (retrying lock conflicts after a 200 µs
+//! pause) for SECONDS, first
+//! all on one archive, then each on its own. Prints one JSON object per shape.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use attrflow::flows::chunked_subscriber::SubscriberArchive;
+use attrflow::{Error, Runtime};
+
+type BenchResult<T> = Result<T, Box<dyn std::error::Error>>;
+
+/// The pause before retrying a lock conflict: short, but long enough that waiting
+/// threads do not spin the CPU away from the server on a small machine.
+const CONFLICT_PAUSE: Duration = Duration::from_micros(200);
+
+fn main() -> BenchResult<()> {
+    let mut argv = std::env::args().skip(1);
+    let url = argv
+        .next()
+        .ok_or("usage: pg-appenders URL [THREADS=16] [SECONDS=5]")?;
+    let threads: u64 = argv.next().map_or(Ok(16), |t| t.parse())?;
+    let seconds: u64 = argv.next().map_or(Ok(5), |s| s.parse())?;
+    let schema = format!("bench_{}", std::process::id());
+    let separator = if url.contains('?') { '&' } else { '?' };
+    let url = format!("{url}{separator}schema={schema}&pool_max_size={threads}");
+    let runtime = Runtime::open(&url)?;
+    for flows in [1, threads] {
+        run(&runtime, threads, flows, Duration::from_secs(seconds))?;
+    }
+    Ok(())
+}
+
+fn run(runtime: &Runtime, threads: u64, flows: u64, length: Duration) -> BenchResult<()> {
+    let flow_ids: Vec<String> = (0..flows)
+        .map(|f| format!("bench-{threads}-{flows}-{f}"))
+        .collect();
+    for flow_id in &flow_ids {
+        SubscriberArchive::new(runtime, flow_id).start()?;
+    }
+    let appends = AtomicU64::new(0);
+    let conflicts = AtomicU64::new(0);
+    let stop = AtomicBool::new(false);
+    let started = Instant::now();
+    thread::scope(|s| -> BenchResult<()> {
+        let workers: Vec<_> = (0..threads)
+            .map(|t| {
+                let (flow_ids, appends, conflicts, stop) = (&flow_ids, &appends, &conflicts, &stop);
+                s.spawn(move || -> Result<(), Error> {
+                    let flow_id = &flow_ids[(t % flows) as usize];
+                    let archive = SubscriberArchive::new(runtime, flow_id);
+                    let mut k = 0u64;
+                    while !stop.load(Ordering::Relaxed) {
+                        let id = format!("t{t}-{k}");
+                        match archive.register(&id, "bench@example.com") {
+                            Ok(_) => {
+                                appends.fetch_add(1, Ordering::Relaxed);
+                                k += 1;
+                            }
+                            Err(Error::LockConflict(_)) => {
+                                conflicts.fetch_add(1, Ordering::Relaxed);
+                                thread::sleep(CONFLICT_PAUSE);
+                            }
+                            Err(e) => return Err(e),
+                        }
+                    }
+                    Ok(())
+                })
+            })
+            .collect();
+        thread::sleep(length);
+        stop.store(true, Ordering::Relaxed);
+        for worker in workers {
+            worker.join().map_err(|_| "a worker panicked")??;
+        }
+        Ok(())
+    })?;
+    let elapsed = started.elapsed().as_secs_f64();
+    let appends = appends.load(Ordering::Relaxed);
+    println!(
+        "{}",
+        serde_json::json!({
+            "threads": threads,
+            "flows": flows,
+            "seconds": elapsed,
+            "appends": appends,
+            "appends_per_second": appends as f64 / elapsed,
+            "lock_conflicts": conflicts.load(Ordering::Relaxed),
+        })
+    );
+    Ok(())
+}
