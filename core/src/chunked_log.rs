@@ -40,7 +40,10 @@ pub use idempotency::{
     validate_idempotency_key, IdempotencyWindow, IDEMPOTENCY_INSTANCE, MAX_IDEMPOTENCY_KEY_LEN,
     MAX_REMEMBERED_RECORDS, MAX_WINDOW_KEYS,
 };
-pub use layout::{validate_chunk_size, ChunkLayout, LayoutHistory, MAX_CHUNK_SIZE, MAX_LAYOUTS};
+pub use layout::{
+    validate_chunk_size, ChunkLayout, LayoutHistory, LEGACY_MAX_CHUNK_SIZE, MAX_CHUNK_SIZE,
+    MAX_LAYOUTS,
+};
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -168,7 +171,8 @@ impl ChunkedLog {
     /// found`).
     ///
     /// # Panics
-    /// When `chunk_size` is 0: a layout constant, not user input.
+    /// When `chunk_size` is 0 or over [`MAX_CHUNK_SIZE`]: a layout constant, not user
+    /// input (in a `const` the check runs when the crate compiles).
     pub const fn new(
         state_attribute: &'static str,
         chunk_map: &'static str,
@@ -177,6 +181,10 @@ impl ChunkedLog {
         page_noun: &'static str,
     ) -> Self {
         assert!(chunk_size > 0, "chunk size must be positive");
+        assert!(
+            chunk_size <= MAX_CHUNK_SIZE && crate::limits::chunk_fits(chunk_size),
+            "a full chunk of the largest records must fit in one stored value"
+        );
         ChunkedLog {
             state_attribute,
             chunk_map,
@@ -195,7 +203,7 @@ impl ChunkedLog {
     /// [`ChunkedLog::page_options`] with each call.
     ///
     /// # Panics
-    /// When `chunk_size` is 0: a layout constant, not user input.
+    /// When `chunk_size` is 0 or over [`MAX_CHUNK_SIZE`]: a layout constant, not user input.
     pub fn named(
         state_map: &'static str,
         chunk_map: &'static str,
@@ -322,7 +330,7 @@ impl ChunkedLog {
         let first = open.first_sequence();
         let from = open
             .history
-            .change_chunk_size(first, open.current.is_empty(), chunk_size)?;
+            .change_chunk_size(first, open.current.len() as u64, chunk_size)?;
         open.state.layouts = open.history.to_stored(self.chunk_size);
         self.write_state(ctx, &open.state)?;
         Ok(from)

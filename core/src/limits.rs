@@ -15,10 +15,13 @@
 //! | one text field of a chunked-log record | [`MAX_RECORD_FIELD_BYTES`] | [`check_record`] |
 //! | one chunked-log record | [`MAX_RECORD_BYTES`] | [`check_record`] |
 //! | one stored value, so one whole chunk | [`MAX_VALUE_BYTES`] | [`check_stored_value`] |
+//! | records in one chunk | [`MAX_CHUNK_SIZE`] | [`crate::chunked_log::validate_chunk_size`] |
+//! | chunk layouts of one log | [`MAX_LAYOUTS`] | [`crate::chunked_log::LayoutHistory::change_chunk_size`] |
 //!
-//! A chunk of [`crate::flows::chunked_subscriber::SUBSCRIBER_CHUNK_SIZE`] records of the
-//! largest size always fits in [`MAX_VALUE_BYTES`], so a full chunk never blocks the next
-//! append.
+//! A chunk of [`MAX_CHUNK_SIZE`] records of the largest size always fits in
+//! [`MAX_VALUE_BYTES`] (checked at compile time), and every chunk size a log accepts is at
+//! most that, so a chunk never grows past what can be stored before it rolls over: no
+//! sequence of calls leaves a log unable to append.
 //!
 //! ```
 //! use attrflow::limits::{check_record, MAX_RECORD_FIELD_BYTES};
@@ -38,7 +41,6 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::flows::chunked_subscriber::SUBSCRIBER_CHUNK_SIZE;
 
 pub use crate::names::{MAX_FLOW_ID_BYTES, MAX_INSTANCE_KEY_BYTES, MAX_NAME_BYTES};
 
@@ -57,13 +59,33 @@ pub const MAX_RECORD_BYTES: usize = 8 * 1024;
 /// compact-encoded JSON: 1 MiB.
 pub const MAX_VALUE_BYTES: usize = 1024 * 1024;
 
-/// Room for a chunk's own JSON around its records (`{"<field>":[…]}` and commas).
-const CHUNK_OVERHEAD_BYTES: usize = 1024;
+/// Room for a chunk's own JSON around its records (`{"<field>":[…]}`); the comma after
+/// each record is counted with the record.
+pub const CHUNK_OVERHEAD_BYTES: usize = 1024;
+
+/// The most records one chunk holds, 127: as many records of [`MAX_RECORD_BYTES`] as fit
+/// in one stored value. A chunked log's chunk size, its default or a changed one, is at
+/// most this.
+pub const MAX_CHUNK_SIZE: u64 =
+    ((MAX_VALUE_BYTES - CHUNK_OVERHEAD_BYTES) / (MAX_RECORD_BYTES + 1)) as u64;
+
+/// The most chunk layouts one log keeps; a further chunk-size change is refused. It
+/// bounds the state every append of the log reads.
+pub const MAX_LAYOUTS: usize = 64;
+
+/// Whether a full chunk of `chunk_size` records of the largest size fits in one stored
+/// value; `const`, so a log's default size is checked when it is compiled.
+pub const fn chunk_fits(chunk_size: u64) -> bool {
+    chunk_size as usize * (MAX_RECORD_BYTES + 1) + CHUNK_OVERHEAD_BYTES <= MAX_VALUE_BYTES
+}
 
 const _: () = assert!(
-    SUBSCRIBER_CHUNK_SIZE as usize * (MAX_RECORD_BYTES + 1) + CHUNK_OVERHEAD_BYTES
-        <= MAX_VALUE_BYTES,
-    "a full subscriber chunk of the largest records must fit in one stored value"
+    chunk_fits(MAX_CHUNK_SIZE),
+    "a full chunk of the largest records must fit in one stored value"
+);
+const _: () = assert!(
+    MAX_CHUNK_SIZE >= 100,
+    "the seed's chunk size of 100 is allowed"
 );
 
 /// The size of `value` as compact JSON, counted without building the text.

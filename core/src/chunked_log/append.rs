@@ -79,7 +79,14 @@ impl ChunkedLog {
     ) -> Result<()> {
         crate::limits::check_record(&record)?;
         let first = open.first_sequence();
-        if open.current.len() as u64 >= open.history.chunk_size_at(first) {
+        let len = open.current.len() as u64;
+        if len >= open.history.capacity_at(first) {
+            if len < open.history.chunk_size_at(first) {
+                // A legacy layout's chunk, too large to fill: close it here, exactly.
+                open.history
+                    .close_legacy_chunk(first, open.state.next_sequence);
+                open.state.layouts = open.history.to_stored(self.chunk_size);
+            }
             let token = archive_token(first);
             let full = std::mem::take(&mut open.current);
             ctx.set_map_instance(

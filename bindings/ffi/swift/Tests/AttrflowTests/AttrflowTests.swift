@@ -194,7 +194,7 @@ final class AttrflowTests: XCTestCase {
         XCTAssertEqual(pages.map(\.subscribers.count), [10, 50, 100, 100])
         XCTAssertEqual(oldest, try store.getSubscriberPage(flowId: flowId, pageToken: "00000000000000000001"))
         assertInvalidInput(try store.changeSubscriberChunkSize(flowId: flowId, chunkSize: 0),
-                           "chunk size must be between 1 and 10000, got 0")
+                           "chunk size must be between 1 and 127, got 0")
     }
 
     func testCustomerDirectoryGoldenPartitionCollidingUpsertsAndTypedErrors() throws {
