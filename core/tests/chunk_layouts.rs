@@ -90,7 +90,7 @@ fn token_validation_accepts_exactly_the_boundaries_of_every_layout() {
     let stored = [1, 101, 201, 251, 301, 426, 551, 676];
     let future = [801, 926, 1051, 1176, 1301];
     for sequence in 1..=1400 {
-        let token = archive_token(sequence);
+        let token = archive_token(sequence).unwrap();
         match archive.page(&token) {
             Ok(page) => assert!(stored.contains(&sequence), "{token} gave {page:?}"),
             Err(Error::PageNotFound(message)) => {
@@ -158,7 +158,7 @@ fn an_empty_archive_changes_at_once_and_an_unreached_change_can_be_replaced() {
     register_in_order(&archive, 1..=4);
     assert_eq!(
         archive.page("current").unwrap().next_page_token,
-        archive_token(1)
+        archive_token(1).unwrap()
     );
 
     assert_eq!(archive.change_chunk_size(5).unwrap().from_sequence, 7);
@@ -167,11 +167,17 @@ fn an_empty_archive_changes_at_once_and_an_unreached_change_can_be_replaced() {
     register_in_order(&archive, 5..=9);
     let newest = archive.page("current").unwrap();
     assert_eq!(sequences(&newest), [9]);
-    assert_eq!(newest.next_page_token, archive_token(7));
-    assert_eq!(sequences(&archive.page(&archive_token(7)).unwrap()), [8, 7]);
+    assert_eq!(newest.next_page_token, archive_token(7).unwrap());
     assert_eq!(
-        archive.page(&archive_token(4)).unwrap().next_page_token,
-        archive_token(1)
+        sequences(&archive.page(&archive_token(7).unwrap()).unwrap()),
+        [8, 7]
+    );
+    assert_eq!(
+        archive
+            .page(&archive_token(4).unwrap())
+            .unwrap()
+            .next_page_token,
+        archive_token(1).unwrap()
     );
 }
 

@@ -9,7 +9,9 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::layout::LayoutHistory;
-use super::{archive_token, ChunkedLog, LogState, CURRENT_CHUNK};
+use super::state::LogState;
+use super::token::{PageToken, CURRENT_CHUNK};
+use super::ChunkedLog;
 use crate::context::RpcContext;
 use crate::error::{Error, Result};
 use crate::typed::encode;
@@ -46,6 +48,23 @@ impl OpenChunk {
 }
 
 impl ChunkedLog {
+    /// Appends the record `make` builds for the next sequence and returns it.
+    ///
+    /// When `current` already holds a full chunk, it is first written to its archive
+    /// instance and the state's newest-archive token advances; all of it is staged on
+    /// `ctx` and commits together.
+    pub fn append<R, F>(&self, ctx: &mut RpcContext<'_>, make: F) -> Result<R>
+    where
+        R: Serialize,
+        F: FnOnce(u64) -> Result<R>,
+    {
+        let mut open = self.open_chunk(ctx)?;
+        let record = make(open.state.next_sequence)?;
+        self.push_record(ctx, &mut open, encode("record", &record)?)?;
+        self.close_chunk(ctx, open)?;
+        Ok(record)
+    }
+
     /// Reads the state, layout history and open chunk an append works on.
     pub(super) fn open_chunk(&self, ctx: &RpcContext<'_>) -> Result<OpenChunk> {
         let state = self.state(ctx)?;
@@ -87,7 +106,7 @@ impl ChunkedLog {
                     .close_legacy_chunk(first, open.state.next_sequence);
                 open.state.layouts = open.history.to_stored(self.chunk_size);
             }
-            let token = archive_token(first);
+            let token = PageToken::Archive(first).to_string();
             let full = std::mem::take(&mut open.current);
             ctx.set_map_instance(
                 self.chunk_map,

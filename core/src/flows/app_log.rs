@@ -74,15 +74,6 @@ pub const MAX_LOG_NAME_BYTES: usize = 200;
 /// The field of a stored chunk that lists its entries.
 const ENTRIES_FIELD: &str = "entries";
 
-/// The page-token rules, shared with every chunked log.
-const TOKENS: ChunkedLog = ChunkedLog::new(
-    LOG_STATES_MAP,
-    LOG_CHUNKS_MAP,
-    ENTRIES_FIELD,
-    LOG_CHUNK_SIZE,
-    "log",
-);
-
 /// One record of a log, with its place in it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -182,7 +173,8 @@ pub fn idempotent_append_options(log: &str) -> RpcInvokeOptions {
     named_log(log).append_options(true)
 }
 
-/// The chunk instance key that holds `log`'s page `page_token`, after checking both.
+/// The chunk instance key that holds `log`'s page `page_token`, after checking the log
+/// name and the token's form (the page RPC checks the chunk boundary).
 ///
 /// ```
 /// use attrflow::flows::app_log::page_chunk_key;
@@ -191,15 +183,13 @@ pub fn idempotent_append_options(log: &str) -> RpcInvokeOptions {
 /// ```
 pub fn page_chunk_key(log: &str, page_token: &str) -> Result<String> {
     validate_log_name(log)?;
-    Ok(chunk_key(log, TOKENS.parse_token(page_token)?))
+    Ok(chunk_key(log, PageToken::parse(page_token)?))
 }
 
 /// The per-call loads a read of `log`'s page `page_token` needs; checks both first.
 pub fn page_options(log: &str, page_token: &str) -> Result<RpcInvokeOptions> {
-    let key = page_chunk_key(log, page_token)?;
-    Ok(RpcInvokeOptions::new()
-        .load_attribute_map_instance(LOG_STATES_MAP, log)
-        .load_attribute_map_instance(LOG_CHUNKS_MAP, key))
+    validate_log_name(log)?;
+    named_log(log).page_options(page_token)
 }
 
 /// The chunked log `log` of the flow: state `log_states/<log>`, chunks `log_chunks/<log>.…`.

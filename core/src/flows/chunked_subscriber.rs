@@ -17,7 +17,9 @@ pub mod layout;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::chunked_log::{ChunkedLog, PageToken, CURRENT_CHUNK};
+use crate::chunked_log::{
+    archive_token, normalize_page_token, ChunkedLog, PageToken, CURRENT_CHUNK,
+};
 use crate::context::RpcContext;
 use crate::definition::{FlowDefinition, RpcDefinition};
 use crate::error::{Error, Result};
@@ -106,23 +108,19 @@ pub struct SubscriberPage {
     pub next_page_token: String,
 }
 
-/// Checks a page token by the rules of an archive with the default layout (100 per
-/// chunk); the error is `invalid page token "<t>"`. An archive that changed its chunk size
-/// checks tokens against its own layout history in `GetSubscriberPage`; check only the
-/// form ([`validate_page_token_form`]) before loading a page of such an archive.
-pub fn validate_subscriber_page_token(token: &str) -> Result<()> {
-    LOG.parse_token(token).map(|_| ())
+/// Checks a page token's form and returns the token to read with: `current` for `""`, the
+/// token itself otherwise (as Dex's validator does). A malformed token is
+/// [`Error::InvalidPageToken`] (`invalid page token "<t>"`). Whether an archive token
+/// names a chunk boundary depends on the archive's layout history, which
+/// `GetSubscriberPage` checks; this check holds under every history.
+pub fn validate_subscriber_page_token(token: &str) -> Result<String> {
+    normalize_page_token(token)
 }
 
-/// Checks only a page token's form (`""`, `current`, or 20 digits, not all zero): what a
-/// caller checks before loading the token's chunk, under any layout history.
-pub fn validate_page_token_form(token: &str) -> Result<()> {
-    PageToken::parse(token).map(|_| ())
-}
-
-/// The archive token of the chunk starting at `first_sequence`.
-pub fn archive_chunk_token(first_sequence: u64) -> String {
-    crate::chunked_log::archive_token(first_sequence)
+/// The archive token of the chunk starting at `first_sequence` (20 digits); sequence 0
+/// starts no chunk and is [`Error::InvalidInput`].
+pub fn archive_chunk_token(first_sequence: u64) -> Result<String> {
+    archive_token(first_sequence)
 }
 
 /// The flow type's definition.
