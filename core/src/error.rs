@@ -90,51 +90,10 @@ impl Error {
         }
     }
 
-    /// A short, stable name for the variant, used by bindings and the HTTP layer.
-    pub fn kind(&self) -> ErrorKind {
-        match self {
-            Error::LockConflict(_) => ErrorKind::LockConflict,
-            Error::FlowNotFound { .. } => ErrorKind::FlowNotFound,
-            Error::FlowAlreadyStarted { .. } => ErrorKind::FlowAlreadyStarted,
-            Error::InvalidInput(_) => ErrorKind::InvalidInput,
-            Error::InvalidPageToken { .. } => ErrorKind::InvalidPageToken,
-            Error::PageNotFound(_) => ErrorKind::PageNotFound,
-            Error::RecordNotFound(_) => ErrorKind::RecordNotFound,
-            Error::AttributeMapNotLoaded { .. } => ErrorKind::AttributeMapNotLoaded,
-            Error::HandlerFailure { .. } => ErrorKind::HandlerFailure,
-            Error::Storage(_) => ErrorKind::Storage,
-        }
-    }
-
     /// Whether retrying the same call later can succeed without changing it.
     pub fn is_retryable(&self) -> bool {
         matches!(self, Error::LockConflict(_))
     }
-}
-
-/// The kind of an [`Error`], without its details.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ErrorKind {
-    /// See [`Error::LockConflict`].
-    LockConflict,
-    /// See [`Error::FlowNotFound`].
-    FlowNotFound,
-    /// See [`Error::FlowAlreadyStarted`].
-    FlowAlreadyStarted,
-    /// See [`Error::InvalidInput`].
-    InvalidInput,
-    /// See [`Error::InvalidPageToken`].
-    InvalidPageToken,
-    /// See [`Error::PageNotFound`].
-    PageNotFound,
-    /// See [`Error::RecordNotFound`].
-    RecordNotFound,
-    /// See [`Error::AttributeMapNotLoaded`].
-    AttributeMapNotLoaded,
-    /// See [`Error::HandlerFailure`].
-    HandlerFailure,
-    /// See [`Error::Storage`].
-    Storage,
 }
 
 /// The result type of every fallible attrflow call.

@@ -53,10 +53,10 @@ pub mod typed;
 
 pub use context::RpcContext;
 pub use definition::{FlowDefinition, LockTarget, MapInstance, RpcDefinition};
-pub use error::{Error, ErrorKind, Result};
+pub use error::{Error, Result};
 pub use options::{RpcInvokeOptions, StartFlowOptions};
 pub use runtime::Runtime;
-pub use typed::{Attribute, AttributeMap};
+pub use typed::AttributeMap;
 
 /// The README's Rust examples, compiled as doctests so they cannot go stale.
 #[cfg(doctest)]

@@ -17,6 +17,11 @@
 //! | one stored value, so one whole chunk | [`MAX_VALUE_BYTES`] | [`check_stored_value`] |
 //! | records in one chunk | [`MAX_CHUNK_SIZE`] | [`crate::chunked_log::validate_chunk_size`] |
 //! | chunk layouts of one log | [`MAX_LAYOUTS`] | [`crate::chunked_log::LayoutHistory::change_chunk_size`] |
+//! | records in one batch append | [`MAX_BATCH_SIZE`] | [`crate::chunked_log::validate_batch_size`] |
+//! | idempotency key | [`MAX_IDEMPOTENCY_KEY_LEN`] | [`crate::chunked_log::validate_idempotency_key`] |
+//! | keys an idempotency window keeps | [`MAX_WINDOW_KEYS`] | [`crate::chunked_log::IdempotencyWindow::validate`] |
+//! | records the remembered keys hold | [`MAX_REMEMBERED_RECORDS`] | pruned on each keyed append |
+//! | app log name | [`MAX_LOG_NAME_BYTES`] | [`crate::flows::app_log::validate_log_name`] |
 //!
 //! A chunk of [`MAX_CHUNK_SIZE`] records of the largest size always fits in
 //! [`MAX_VALUE_BYTES`] (checked at compile time), and every chunk size a log accepts is at
@@ -42,7 +47,33 @@ use serde_json::Value;
 
 use crate::error::{Error, Result};
 
-pub use crate::names::{MAX_FLOW_ID_BYTES, MAX_INSTANCE_KEY_BYTES, MAX_NAME_BYTES};
+/// The longest flow ID, in bytes, attrflow accepts.
+pub const MAX_FLOW_ID_BYTES: usize = 256;
+
+/// The longest attribute, map, RPC or flow type name, in bytes.
+pub const MAX_NAME_BYTES: usize = 256;
+
+/// The longest map instance key, in bytes.
+pub const MAX_INSTANCE_KEY_BYTES: usize = 256;
+
+/// The longest app log name, in bytes, so that every chunk key of the log
+/// (`<log>.<20-digit token>`, `<log>.idempotency-keys`) stays a valid instance key.
+pub const MAX_LOG_NAME_BYTES: usize = 200;
+
+/// The most records one batch append takes. It bounds the writes of one transaction
+/// (at most this many records plus the chunks they fill).
+pub const MAX_BATCH_SIZE: usize = 1_000;
+
+/// The longest idempotency key, in bytes.
+pub const MAX_IDEMPOTENCY_KEY_LEN: usize = 128;
+
+/// The largest `max_keys` an idempotency window may have: it bounds the instance every
+/// keyed append reads and rewrites.
+pub const MAX_WINDOW_KEYS: u32 = 10_000;
+
+/// The most records a log's remembered idempotency keys hold in all, whatever the window:
+/// it bounds the instance every keyed append reads and rewrites.
+pub const MAX_REMEMBERED_RECORDS: usize = 10_000;
 
 /// The largest JSON input of one RPC call, compact-encoded: 1 MiB, the size of one stored
 /// value, so that a batch of the largest count of typical records (a thousand of about a

@@ -16,9 +16,7 @@ use crate::context::RpcContext;
 use crate::error::{Error, Result};
 use crate::typed::encode;
 
-/// The most records one batch append takes. It bounds the writes of one transaction
-/// (at most this many records plus the chunks they fill).
-pub const MAX_BATCH_SIZE: usize = 1_000;
+pub use crate::limits::MAX_BATCH_SIZE;
 
 /// Checks a batch's length: 1 to [`MAX_BATCH_SIZE`] records.
 pub fn validate_batch_size(len: usize) -> Result<()> {

@@ -68,8 +68,7 @@ pub const GET_LOG_PAGE: &str = "GetLogPage";
 pub const APPEND_LOG_RECORDS: &str = "AppendLogRecords";
 /// The idempotent appending RPC.
 pub const APPEND_LOG_RECORD_ONCE: &str = "AppendLogRecordOnce";
-/// The longest log name, in bytes, so that every chunk key stays a valid instance key.
-pub const MAX_LOG_NAME_BYTES: usize = 200;
+pub use crate::limits::MAX_LOG_NAME_BYTES;
 
 /// The field of a stored chunk that lists its entries.
 const ENTRIES_FIELD: &str = "entries";
