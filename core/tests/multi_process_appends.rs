@@ -15,10 +15,10 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::Child;
 use std::sync::mpsc;
 use std::thread;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use attrflow::flows::chunked_subscriber::{Subscriber, SubscriberArchive, FLOW_ID};
-use attrflow::retry::retry_on_conflict;
+use attrflow::retry::RetryPolicy;
 use attrflow::{FlowDefinition, RpcDefinition, RpcInvokeOptions, Runtime, StartFlowOptions};
 use common::{all_subscribers, retry_lock_conflicts, Backend, TestStore};
 use serde_json::{json, Value};
@@ -41,6 +41,17 @@ const HOLDING_MARKER: &str = "<holding the lock>";
 /// Tries of one append, each waiting at most the store's own timeout; far more than the
 /// contention of this test needs.
 const APPEND_ATTEMPTS: u32 = 10_000;
+
+/// Retries of an append under heavy contention: many attempts, and time enough for them.
+fn patient_policy() -> RetryPolicy {
+    RetryPolicy::new(
+        APPEND_ATTEMPTS,
+        Duration::from_millis(1),
+        Duration::from_millis(50),
+        Duration::from_secs(600),
+    )
+    .unwrap()
+}
 
 fn subscriber_id(child: u64, thread: u64, k: u64) -> String {
     format!("p{child}-t{thread}-{k:04}")
@@ -387,10 +398,10 @@ fn child_appends_from_several_threads() {
                 let mut k = 1;
                 while appends == 0 || k <= appends {
                     let id = subscriber_id(child, thread, k);
-                    let subscriber = retry_on_conflict(APPEND_ATTEMPTS, || {
-                        archive.register(&id, &format!("{id}@example.com"))
-                    })
-                    .unwrap();
+                    let subscriber = archive
+                        .with_retry_policy(patient_policy())
+                        .register_with_retry(&id, &format!("{id}@example.com"))
+                        .unwrap();
                     let json = serde_json::to_string(&subscriber).unwrap();
                     // One write of a whole line: acknowledgements of threads never interleave.
                     println!("{ACKED_MARKER}{json}");

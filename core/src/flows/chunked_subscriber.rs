@@ -24,6 +24,7 @@ use crate::context::RpcContext;
 use crate::definition::{FlowDefinition, RpcDefinition};
 use crate::error::{Error, Result};
 use crate::options::{RpcInvokeOptions, StartFlowOptions};
+use crate::retry::RetryPolicy;
 use crate::runtime::Runtime;
 use crate::typed::{decode_input, encode};
 
@@ -173,17 +174,37 @@ fn get_subscriber_page(ctx: &mut RpcContext<'_>, input: Value) -> Result<Value> 
     )
 }
 
-/// Typed access to one subscriber archive for Rust callers.
+/// Typed access to one subscriber archive: builds each call's input and per-call options,
+/// normalizes page tokens, and retries lock conflicts by its [`RetryPolicy`].
 #[derive(Debug, Clone, Copy)]
 pub struct SubscriberArchive<'r> {
     runtime: &'r Runtime,
     flow_id: &'r str,
+    retry: RetryPolicy,
 }
 
 impl<'r> SubscriberArchive<'r> {
-    /// The archive under `flow_id` (normally [`FLOW_ID`]).
+    /// The archive under `flow_id` (normally [`FLOW_ID`]), retrying by
+    /// [`RetryPolicy::DEFAULT`].
     pub fn new(runtime: &'r Runtime, flow_id: &'r str) -> Self {
-        SubscriberArchive { runtime, flow_id }
+        SubscriberArchive {
+            runtime,
+            flow_id,
+            retry: RetryPolicy::DEFAULT,
+        }
+    }
+
+    /// This client retrying lock conflicts by `policy` in its `*_with_retry` calls.
+    pub fn with_retry_policy(self, policy: RetryPolicy) -> Self {
+        SubscriberArchive {
+            retry: policy,
+            ..self
+        }
+    }
+
+    /// Runs `call` on this client, retrying lock conflicts by its policy.
+    pub fn retrying<T>(&self, mut call: impl FnMut(&Self) -> Result<T>) -> Result<T> {
+        self.retry.run(|| call(self))
     }
 
     /// Starts the archive, or returns the running one's run ID (idempotent).
@@ -205,15 +226,13 @@ impl<'r> SubscriberArchive<'r> {
         self.call(REGISTER_SUBSCRIBER, &input)
     }
 
-    /// Appends a subscriber, retrying lock conflicts up to `attempts` times with a short,
-    /// growing, jittered pause.
+    /// Appends a subscriber, retrying lock conflicts by the client's [`RetryPolicy`].
     pub fn register_with_retry(
         &self,
         subscriber_id: &str,
         delivery_address: &str,
-        attempts: u32,
     ) -> Result<Subscriber> {
-        crate::retry::retry_on_conflict(attempts, || self.register(subscriber_id, delivery_address))
+        self.retrying(|archive| archive.register(subscriber_id, delivery_address))
     }
 
     /// Reads one page, loading the token's chunk.
@@ -222,7 +241,7 @@ impl<'r> SubscriberArchive<'r> {
         // history, which the RPC checks.
         let key = PageToken::parse(page_token)?.instance_key();
         let input = GetSubscriberPageInput {
-            page_token: page_token.to_owned(),
+            page_token: key.clone(),
         };
         let output = self.runtime.invoke_rpc(
             FLOW_TYPE,
