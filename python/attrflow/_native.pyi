@@ -40,12 +40,17 @@ __all__ = [
     "MAX_CHUNK_SIZE",
     "MAX_IDEMPOTENCY_KEY_LEN",
     "MAX_LAYOUTS",
+    "RetryPolicy",
     "RpcContext",
     "Runtime",
     "__version__",
+    "app_log_append_plan",
     "app_log_page_chunk_key",
+    "app_log_page_plan",
     "archive_chunk_token",
     "canonical_email",
+    "customer_directory_read_plan",
+    "customer_directory_upsert_plan",
     "customer_profile_partition",
     "instance_physical_name",
     "validate_definition_name",
@@ -157,3 +162,31 @@ def customer_profile_partition(email_address: str) -> str: ...
 def validate_page_token_form(token: str) -> None: ...
 def validate_idempotency_key(key: str) -> None: ...
 def app_log_page_chunk_key(log: str, page_token: str) -> str: ...
+
+_Plan = tuple[list[tuple[str, str]], list[tuple[str, str]]]
+
+def app_log_append_plan(log: str, idempotent: bool) -> _Plan: ...
+def app_log_page_plan(log: str, page_token: str) -> _Plan: ...
+def customer_directory_upsert_plan(email_address: str) -> _Plan: ...
+def customer_directory_read_plan(email_address: str) -> _Plan: ...
+
+@final
+class RetryPolicy:
+    """The core's retry policy for lock conflicts (see :mod:`attrflow.retry`)."""
+
+    def __new__(
+        cls,
+        max_attempts: int | None = None,
+        first_delay: float | None = None,
+        max_delay: float | None = None,
+        budget: float | None = None,
+    ) -> RetryPolicy: ...
+    @property
+    def max_attempts(self) -> int: ...
+    @property
+    def first_delay(self) -> float: ...
+    @property
+    def max_delay(self) -> float: ...
+    @property
+    def budget(self) -> float: ...
+    def pause_before(self, retry: int, elapsed: float) -> float | None: ...

@@ -15,6 +15,7 @@ MODULES = [
     "attrflow.flow",
     "attrflow.options",
     "attrflow.flows.chunked_subscriber",
+    "attrflow.retry",
 ]
 
 

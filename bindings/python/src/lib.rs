@@ -8,6 +8,7 @@
 
 mod app_log;
 mod errors;
+mod flow_clients;
 mod functions;
 mod python_flow;
 mod rpc_context;
@@ -37,6 +38,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     add_chunked_subscriber_constants(m)?;
     add_chunked_log_limits(m)?;
     app_log::add_to(m)?;
+    flow_clients::add_to(m)?;
     add_customer_directory_constants(m)
 }
 

@@ -43,6 +43,7 @@ from typing import Any
 from attrflow import _native
 from attrflow.attribute import AttributeMap
 from attrflow.flow import Flow, core_rpc
+from attrflow.flows._plans import plan_options
 from attrflow.options import RPCInvokeOptions
 
 __all__ = [
@@ -193,36 +194,20 @@ class ChunkedLogFlow(Flow):
     """Appends a record under an idempotency key; call it with
     :meth:`idempotent_append_options`."""
 
+    def _maps(self) -> dict[str, AttributeMap[Any]]:
+        return {LOG_STATES_MAP: self.log_states, LOG_CHUNKS_MAP: self.log_chunks}
+
     def append_options(self, log: str) -> RPCInvokeOptions:
-        """The locks and loads an append to ``log`` needs: its state and open chunk."""
-        current = page_chunk_key(log, "current")
-        return RPCInvokeOptions(
-            lock_attribute_map_instances=(self.log_states.lock(log), self.log_chunks.lock(current)),
-            load_attribute_map_instances=(self.log_states.load(log), self.log_chunks.load(current)),
-        )
+        """The locks and loads an append to ``log`` needs (its state and open chunk), as
+        the core plans them."""
+        return plan_options(_native.app_log_append_plan(log, False), self._maps())
 
     def idempotent_append_options(self, log: str) -> RPCInvokeOptions:
         """:meth:`append_options` plus the lock and load of ``log``'s remembered idempotency
-        keys (``<log>.idempotency-keys``)."""
-        current = page_chunk_key(log, "current")
-        keys = f"{log}.{_native.APP_LOG_IDEMPOTENCY_INSTANCE}"
-        return RPCInvokeOptions(
-            lock_attribute_map_instances=(
-                self.log_states.lock(log),
-                self.log_chunks.lock(current),
-                self.log_chunks.lock(keys),
-            ),
-            load_attribute_map_instances=(
-                self.log_states.load(log),
-                self.log_chunks.load(current),
-                self.log_chunks.load(keys),
-            ),
-        )
+        keys, as the core plans them."""
+        return plan_options(_native.app_log_append_plan(log, True), self._maps())
 
     def page_options(self, log: str, page_token: str) -> RPCInvokeOptions:
         """The loads a read of ``log``'s page ``page_token`` needs; raises
         ``InvalidPageTokenError`` for a malformed token."""
-        chunk = page_chunk_key(log, page_token)
-        return RPCInvokeOptions(
-            load_attribute_map_instances=(self.log_states.load(log), self.log_chunks.load(chunk))
-        )
+        return plan_options(_native.app_log_page_plan(log, page_token), self._maps())

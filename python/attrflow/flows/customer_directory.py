@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from attrflow import _native
 from attrflow.attribute import AttributeMap
 from attrflow.flow import Flow, core_rpc
+from attrflow.flows._plans import plan_options
 from attrflow.options import RPCInvokeOptions
 
 __all__ = [
@@ -118,18 +119,13 @@ def profile_partition(email_address: str) -> str:
 
 
 def upsert_options(email_address: str) -> RPCInvokeOptions:
-    """Per-call options of an upsert: lock and load the email's partition."""
-    partition = profile_partition(email_address)
-    profiles = CustomerDirectoryFlow.profiles
-    return RPCInvokeOptions(
-        lock_attribute_map_instances=(profiles.lock(partition),),
-        load_attribute_map_instances=(profiles.load(partition),),
-    )
+    """Per-call options of an upsert: lock and load the email's partition, as the core
+    plans them."""
+    plan = _native.customer_directory_upsert_plan(email_address)
+    return plan_options(plan, {PROFILES_MAP: CustomerDirectoryFlow.profiles})
 
 
 def read_options(email_address: str) -> RPCInvokeOptions:
-    """Per-call options of a read: load the email's partition."""
-    partition = profile_partition(email_address)
-    return RPCInvokeOptions(
-        load_attribute_map_instances=(CustomerDirectoryFlow.profiles.load(partition),)
-    )
+    """Per-call options of a read: load the email's partition, as the core plans it."""
+    plan = _native.customer_directory_read_plan(email_address)
+    return plan_options(plan, {PROFILES_MAP: CustomerDirectoryFlow.profiles})

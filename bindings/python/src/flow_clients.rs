@@ -1,0 +1,168 @@
+//! The core's flow-client rules for Python: the per-call lock and load plans of the app log
+//! and the customer directory, and the core's [`RetryPolicy`], so `attrflow.flows` and the
+//! example service derive none of them again.
+//!
+//! A plan crosses as two lists of `(map, instance)` pairs, locks then loads, exactly as the
+//! core's `RpcInvokeOptions` holds them.
+
+use std::time::Duration;
+
+use attrflow::flows::{app_log, customer_directory};
+use attrflow::options::RpcInvokeOptions;
+use attrflow::retry::RetryPolicy as CorePolicy;
+use pyo3::prelude::*;
+
+use crate::errors::{to_py_err, IntoPyResult};
+
+/// Locks and loads of one call, as `(map, instance)` pairs.
+type Plan = (Vec<(String, String)>, Vec<(String, String)>);
+
+fn plan(options: RpcInvokeOptions) -> Plan {
+    let pairs = |instances: Vec<attrflow::MapInstance>| {
+        instances
+            .into_iter()
+            .map(|instance| (instance.map, instance.instance))
+            .collect()
+    };
+    (
+        pairs(options.lock_attribute_map_instances),
+        pairs(options.load_attribute_map_instances),
+    )
+}
+
+/// The locks and loads of an append to the app log `log` (`idempotent`: a keyed one, which
+/// also locks and loads `<log>.idempotency-keys`); raises `InvalidInputError` for a bad
+/// log name.
+#[pyfunction]
+fn app_log_append_plan(py: Python<'_>, log: &str, idempotent: bool) -> PyResult<Plan> {
+    app_log::validate_log_name(log).into_py_result(py)?;
+    Ok(plan(if idempotent {
+        app_log::idempotent_append_options(log)
+    } else {
+        app_log::append_options(log)
+    }))
+}
+
+/// The loads of a read of the app log `log`'s page `page_token`; raises
+/// `InvalidInputError` for a bad log name and `InvalidPageTokenError` for a bad token.
+#[pyfunction]
+fn app_log_page_plan(py: Python<'_>, log: &str, page_token: &str) -> PyResult<Plan> {
+    app_log::page_options(log, page_token)
+        .map(plan)
+        .into_py_result(py)
+}
+
+/// The locks and loads of an upsert of `email_address`'s customer profile (its
+/// partition); raises `InvalidInputError` for an empty or non-ASCII address.
+#[pyfunction]
+fn customer_directory_upsert_plan(py: Python<'_>, email_address: &str) -> PyResult<Plan> {
+    customer_directory::upsert_options(email_address)
+        .map(plan)
+        .into_py_result(py)
+}
+
+/// The loads of a read of `email_address`'s customer profile (its partition).
+#[pyfunction]
+fn customer_directory_read_plan(py: Python<'_>, email_address: &str) -> PyResult<Plan> {
+    customer_directory::read_options(email_address)
+        .map(plan)
+        .into_py_result(py)
+}
+
+/// The core's retry policy for lock conflicts: at most `max_attempts` calls, pauses drawn
+/// at random below a bound doubling from `first_delay` to `max_delay` seconds, and no new
+/// call after `budget` seconds.
+#[pyclass(module = "attrflow._native", name = "RetryPolicy", frozen, eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct PyRetryPolicy(CorePolicy);
+
+fn seconds(py: Python<'_>, what: &str, value: f64) -> PyResult<Duration> {
+    Duration::try_from_secs_f64(value).map_err(|_| {
+        to_py_err(
+            py,
+            attrflow::Error::invalid_input(format!(
+                "a retry policy's {what} must be a number of seconds from 0, got {value}"
+            )),
+        )
+    })
+}
+
+#[pymethods]
+impl PyRetryPolicy {
+    #[new]
+    #[pyo3(signature = (max_attempts = None, first_delay = None, max_delay = None, budget = None))]
+    fn new(
+        py: Python<'_>,
+        max_attempts: Option<u32>,
+        first_delay: Option<f64>,
+        max_delay: Option<f64>,
+        budget: Option<f64>,
+    ) -> PyResult<Self> {
+        let default = CorePolicy::DEFAULT;
+        let duration = |what, value: Option<f64>, default: Duration| match value {
+            Some(value) => seconds(py, what, value),
+            None => Ok(default),
+        };
+        CorePolicy::new(
+            max_attempts.unwrap_or(default.max_attempts()),
+            duration("first delay", first_delay, default.first_delay())?,
+            duration("max delay", max_delay, default.max_delay())?,
+            duration("budget", budget, default.budget())?,
+        )
+        .map(PyRetryPolicy)
+        .into_py_result(py)
+    }
+
+    /// The most calls, the first included.
+    #[getter]
+    fn max_attempts(&self) -> u32 {
+        self.0.max_attempts()
+    }
+
+    /// The bound of the first pause, in seconds.
+    #[getter]
+    fn first_delay(&self) -> f64 {
+        self.0.first_delay().as_secs_f64()
+    }
+
+    /// The bound of any pause, in seconds.
+    #[getter]
+    fn max_delay(&self) -> f64 {
+        self.0.max_delay().as_secs_f64()
+    }
+
+    /// The time after which no new call starts, in seconds.
+    #[getter]
+    fn budget(&self) -> f64 {
+        self.0.budget().as_secs_f64()
+    }
+
+    /// The pause, in seconds, before retry `retry` (from 0) after `elapsed` seconds since
+    /// the first call; `None` when the policy gives up.
+    fn pause_before(&self, py: Python<'_>, retry: u32, elapsed: f64) -> PyResult<Option<f64>> {
+        let elapsed = seconds(py, "elapsed time", elapsed)?;
+        Ok(self
+            .0
+            .pause_before(retry, elapsed)
+            .map(|pause| pause.as_secs_f64()))
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "RetryPolicy(max_attempts={}, first_delay={}, max_delay={}, budget={})",
+            self.max_attempts(),
+            self.first_delay(),
+            self.max_delay(),
+            self.budget()
+        )
+    }
+}
+
+/// Adds the plans and the retry policy to the native module.
+pub(crate) fn add_to(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyRetryPolicy>()?;
+    m.add_function(wrap_pyfunction!(app_log_append_plan, m)?)?;
+    m.add_function(wrap_pyfunction!(app_log_page_plan, m)?)?;
+    m.add_function(wrap_pyfunction!(customer_directory_upsert_plan, m)?)?;
+    m.add_function(wrap_pyfunction!(customer_directory_read_plan, m)?)
+}
