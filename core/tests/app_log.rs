@@ -5,26 +5,13 @@ mod common;
 
 use std::collections::BTreeSet;
 use std::sync::Barrier;
-use std::time::Duration;
 
 use attrflow::flows::app_log::{AppLog, LOG_CHUNKS_MAP, LOG_STATES_MAP};
-use attrflow::retry::RetryPolicy;
 use attrflow::Error;
-use common::TestStore;
+use common::{patient_retry, TestStore};
 use serde_json::json;
 
 const FLOW: &str = "app-logs";
-
-/// Retries under many threads: attempts and time enough for every thread to get its turn.
-fn patient() -> RetryPolicy {
-    RetryPolicy::new(
-        10_000,
-        Duration::from_millis(1),
-        Duration::from_millis(50),
-        Duration::from_secs(600),
-    )
-    .unwrap()
-}
 
 fn append_numbers(log: &AppLog<'_>, name: &str, numbers: std::ops::RangeInclusive<u64>) {
     for n in numbers {
@@ -152,7 +139,7 @@ fn concurrent_appends_with_retry_get_dense_sequences() {
                     barrier.wait();
                     (0..per_thread)
                         .map(|i| {
-                            log.with_retry_policy(patient())
+                            log.with_retry_policy(patient_retry())
                                 .append_with_retry("shared", json!([thread, i]))
                                 .unwrap()
                                 .sequence
