@@ -40,6 +40,8 @@ __all__ = [
     "MAX_CHUNK_SIZE",
     "MAX_IDEMPOTENCY_KEY_LEN",
     "MAX_LAYOUTS",
+    "AppLog",
+    "CustomerDirectory",
     "RetryPolicy",
     "RpcContext",
     "Runtime",
@@ -190,3 +192,25 @@ class RetryPolicy:
     @property
     def budget(self) -> float: ...
     def pause_before(self, retry: int, elapsed: float) -> float | None: ...
+
+@final
+class AppLog:
+    """The core's typed app-log client (JSON text in and out)."""
+
+    def __new__(
+        cls, runtime: Runtime, flow_id: str, retry: RetryPolicy | None = None
+    ) -> AppLog: ...
+    def start(self) -> str: ...
+    def append_with_retry(self, log: str, record_json: str) -> str: ...
+    def page(self, log: str, page_token: str) -> str: ...
+
+@final
+class CustomerDirectory:
+    """The core's typed customer-directory client (JSON text in and out)."""
+
+    def __new__(
+        cls, runtime: Runtime, flow_id: str, retry: RetryPolicy | None = None
+    ) -> CustomerDirectory: ...
+    def start(self) -> str: ...
+    def upsert_with_retry(self, profile_json: str) -> str: ...
+    def get(self, email_address: str) -> str: ...

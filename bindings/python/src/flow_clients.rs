@@ -1,18 +1,25 @@
-//! The core's flow-client rules for Python: the per-call lock and load plans of the app log
-//! and the customer directory, and the core's [`RetryPolicy`], so `attrflow.flows` and the
-//! example service derive none of them again.
+//! The core's flow clients for Python: the typed clients of the app log and the customer
+//! directory as objects (`AppLog`, `CustomerDirectory`) whose `*_with_retry` calls retry by
+//! the core's [`RetryPolicy`], the per-call lock and load plans of both, and the policy
+//! itself, so `attrflow.flows` and the example service derive none of them again.
 //!
 //! A plan crosses as two lists of `(map, instance)` pairs, locks then loads, exactly as the
-//! core's `RpcInvokeOptions` holds them.
+//! core's `RpcInvokeOptions` holds them; records and results cross as JSON text.
 
+use std::sync::Arc;
 use std::time::Duration;
 
+use attrflow::flows::app_log::AppLog as CoreAppLog;
+use attrflow::flows::customer_directory::{CustomerDirectory as CoreDirectory, CustomerProfile};
 use attrflow::flows::{app_log, customer_directory};
 use attrflow::options::RpcInvokeOptions;
 use attrflow::retry::RetryPolicy as CorePolicy;
+use attrflow::Runtime;
 use pyo3::prelude::*;
+use serde_json::Value;
 
 use crate::errors::{to_py_err, IntoPyResult};
+use crate::runtime::NativeRuntime;
 
 /// Locks and loads of one call, as `(map, instance)` pairs.
 type Plan = (Vec<(String, String)>, Vec<(String, String)>);
@@ -158,9 +165,139 @@ impl PyRetryPolicy {
     }
 }
 
-/// Adds the plans and the retry policy to the native module.
+/// The error of a result that does not encode as JSON.
+fn encode_error(error: serde_json::Error) -> attrflow::Error {
+    attrflow::Error::storage(format!("cannot encode a result as JSON: {error}"))
+}
+
+/// The error of JSON text a caller passed as `what` that does not parse.
+fn parse_error(what: &str, error: serde_json::Error) -> attrflow::Error {
+    attrflow::Error::invalid_input(format!("{what} is not valid JSON: {error}"))
+}
+
+/// The store, flow and policy a native client calls with.
+struct Target {
+    runtime: Arc<Runtime>,
+    flow_id: String,
+    retry: CorePolicy,
+}
+
+impl Target {
+    fn new(
+        py: Python<'_>,
+        runtime: &NativeRuntime,
+        flow_id: String,
+        retry: Option<&PyRetryPolicy>,
+    ) -> PyResult<Self> {
+        Ok(Target {
+            runtime: runtime.runtime().into_py_result(py)?,
+            flow_id,
+            retry: retry.map_or(CorePolicy::DEFAULT, |policy| policy.0),
+        })
+    }
+}
+
+/// The app log (`ChunkedLogFlow`) `flow_id` of a store, as the core's typed client.
+#[pyclass(module = "attrflow._native", name = "AppLog", frozen)]
+pub(crate) struct NativeAppLog(Target);
+
+impl NativeAppLog {
+    fn core(&self) -> CoreAppLog<'_> {
+        CoreAppLog::new(&self.0.runtime, &self.0.flow_id).with_retry_policy(self.0.retry)
+    }
+}
+
+#[pymethods]
+impl NativeAppLog {
+    #[new]
+    #[pyo3(signature = (runtime, flow_id, retry = None))]
+    fn new(
+        py: Python<'_>,
+        runtime: &NativeRuntime,
+        flow_id: String,
+        retry: Option<&PyRetryPolicy>,
+    ) -> PyResult<Self> {
+        Target::new(py, runtime, flow_id, retry).map(NativeAppLog)
+    }
+
+    /// Starts the app log, or returns the running one's run ID.
+    fn start(&self, py: Python<'_>) -> PyResult<String> {
+        py.detach(|| self.core().start()).into_py_result(py)
+    }
+
+    /// Appends the JSON record `record_json` to `log`, retrying lock conflicts by the
+    /// client's policy; returns the entry as JSON.
+    fn append_with_retry(&self, py: Python<'_>, log: &str, record_json: &str) -> PyResult<String> {
+        py.detach(|| {
+            let record: Value =
+                serde_json::from_str(record_json).map_err(|e| parse_error("record", e))?;
+            serde_json::to_string(&self.core().append_with_retry(log, record)?)
+                .map_err(encode_error)
+        })
+        .into_py_result(py)
+    }
+
+    /// Reads one page of `log`; returns it as JSON.
+    fn page(&self, py: Python<'_>, log: &str, page_token: &str) -> PyResult<String> {
+        py.detach(|| {
+            serde_json::to_string(&self.core().page(log, page_token)?).map_err(encode_error)
+        })
+        .into_py_result(py)
+    }
+}
+
+/// The customer directory (`CustomerDirectoryFlow`) `flow_id` of a store, as the core's
+/// typed client.
+#[pyclass(module = "attrflow._native", name = "CustomerDirectory", frozen)]
+pub(crate) struct NativeCustomerDirectory(Target);
+
+impl NativeCustomerDirectory {
+    fn core(&self) -> CoreDirectory<'_> {
+        CoreDirectory::new(&self.0.runtime, &self.0.flow_id).with_retry_policy(self.0.retry)
+    }
+}
+
+#[pymethods]
+impl NativeCustomerDirectory {
+    #[new]
+    #[pyo3(signature = (runtime, flow_id, retry = None))]
+    fn new(
+        py: Python<'_>,
+        runtime: &NativeRuntime,
+        flow_id: String,
+        retry: Option<&PyRetryPolicy>,
+    ) -> PyResult<Self> {
+        Target::new(py, runtime, flow_id, retry).map(NativeCustomerDirectory)
+    }
+
+    /// Starts the directory, or returns the running one's run ID.
+    fn start(&self, py: Python<'_>) -> PyResult<String> {
+        py.detach(|| self.core().start()).into_py_result(py)
+    }
+
+    /// Saves the profile `profile_json`, retrying lock conflicts by the client's policy;
+    /// returns it as stored, as JSON.
+    fn upsert_with_retry(&self, py: Python<'_>, profile_json: &str) -> PyResult<String> {
+        py.detach(|| {
+            let profile: CustomerProfile = serde_json::from_str(profile_json)
+                .map_err(|e| parse_error("customer profile", e))?;
+            serde_json::to_string(&self.core().upsert_with_retry(&profile)?).map_err(encode_error)
+        })
+        .into_py_result(py)
+    }
+
+    /// The profile of `email_address`, as JSON.
+    fn get(&self, py: Python<'_>, email_address: &str) -> PyResult<String> {
+        py.detach(|| serde_json::to_string(&self.core().get(email_address)?).map_err(encode_error))
+            .into_py_result(py)
+    }
+}
+
+/// Adds the clients, the plans and the retry policy to the native module.
 pub(crate) fn add_to(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyRetryPolicy>()?;
+    m.add_class::<NativeAppLog>()?;
+    m.add_class::<NativeCustomerDirectory>()?;
     m.add_function(wrap_pyfunction!(app_log_append_plan, m)?)?;
     m.add_function(wrap_pyfunction!(app_log_page_plan, m)?)?;
     m.add_function(wrap_pyfunction!(customer_directory_upsert_plan, m)?)?;

@@ -172,7 +172,7 @@ impl NativeRuntime {
 }
 
 impl NativeRuntime {
-    fn runtime(&self) -> attrflow::Result<Arc<Runtime>> {
+    pub(crate) fn runtime(&self) -> attrflow::Result<Arc<Runtime>> {
         self.runtime
             .read()
             .unwrap_or_else(PoisonError::into_inner)
