@@ -49,6 +49,24 @@ fn millis(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
+/// The store, flow and policy a client object calls with.
+#[derive(Debug)]
+struct Target {
+    store: Arc<Store>,
+    flow_id: String,
+    retry: CorePolicy,
+}
+
+impl Target {
+    fn new(store: Arc<Store>, flow_id: String, retry: Option<RetryPolicy>) -> Result<Self> {
+        Ok(Target {
+            store,
+            flow_id,
+            retry: core_policy(retry)?,
+        })
+    }
+}
+
 /// The core policy `policy` describes (checked), or the default.
 fn core_policy(policy: Option<RetryPolicy>) -> Result<CorePolicy> {
     let Some(policy) = policy else {
@@ -72,11 +90,9 @@ impl Store {
         flow_id: String,
         retry: Option<RetryPolicy>,
     ) -> Result<Arc<SubscriberArchive>> {
-        Ok(Arc::new(SubscriberArchive {
-            store: self,
-            flow_id,
-            retry: core_policy(retry)?,
-        }))
+        Ok(Arc::new(SubscriberArchive(Target::new(
+            self, flow_id, retry,
+        )?)))
     }
 
     /// The app log `flow_id` (flow type `ChunkedLogFlow`), retrying lock conflicts by
@@ -87,11 +103,7 @@ impl Store {
         flow_id: String,
         retry: Option<RetryPolicy>,
     ) -> Result<Arc<AppLog>> {
-        Ok(Arc::new(AppLog {
-            store: self,
-            flow_id,
-            retry: core_policy(retry)?,
-        }))
+        Ok(Arc::new(AppLog(Target::new(self, flow_id, retry)?)))
     }
 
     /// The customer directory `flow_id` (normally `customer-directory`), retrying lock
@@ -102,25 +114,19 @@ impl Store {
         flow_id: String,
         retry: Option<RetryPolicy>,
     ) -> Result<Arc<CustomerDirectory>> {
-        Ok(Arc::new(CustomerDirectory {
-            store: self,
-            flow_id,
-            retry: core_policy(retry)?,
-        }))
+        Ok(Arc::new(CustomerDirectory(Target::new(
+            self, flow_id, retry,
+        )?)))
     }
 }
 
 /// One subscriber archive (`ChunkedSubscriberFlow`) of a store.
 #[derive(Debug, uniffi::Object)]
-pub struct SubscriberArchive {
-    store: Arc<Store>,
-    flow_id: String,
-    retry: CorePolicy,
-}
+pub struct SubscriberArchive(Target);
 
 impl SubscriberArchive {
     fn core(&self) -> CoreArchive<'_> {
-        CoreArchive::new(&self.store.runtime, &self.flow_id).with_retry_policy(self.retry)
+        CoreArchive::new(&self.0.store.runtime, &self.0.flow_id).with_retry_policy(self.0.retry)
     }
 }
 
@@ -210,15 +216,11 @@ impl SubscriberArchive {
 
 /// One app log (`ChunkedLogFlow`) of a store: named logs of JSON records.
 #[derive(Debug, uniffi::Object)]
-pub struct AppLog {
-    store: Arc<Store>,
-    flow_id: String,
-    retry: CorePolicy,
-}
+pub struct AppLog(Target);
 
 impl AppLog {
     fn core(&self) -> CoreAppLog<'_> {
-        CoreAppLog::new(&self.store.runtime, &self.flow_id).with_retry_policy(self.retry)
+        CoreAppLog::new(&self.0.store.runtime, &self.0.flow_id).with_retry_policy(self.0.retry)
     }
 }
 
@@ -277,15 +279,11 @@ impl AppLog {
 
 /// One customer directory (`CustomerDirectoryFlow`) of a store.
 #[derive(Debug, uniffi::Object)]
-pub struct CustomerDirectory {
-    store: Arc<Store>,
-    flow_id: String,
-    retry: CorePolicy,
-}
+pub struct CustomerDirectory(Target);
 
 impl CustomerDirectory {
     fn core(&self) -> CoreDirectory<'_> {
-        CoreDirectory::new(&self.store.runtime, &self.flow_id).with_retry_policy(self.retry)
+        CoreDirectory::new(&self.0.store.runtime, &self.0.flow_id).with_retry_policy(self.0.retry)
     }
 }
 

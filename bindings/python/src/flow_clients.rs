@@ -197,34 +197,46 @@ impl Target {
     }
 }
 
-/// The app log (`ChunkedLogFlow`) `flow_id` of a store, as the core's typed client.
-#[pyclass(module = "attrflow._native", name = "AppLog", frozen)]
-pub(crate) struct NativeAppLog(Target);
+/// A native client class `$native` (Python name `$name`) over the core client `$core`:
+/// its constructor `(runtime, flow_id, retry=None)`, `start()`, and `$methods`.
+macro_rules! native_client {
+    ($(#[$doc:meta])* $native:ident, $name:literal, $core:ident, { $($methods:tt)* }) => {
+        $(#[$doc])*
+        #[pyclass(module = "attrflow._native", name = $name, frozen)]
+        pub(crate) struct $native(Target);
 
-impl NativeAppLog {
-    fn core(&self) -> CoreAppLog<'_> {
-        CoreAppLog::new(&self.0.runtime, &self.0.flow_id).with_retry_policy(self.0.retry)
-    }
+        impl $native {
+            fn core(&self) -> $core<'_> {
+                $core::new(&self.0.runtime, &self.0.flow_id).with_retry_policy(self.0.retry)
+            }
+        }
+
+        #[pymethods]
+        impl $native {
+            #[new]
+            #[pyo3(signature = (runtime, flow_id, retry = None))]
+            fn new(
+                py: Python<'_>,
+                runtime: &NativeRuntime,
+                flow_id: String,
+                retry: Option<&PyRetryPolicy>,
+            ) -> PyResult<Self> {
+                Target::new(py, runtime, flow_id, retry).map($native)
+            }
+
+            /// Starts the flow, or returns the running one's run ID.
+            fn start(&self, py: Python<'_>) -> PyResult<String> {
+                py.detach(|| self.core().start()).into_py_result(py)
+            }
+
+            $($methods)*
+        }
+    };
 }
 
-#[pymethods]
-impl NativeAppLog {
-    #[new]
-    #[pyo3(signature = (runtime, flow_id, retry = None))]
-    fn new(
-        py: Python<'_>,
-        runtime: &NativeRuntime,
-        flow_id: String,
-        retry: Option<&PyRetryPolicy>,
-    ) -> PyResult<Self> {
-        Target::new(py, runtime, flow_id, retry).map(NativeAppLog)
-    }
-
-    /// Starts the app log, or returns the running one's run ID.
-    fn start(&self, py: Python<'_>) -> PyResult<String> {
-        py.detach(|| self.core().start()).into_py_result(py)
-    }
-
+native_client!(
+    /// The app log (`ChunkedLogFlow`) `flow_id` of a store, as the core's typed client.
+    NativeAppLog, "AppLog", CoreAppLog, {
     /// Appends the JSON record `record_json` to `log`, retrying lock conflicts by the
     /// client's policy; returns the entry as JSON.
     fn append_with_retry(&self, py: Python<'_>, log: &str, record_json: &str) -> PyResult<String> {
@@ -244,37 +256,12 @@ impl NativeAppLog {
         })
         .into_py_result(py)
     }
-}
+});
 
-/// The customer directory (`CustomerDirectoryFlow`) `flow_id` of a store, as the core's
-/// typed client.
-#[pyclass(module = "attrflow._native", name = "CustomerDirectory", frozen)]
-pub(crate) struct NativeCustomerDirectory(Target);
-
-impl NativeCustomerDirectory {
-    fn core(&self) -> CoreDirectory<'_> {
-        CoreDirectory::new(&self.0.runtime, &self.0.flow_id).with_retry_policy(self.0.retry)
-    }
-}
-
-#[pymethods]
-impl NativeCustomerDirectory {
-    #[new]
-    #[pyo3(signature = (runtime, flow_id, retry = None))]
-    fn new(
-        py: Python<'_>,
-        runtime: &NativeRuntime,
-        flow_id: String,
-        retry: Option<&PyRetryPolicy>,
-    ) -> PyResult<Self> {
-        Target::new(py, runtime, flow_id, retry).map(NativeCustomerDirectory)
-    }
-
-    /// Starts the directory, or returns the running one's run ID.
-    fn start(&self, py: Python<'_>) -> PyResult<String> {
-        py.detach(|| self.core().start()).into_py_result(py)
-    }
-
+native_client!(
+    /// The customer directory (`CustomerDirectoryFlow`) `flow_id` of a store, as the core's
+    /// typed client.
+    NativeCustomerDirectory, "CustomerDirectory", CoreDirectory, {
     /// Saves the profile `profile_json`, retrying lock conflicts by the client's policy;
     /// returns it as stored, as JSON.
     fn upsert_with_retry(&self, py: Python<'_>, profile_json: &str) -> PyResult<String> {
@@ -288,10 +275,12 @@ impl NativeCustomerDirectory {
 
     /// The profile of `email_address`, as JSON.
     fn get(&self, py: Python<'_>, email_address: &str) -> PyResult<String> {
-        py.detach(|| serde_json::to_string(&self.core().get(email_address)?).map_err(encode_error))
-            .into_py_result(py)
+        py.detach(|| {
+            serde_json::to_string(&self.core().get(email_address)?).map_err(encode_error)
+        })
+        .into_py_result(py)
     }
-}
+});
 
 /// Adds the clients, the plans and the retry policy to the native module.
 pub(crate) fn add_to(m: &Bound<'_, PyModule>) -> PyResult<()> {
