@@ -33,12 +33,13 @@ use tempfile::TempDir;
 pub const MAX_CONFLICTS: u32 = 100_000;
 
 /// The core's retry policy, patient enough for every scenario here: [`MAX_CONFLICTS`]
-/// attempts, pauses below 10 µs doubling to 1 ms, ten minutes.
+/// attempts, pauses below 1 µs doubling to 2 ms (about a millisecond each once the bound
+/// is reached, so a slow disk cannot make a waiting thread run out of tries), ten minutes.
 pub fn patient_retry() -> RetryPolicy {
     RetryPolicy::new(
         MAX_CONFLICTS,
-        Duration::from_micros(10),
-        Duration::from_millis(1),
+        Duration::from_micros(1),
+        Duration::from_millis(2),
         Duration::from_secs(600),
     )
     .expect("a valid policy")
