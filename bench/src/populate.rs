@@ -67,7 +67,7 @@ pub fn start_archive(runtime: &Runtime, records: u64) -> BenchResult<()> {
             let first = index * size + 1;
             options = options.with_map_instance(
                 SUBSCRIBER_CHUNKS_MAP,
-                archive_token(first),
+                archive_token(first)?,
                 chunk(first, first + size - 1),
             );
         }
@@ -80,7 +80,7 @@ pub fn start_archive(runtime: &Runtime, records: u64) -> BenchResult<()> {
             next_sequence: records + 1,
             latest_archived_chunk_token: match archived {
                 0 => String::new(),
-                n => archive_token((n - 1) * size + 1),
+                n => archive_token((n - 1) * size + 1)?,
             },
             ..LogState::default()
         };

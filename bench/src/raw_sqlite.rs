@@ -76,7 +76,7 @@ impl RawChunkedLog {
         {
             let mut upsert = tx.prepare_cached(UPSERT)?;
             if records.len() as u64 >= SUBSCRIBER_CHUNK_SIZE {
-                let token = archive_token(sequence - records.len() as u64);
+                let token = archive_token(sequence - records.len() as u64)?;
                 upsert.execute(params![format!("chunks/{token}"), chunk_text])?;
                 state.latest_archived_chunk_token = token;
                 records.clear();

@@ -196,7 +196,7 @@ fn register_rate(runtime: &Runtime, history: u64, calls: u64) -> BenchResult<f64
 
 fn page_rate(runtime: &Runtime, calls: u64) -> BenchResult<f64> {
     let archive = SubscriberArchive::new(runtime, FLOW_ID);
-    let token = archive_token(101);
+    let token = archive_token(101)?;
     calls_per_second(calls, |_| {
         let page = archive.page(&token)?;
         if page.subscribers.len() != 100 {

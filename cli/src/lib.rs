@@ -17,9 +17,6 @@ use clap::{Parser, Subcommand};
 use indicatif::ProgressBar;
 use serde_json::Value;
 
-/// Lock-conflict retries of one append during `import`.
-const IMPORT_ATTEMPTS: u32 = 50;
-
 /// What can go wrong; each is reported on one line.
 #[derive(Debug, thiserror::Error)]
 pub enum CliError {
@@ -323,15 +320,11 @@ impl<'r> LogRef<'r> {
         Ok(match self {
             LogRef::Archive(archive) => {
                 archive
-                    .register_with_retry(
-                        field("subscriberId")?,
-                        field("deliveryAddress")?,
-                        IMPORT_ATTEMPTS,
-                    )?
+                    .register_with_retry(field("subscriberId")?, field("deliveryAddress")?)?
                     .sequence
             }
             LogRef::App(app, log) => {
-                app.append_with_retry(log, record["record"].clone(), IMPORT_ATTEMPTS)?
+                app.append_with_retry(log, record["record"].clone())?
                     .sequence
             }
         })

@@ -5,17 +5,35 @@
 //! handler returns `Ok`, and drops them when it fails, so a handler is all-or-nothing.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::definition::{FlowDefinition, MapInstance};
 use crate::error::{Error, Result};
+
+/// An RPC's handler: runs once per call against the call's [`RpcContext`], takes the
+/// decoded JSON input and returns JSON output.
+pub type RpcHandler = Arc<dyn Fn(&mut RpcContext<'_>, Value) -> Result<Value> + Send + Sync>;
+
+/// The names a flow type declares, as a context checks a handler's reads and writes
+/// against them (implemented by [`crate::FlowDefinition`]).
+pub trait DeclaredNames: std::fmt::Debug {
+    /// The flow type's name.
+    fn flow_type(&self) -> &str;
+    /// Whether `name` is a declared singleton Attribute.
+    fn has_attribute(&self, name: &str) -> bool;
+    /// Whether `name` is a declared AttributeMap.
+    fn has_map(&self, name: &str) -> bool;
+    /// The physical name `<map>/<instance>` of an instance of a declared map, after
+    /// checking the key; an undeclared map or a bad key is [`Error::InvalidInput`].
+    fn map_instance_name(&self, map: &str, instance: &str) -> Result<String>;
+}
 
 /// The handler's view of one flow during one RPC call.
 #[derive(Debug)]
 pub struct RpcContext<'a> {
     flow_id: &'a str,
-    definition: &'a FlowDefinition,
+    definition: &'a dyn DeclaredNames,
     loaded: HashSet<String>,
     snapshot: HashMap<String, Value>,
     staged: BTreeMap<String, Option<Value>>,
@@ -24,7 +42,7 @@ pub struct RpcContext<'a> {
 impl<'a> RpcContext<'a> {
     pub(crate) fn new(
         flow_id: &'a str,
-        definition: &'a FlowDefinition,
+        definition: &'a dyn DeclaredNames,
         loaded: HashSet<String>,
         snapshot: HashMap<String, Value>,
     ) -> Self {
@@ -66,9 +84,7 @@ impl<'a> RpcContext<'a> {
     /// `None`: absent and unknown must not look alike. An instance this call wrote is
     /// readable whether or not it was loaded.
     pub fn map_instance(&self, map: &str, instance: &str) -> Result<Option<&Value>> {
-        let physical = self
-            .definition
-            .instance_physical_name(&MapInstance::new(map, instance))?;
+        let physical = self.definition.map_instance_name(map, instance)?;
         if !self.loaded.contains(&physical) && !self.staged.contains_key(&physical) {
             return Err(Error::AttributeMapNotLoaded {
                 physical_name: physical,
@@ -80,9 +96,7 @@ impl<'a> RpcContext<'a> {
     /// Stages a new value for a map instance. Writing needs no load or lock. `Value::Null`
     /// deletes the instance.
     pub fn set_map_instance(&mut self, map: &str, instance: &str, value: Value) -> Result<()> {
-        let physical = self
-            .definition
-            .instance_physical_name(&MapInstance::new(map, instance))?;
+        let physical = self.definition.map_instance_name(map, instance)?;
         self.stage(physical, value);
         Ok(())
     }
@@ -125,6 +139,7 @@ impl<'a> RpcContext<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::definition::FlowDefinition;
     use serde_json::json;
 
     fn definition() -> FlowDefinition {

@@ -10,13 +10,10 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::context::RpcContext;
+pub use crate::context::RpcHandler;
+use crate::context::{DeclaredNames, RpcContext};
 use crate::error::{Error, Result};
 use crate::names::{instance_physical_name, validate_definition_name};
-
-/// The code an RPC runs: it reads the snapshot and stages writes through the
-/// [`RpcContext`], takes the decoded JSON input and returns JSON output.
-pub type RpcHandler = Arc<dyn Fn(&mut RpcContext<'_>, Value) -> Result<Value> + Send + Sync>;
 
 /// A lock an RPC takes: a singleton Attribute or one instance of an AttributeMap.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -363,6 +360,24 @@ fn check_unique(
         }
     }
     Ok(())
+}
+
+impl DeclaredNames for FlowDefinition {
+    fn flow_type(&self) -> &str {
+        FlowDefinition::flow_type(self)
+    }
+
+    fn has_attribute(&self, name: &str) -> bool {
+        FlowDefinition::has_attribute(self, name)
+    }
+
+    fn has_map(&self, name: &str) -> bool {
+        FlowDefinition::has_map(self, name)
+    }
+
+    fn map_instance_name(&self, map: &str, instance: &str) -> Result<String> {
+        self.instance_physical_name(&MapInstance::new(map, instance))
+    }
 }
 
 #[cfg(test)]

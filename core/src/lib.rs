@@ -26,7 +26,7 @@
 //! archive.start()?;
 //! for n in 1..=101 {
 //!     let id = format!("subscriber-{n:03}");
-//!     archive.register_with_retry(&id, &format!("{id}@example.com"), 10)?;
+//!     archive.register_with_retry(&id, &format!("{id}@example.com"))?;
 //! }
 //! let newest = archive.page("current")?;
 //! assert_eq!(newest.subscribers[0].sequence, 101);
@@ -58,7 +58,7 @@ pub use definition::{FlowDefinition, LockTarget, MapInstance, RpcDefinition};
 pub use error::{Error, ErrorKind, Result};
 pub use options::{RpcInvokeOptions, StartFlowOptions};
 pub use runtime::Runtime;
-pub use typed::{Attribute, AttributeMap};
+pub use typed::AttributeMap;
 
 /// The README's Rust examples, compiled as doctests so they cannot go stale.
 #[cfg(doctest)]

@@ -15,10 +15,18 @@
 //! | one text field of a chunked-log record | [`MAX_RECORD_FIELD_BYTES`] | [`check_record`] |
 //! | one chunked-log record | [`MAX_RECORD_BYTES`] | [`check_record`] |
 //! | one stored value, so one whole chunk | [`MAX_VALUE_BYTES`] | [`check_stored_value`] |
+//! | records in one chunk | [`MAX_CHUNK_SIZE`] | [`crate::chunked_log::validate_chunk_size`] |
+//! | chunk layouts of one log | [`MAX_LAYOUTS`] | [`crate::chunked_log::LayoutHistory::change_chunk_size`] |
+//! | records in one batch append | [`MAX_BATCH_SIZE`] | [`crate::chunked_log::validate_batch_size`] |
+//! | idempotency key | [`MAX_IDEMPOTENCY_KEY_LEN`] | [`crate::chunked_log::validate_idempotency_key`] |
+//! | keys an idempotency window keeps | [`MAX_WINDOW_KEYS`] | [`crate::chunked_log::IdempotencyWindow::validate`] |
+//! | records the remembered keys hold | [`MAX_REMEMBERED_RECORDS`] | pruned on each keyed append |
+//! | app log name | [`MAX_LOG_NAME_BYTES`] | [`crate::flows::app_log::validate_log_name`] |
 //!
-//! A chunk of [`crate::flows::chunked_subscriber::SUBSCRIBER_CHUNK_SIZE`] records of the
-//! largest size always fits in [`MAX_VALUE_BYTES`], so a full chunk never blocks the next
-//! append.
+//! A chunk of [`MAX_CHUNK_SIZE`] records of the largest size always fits in
+//! [`MAX_VALUE_BYTES`] (checked at compile time), and every chunk size a log accepts is at
+//! most that, so a chunk never grows past what can be stored before it rolls over: no
+//! sequence of calls leaves a log unable to append.
 //!
 //! ```
 //! use attrflow::limits::{check_record, MAX_RECORD_FIELD_BYTES};
@@ -38,9 +46,34 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::flows::chunked_subscriber::SUBSCRIBER_CHUNK_SIZE;
 
-pub use crate::names::{MAX_FLOW_ID_BYTES, MAX_INSTANCE_KEY_BYTES, MAX_NAME_BYTES};
+/// The longest flow ID, in bytes, attrflow accepts.
+pub const MAX_FLOW_ID_BYTES: usize = 256;
+
+/// The longest attribute, map, RPC or flow type name, in bytes.
+pub const MAX_NAME_BYTES: usize = 256;
+
+/// The longest map instance key, in bytes.
+pub const MAX_INSTANCE_KEY_BYTES: usize = 256;
+
+/// The longest app log name, in bytes, so that every chunk key of the log
+/// (`<log>.<20-digit token>`, `<log>.idempotency-keys`) stays a valid instance key.
+pub const MAX_LOG_NAME_BYTES: usize = 200;
+
+/// The most records one batch append takes. It bounds the writes of one transaction
+/// (at most this many records plus the chunks they fill).
+pub const MAX_BATCH_SIZE: usize = 1_000;
+
+/// The longest idempotency key, in bytes.
+pub const MAX_IDEMPOTENCY_KEY_LEN: usize = 128;
+
+/// The largest `max_keys` an idempotency window may have: it bounds the instance every
+/// keyed append reads and rewrites.
+pub const MAX_WINDOW_KEYS: u32 = 10_000;
+
+/// The most records a log's remembered idempotency keys hold in all, whatever the window:
+/// it bounds the instance every keyed append reads and rewrites.
+pub const MAX_REMEMBERED_RECORDS: usize = 10_000;
 
 /// The largest JSON input of one RPC call, compact-encoded: 1 MiB, the size of one stored
 /// value, so that a batch of the largest count of typical records (a thousand of about a
@@ -57,13 +90,33 @@ pub const MAX_RECORD_BYTES: usize = 8 * 1024;
 /// compact-encoded JSON: 1 MiB.
 pub const MAX_VALUE_BYTES: usize = 1024 * 1024;
 
-/// Room for a chunk's own JSON around its records (`{"<field>":[…]}` and commas).
-const CHUNK_OVERHEAD_BYTES: usize = 1024;
+/// Room for a chunk's own JSON around its records (`{"<field>":[…]}`); the comma after
+/// each record is counted with the record.
+pub const CHUNK_OVERHEAD_BYTES: usize = 1024;
+
+/// The most records one chunk holds, 127: as many records of [`MAX_RECORD_BYTES`] as fit
+/// in one stored value. A chunked log's chunk size, its default or a changed one, is at
+/// most this.
+pub const MAX_CHUNK_SIZE: u64 =
+    ((MAX_VALUE_BYTES - CHUNK_OVERHEAD_BYTES) / (MAX_RECORD_BYTES + 1)) as u64;
+
+/// The most chunk layouts one log keeps; a further chunk-size change is refused. It
+/// bounds the state every append of the log reads.
+pub const MAX_LAYOUTS: usize = 64;
+
+/// Whether a full chunk of `chunk_size` records of the largest size fits in one stored
+/// value; `const`, so a log's default size is checked when it is compiled.
+pub const fn chunk_fits(chunk_size: u64) -> bool {
+    chunk_size as usize * (MAX_RECORD_BYTES + 1) + CHUNK_OVERHEAD_BYTES <= MAX_VALUE_BYTES
+}
 
 const _: () = assert!(
-    SUBSCRIBER_CHUNK_SIZE as usize * (MAX_RECORD_BYTES + 1) + CHUNK_OVERHEAD_BYTES
-        <= MAX_VALUE_BYTES,
-    "a full subscriber chunk of the largest records must fit in one stored value"
+    chunk_fits(MAX_CHUNK_SIZE),
+    "a full chunk of the largest records must fit in one stored value"
+);
+const _: () = assert!(
+    MAX_CHUNK_SIZE >= 100,
+    "the seed's chunk size of 100 is allowed"
 );
 
 /// The size of `value` as compact JSON, counted without building the text.

@@ -9,14 +9,7 @@ use crate::error::{Error, Result};
 /// Characters a flow ID may not contain (reserved by the Dex server for its own keys).
 pub const FLOW_ID_RESERVED: [char; 3] = ['/', '$', ':'];
 
-/// The longest flow ID, in bytes, attrflow accepts.
-pub const MAX_FLOW_ID_BYTES: usize = 256;
-
-/// The longest attribute, map, RPC or flow type name, in bytes.
-pub const MAX_NAME_BYTES: usize = 256;
-
-/// The longest map instance key, in bytes.
-pub const MAX_INSTANCE_KEY_BYTES: usize = 256;
+pub use crate::limits::{MAX_FLOW_ID_BYTES, MAX_INSTANCE_KEY_BYTES, MAX_NAME_BYTES};
 
 /// Checks a flow ID: non-empty, at most [`MAX_FLOW_ID_BYTES`], free of `/`, `$` and `:` and of
 /// control characters.

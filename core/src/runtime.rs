@@ -13,7 +13,7 @@ use crate::definition::{FlowDefinition, MapInstance, RpcDefinition};
 use crate::error::{Error, Result};
 use crate::names::validate_flow_id;
 use crate::options::{InitialTarget, RpcInvokeOptions, StartFlowOptions};
-use crate::store::{open_store, FlowRecord, Isolation, SnapshotReader, StartOutcome, Store, Write};
+use crate::store::{FlowRecord, Isolation, SnapshotReader, StartOutcome, Store, Write};
 
 /// Flow types bound to a store. Cheap to share between threads: every method takes `&self`.
 ///
@@ -58,19 +58,6 @@ impl std::fmt::Debug for Runtime {
 }
 
 impl Runtime {
-    /// A runtime over `store` with the built-in flow types registered.
-    pub fn new(store: Arc<dyn Store>) -> Self {
-        let runtime = Self::without_built_ins(store);
-        for definition in crate::flows::built_in() {
-            let flow_type = definition.flow_type().to_owned();
-            runtime
-                .flows
-                .write()
-                .insert(flow_type, Arc::new(definition));
-        }
-        runtime
-    }
-
     /// A runtime over `store` with no flow types registered: the application registers
     /// each one itself (a flow type of its own under a built-in type's name, say).
     pub fn without_built_ins(store: Arc<dyn Store>) -> Self {
@@ -79,12 +66,6 @@ impl Runtime {
             flows: RwLock::new(HashMap::new()),
             process_id: std::process::id(),
         }
-    }
-
-    /// Opens the store named by `url` (see [`crate::store::StoreUrl`]) with the built-in
-    /// flow types registered.
-    pub fn open(url: &str) -> Result<Self> {
-        Ok(Self::new(open_store(url)?))
     }
 
     /// Fails unless this is the process that opened the runtime. A child made by `fork()`

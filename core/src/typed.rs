@@ -1,11 +1,9 @@
-//! Typed handles over the JSON snapshot: `Attribute<T>` and `AttributeMap<T>` read and stage
-//! serde values so flow code never handles raw JSON.
+//! Typed access to the JSON snapshot: `AttributeMap<T>` reads and stages serde values so
+//! flow code never handles raw JSON, and the encode/decode helpers every flow uses.
 //!
 //! ```
-//! use attrflow::{Attribute, AttributeMap};
-//! let state: Attribute<u64> = Attribute::new("counter");
+//! use attrflow::AttributeMap;
 //! let chunks: AttributeMap<Vec<String>> = AttributeMap::new("chunks");
-//! assert_eq!(state.name(), "counter");
 //! assert_eq!(chunks.name(), "chunks");
 //! ```
 
@@ -17,58 +15,6 @@ use serde_json::Value;
 
 use crate::context::RpcContext;
 use crate::error::{Error, Result};
-
-/// A singleton Attribute holding a `T`.
-#[derive(Debug)]
-pub struct Attribute<T> {
-    name: &'static str,
-    _value: PhantomData<fn() -> T>,
-}
-
-impl<T> Clone for Attribute<T> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<T> Copy for Attribute<T> {}
-
-impl<T: Serialize + DeserializeOwned> Attribute<T> {
-    /// A handle on the Attribute `name`.
-    pub const fn new(name: &'static str) -> Self {
-        Attribute {
-            name,
-            _value: PhantomData,
-        }
-    }
-
-    /// The Attribute's name.
-    pub fn name(&self) -> &'static str {
-        self.name
-    }
-
-    /// The current value, `None` when unset.
-    pub fn get(&self, ctx: &RpcContext<'_>) -> Result<Option<T>> {
-        ctx.attribute(self.name)?
-            .map(|value| decode_stored(self.name, value))
-            .transpose()
-    }
-
-    /// The current value, or an error naming the Attribute when it is unset.
-    pub fn get_required(&self, ctx: &RpcContext<'_>) -> Result<T> {
-        self.get(ctx)?.ok_or_else(|| {
-            Error::storage(format!(
-                "Attribute {:?} of flow {:?} holds no value",
-                self.name,
-                ctx.flow_id()
-            ))
-        })
-    }
-
-    /// Stages a new value.
-    pub fn set(&self, ctx: &mut RpcContext<'_>, value: &T) -> Result<()> {
-        ctx.set_attribute(self.name, encode(self.name, value)?)
-    }
-}
 
 /// An AttributeMap whose instances each hold a `T`.
 #[derive(Debug)]

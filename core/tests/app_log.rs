@@ -8,7 +8,7 @@ use std::sync::Barrier;
 
 use attrflow::flows::app_log::{AppLog, LOG_CHUNKS_MAP, LOG_STATES_MAP};
 use attrflow::Error;
-use common::TestStore;
+use common::{patient_retry, TestStore};
 use serde_json::json;
 
 const FLOW: &str = "app-logs";
@@ -139,7 +139,8 @@ fn concurrent_appends_with_retry_get_dense_sequences() {
                     barrier.wait();
                     (0..per_thread)
                         .map(|i| {
-                            log.append_with_retry("shared", json!([thread, i]), 10_000)
+                            log.with_retry_policy(patient_retry())
+                                .append_with_retry("shared", json!([thread, i]))
                                 .unwrap()
                                 .sequence
                         })

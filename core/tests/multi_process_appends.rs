@@ -18,9 +18,8 @@ use std::thread;
 use std::time::Instant;
 
 use attrflow::flows::chunked_subscriber::{Subscriber, SubscriberArchive, FLOW_ID};
-use attrflow::retry::retry_on_conflict;
 use attrflow::{FlowDefinition, RpcDefinition, RpcInvokeOptions, Runtime, StartFlowOptions};
-use common::{all_subscribers, retry_lock_conflicts, Backend, TestStore};
+use common::{all_subscribers, patient_retry, retry_lock_conflicts, Backend, TestStore};
 use serde_json::{json, Value};
 
 const PROCESSES: u64 = 4;
@@ -37,10 +36,6 @@ const APPENDS_ENV: &str = "ATTRFLOW_TEST_MULTI_PROCESS_APPENDS";
 const READY_MARKER: &str = "<child ready>";
 const ACKED_MARKER: &str = "<acked>";
 const HOLDING_MARKER: &str = "<holding the lock>";
-
-/// Tries of one append, each waiting at most the store's own timeout; far more than the
-/// contention of this test needs.
-const APPEND_ATTEMPTS: u32 = 10_000;
 
 fn subscriber_id(child: u64, thread: u64, k: u64) -> String {
     format!("p{child}-t{thread}-{k:04}")
@@ -391,10 +386,10 @@ fn child_appends_from_several_threads() {
                 let mut k = 1;
                 while appends == 0 || k <= appends {
                     let id = subscriber_id(child, thread, k);
-                    let subscriber = retry_on_conflict(APPEND_ATTEMPTS, || {
-                        archive.register(&id, &format!("{id}@example.com"))
-                    })
-                    .unwrap();
+                    let subscriber = archive
+                        .with_retry_policy(patient_retry())
+                        .register_with_retry(&id, &format!("{id}@example.com"))
+                        .unwrap();
                     let json = serde_json::to_string(&subscriber).unwrap();
                     // One write of a whole line: acknowledgements of threads never interleave.
                     println!("{ACKED_MARKER}{json}");

@@ -14,7 +14,7 @@ use std::io::{BufRead, Write};
 use std::process::Child;
 
 use attrflow::flows::chunked_subscriber::{Subscriber, SubscriberArchive, FLOW_ID};
-use attrflow::retry::retry_on_conflict;
+use attrflow::retry::RetryPolicy;
 use attrflow::Runtime;
 use common::{all_subscribers, TestStore};
 
@@ -140,10 +140,14 @@ fn child_process_appends_to_the_shared_archive() {
 
     for k in 1..=APPENDS_PER_CHILD {
         let id = child_subscriber_id(child, k);
-        let subscriber = retry_on_conflict(CHILD_ATTEMPTS, || {
-            archive.register(&id, &format!("{id}@example.com"))
-        })
-        .unwrap();
+        let subscriber = archive
+            .with_retry_policy(
+                RetryPolicy::DEFAULT
+                    .with_max_attempts(CHILD_ATTEMPTS)
+                    .unwrap(),
+            )
+            .register_with_retry(&id, &format!("{id}@example.com"))
+            .unwrap();
         let json = serde_json::to_string(&subscriber).unwrap();
         println!("{APPENDED_MARKER}{json}");
         // Between appends the file's write lock is free for a moment, so the other

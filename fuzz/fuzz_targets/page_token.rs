@@ -1,9 +1,10 @@
-//! Page tokens: any text is accepted exactly when the rule allows it (`""`, `current`, or 20
-//! ASCII digits naming a chunk boundary that fits in a u64), and refused with
-//! `InvalidPageToken` naming the token otherwise.
+//! Page tokens: any text is accepted exactly when its form is valid (`""`, `current`, or 20
+//! ASCII digits of a first sequence from 1 that fits in a u64), and refused with
+//! `InvalidPageToken` naming the token otherwise; an accepted token is returned, `""` as
+//! `current`. (Chunk boundaries depend on a log's layout history; the page RPC checks them.)
 #![no_main]
 
-use attrflow::flows::chunked_subscriber::{validate_subscriber_page_token, SUBSCRIBER_CHUNK_SIZE};
+use attrflow::flows::chunked_subscriber::validate_subscriber_page_token;
 use attrflow::Error;
 use libfuzzer_sys::fuzz_target;
 
@@ -15,19 +16,17 @@ fn allowed(token: &str) -> bool {
         return false;
     }
     match token.parse::<u128>() {
-        Ok(n) => {
-            n != 0 && n <= u128::from(u64::MAX) && (n - 1) % u128::from(SUBSCRIBER_CHUNK_SIZE) == 0
-        }
+        Ok(n) => n != 0 && n <= u128::from(u64::MAX),
         Err(_) => false,
     }
 }
 
 fuzz_target!(|token: &str| {
     match validate_subscriber_page_token(token) {
-        Ok(to_use) => {
+        Ok(normalized) => {
             assert!(allowed(token), "{token:?} was accepted");
             let expected = if token.is_empty() { "current" } else { token };
-            assert_eq!(to_use, expected);
+            assert_eq!(normalized, expected);
         }
         Err(Error::InvalidPageToken { token: named }) => {
             assert!(!allowed(token), "{token:?} was refused");

@@ -50,15 +50,22 @@ __all__ = [
     "METRICS_SPAN_HANDLER",
     "METRICS_SPAN_LOCK_WAIT",
     "METRICS_SPAN_RPC",
+    "AppLog",
+    "CustomerDirectory",
     "Decoder",
     "MetricsSnapshot",
+    "RetryPolicy",
     "RpcContext",
     "Runtime",
     "__version__",
+    "app_log_append_plan",
     "app_log_page_chunk_key",
+    "app_log_page_plan",
     "archive_chunk_token",
     "canonical_email",
     "cli_main",
+    "customer_directory_read_plan",
+    "customer_directory_upsert_plan",
     "customer_profile_partition",
     "instance_physical_name",
     "metrics_snapshot",
@@ -261,3 +268,53 @@ def validate_page_token_form(token: str) -> str: ...
 def validate_idempotency_key(key: str) -> None: ...
 def app_log_page_chunk_key(log: str, page_token: str) -> str: ...
 def cli_main(argv: list[str]) -> int: ...
+
+_Plan = tuple[list[tuple[str, str]], list[tuple[str, str]]]
+
+def app_log_append_plan(log: str, idempotent: bool) -> _Plan: ...
+def app_log_page_plan(log: str, page_token: str) -> _Plan: ...
+def customer_directory_upsert_plan(email_address: str) -> _Plan: ...
+def customer_directory_read_plan(email_address: str) -> _Plan: ...
+
+@final
+class RetryPolicy:
+    """The core's retry policy for lock conflicts (see :mod:`attrflow.retry`)."""
+
+    def __new__(
+        cls,
+        max_attempts: int | None = None,
+        first_delay: float | None = None,
+        max_delay: float | None = None,
+        budget: float | None = None,
+    ) -> RetryPolicy: ...
+    @property
+    def max_attempts(self) -> int: ...
+    @property
+    def first_delay(self) -> float: ...
+    @property
+    def max_delay(self) -> float: ...
+    @property
+    def budget(self) -> float: ...
+    def pause_before(self, retry: int, elapsed: float) -> float | None: ...
+
+@final
+class AppLog:
+    """The core's typed app-log client (JSON text in and out)."""
+
+    def __new__(
+        cls, runtime: Runtime, flow_id: str, retry: RetryPolicy | None = None
+    ) -> AppLog: ...
+    def start(self) -> str: ...
+    def append_with_retry(self, log: str, record_json: str) -> str: ...
+    def page(self, log: str, page_token: str) -> str: ...
+
+@final
+class CustomerDirectory:
+    """The core's typed customer-directory client (JSON text in and out)."""
+
+    def __new__(
+        cls, runtime: Runtime, flow_id: str, retry: RetryPolicy | None = None
+    ) -> CustomerDirectory: ...
+    def start(self) -> str: ...
+    def upsert_with_retry(self, profile_json: str) -> str: ...
+    def get(self, email_address: str) -> str: ...

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import random
 import subprocess
 import sys
 import time
@@ -21,6 +20,7 @@ from attrflow.flows.chunked_subscriber import (
     Subscriber,
     SubscriberPage,
 )
+from attrflow.retry import RetryPolicy
 
 T = TypeVar("T")
 
@@ -29,16 +29,21 @@ RunPython = Callable[..., "subprocess.CompletedProcess[str]"]
 
 
 def retry_on_conflict(call: Callable[[], T], attempts: int = 100_000) -> tuple[T, int]:
-    """Calls ``call`` until it does not raise RpcLockConflictError; returns the result and
-    the number of conflicts seen. Any other error propagates."""
+    """Calls ``call`` until it does not raise RpcLockConflictError, pausing as the core's
+    retry policy says; returns the result and the number of conflicts seen. Any other error
+    propagates."""
+    policy = RetryPolicy(max_attempts=attempts, first_delay=1e-5, max_delay=1e-3, budget=600.0)
+    start = time.monotonic()
     conflicts = 0
-    for _ in range(attempts):
+    while True:
         try:
             return call(), conflicts
         except RpcLockConflictError:
+            pause = policy.pause_before(conflicts, time.monotonic() - start)
+            if pause is None:
+                raise AssertionError(f"still conflicting after {attempts} attempts") from None
             conflicts += 1
-            time.sleep(random.random() / 1000)
-    raise AssertionError(f"still conflicting after {attempts} attempts")
+            time.sleep(pause)
 
 
 def subscriber_input(n: int) -> RegisterSubscriberInput:

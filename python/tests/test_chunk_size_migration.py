@@ -1,4 +1,4 @@
-"""Chunk-size migration from Python: an archive moved from 100 to 50 to 250 subscribers per
+"""Chunk-size migration from Python: an archive moved from 100 to 50 to 125 subscribers per
 chunk keeps every token valid and naming the same page, walks across the changes, checks
 tokens against every layout, and refuses sizes out of range."""
 
@@ -21,8 +21,10 @@ from attrflow.flows.chunked_subscriber import (
 
 GOLDEN_PAGES = [
     ("current", 801, 801),
-    ("00000000000000000551", 800, 551),
-    ("00000000000000000301", 550, 301),
+    ("00000000000000000676", 800, 676),
+    ("00000000000000000551", 675, 551),
+    ("00000000000000000426", 550, 426),
+    ("00000000000000000301", 425, 301),
     ("00000000000000000251", 300, 251),
     ("00000000000000000201", 250, 201),
     ("00000000000000000101", 200, 101),
@@ -49,7 +51,7 @@ def migrated(archive: Archive) -> Archive:
         50, 201, [ChunkLayout(1, 100), ChunkLayout(201, 50)]
     )
     register_all(archive, range(151, 301))
-    assert change(archive, 250).from_sequence == 301
+    assert change(archive, 125).from_sequence == 301
     register_all(archive, range(301, 802))
     return archive
 
@@ -89,7 +91,7 @@ def test_the_history_survives_reopening_the_store(migrated: Archive, store_url: 
     migrated.client.close()
     with Client(store_url) as client:
         page = Archive(client).page("00000000000000000301")
-    assert len(page.subscribers) == 250
+    assert len(page.subscribers) == 125
     assert page.next_page_token == "00000000000000000251"
 
 

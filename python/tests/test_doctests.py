@@ -16,6 +16,7 @@ MODULES = [
     "attrflow.metrics",
     "attrflow.options",
     "attrflow.flows.chunked_subscriber",
+    "attrflow.retry",
 ]
 
 

@@ -15,13 +15,14 @@ from attrflow.flows.chunked_subscriber import (
     validate_subscriber_page_token,
 )
 
-BAD_TOKENS = [
+MALFORMED_TOKENS = [
     "1",
     "archive",
-    "00000000000000000002",
     "000000000000000000101",
     "00000000000000000000",
 ]
+BAD_TOKENS = [*MALFORMED_TOKENS, "00000000000000000002"]
+"""Malformed tokens, and one of valid form that names no chunk boundary of the archive."""
 GOOD_TOKENS = ["", "current", "00000000000000000001", "00000000000000000101"]
 
 
@@ -45,7 +46,7 @@ def test_a_malformed_token_is_rejected_by_the_rpc(
     assert isinstance(raised.value, ValueError)
 
 
-@pytest.mark.parametrize("token", BAD_TOKENS)
+@pytest.mark.parametrize("token", MALFORMED_TOKENS)
 def test_a_malformed_token_is_rejected_by_the_validator(token: str) -> None:
     with pytest.raises(InvalidPageTokenError, match=f'^invalid page token "{token}"$'):
         validate_subscriber_page_token(token)
@@ -71,7 +72,7 @@ def test_archive_tokens_are_twenty_digit_first_sequences() -> None:
     assert validate_subscriber_page_token(archive_chunk_token(201)) == "00000000000000000201"
 
 
-@pytest.mark.parametrize("first_sequence", [-1, 2**64])
+@pytest.mark.parametrize("first_sequence", [-1, 0, 2**64])
 def test_a_first_sequence_out_of_range_is_invalid_input(first_sequence: int) -> None:
     with pytest.raises(InvalidInputError, match=f"not {first_sequence}$"):
         archive_chunk_token(first_sequence)

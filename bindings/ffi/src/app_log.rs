@@ -83,11 +83,7 @@ impl Store {
         records_json: Vec<String>,
         idempotency_key: Option<String>,
     ) -> Result<Vec<LogEntry>> {
-        let records = records_json
-            .iter()
-            .enumerate()
-            .map(|(index, json)| parse_record(&log, json, Some(index)))
-            .collect::<Result<Vec<_>>>()?;
+        let records = parse_records(&log, &records_json)?;
         let entries = AppLog::new(&self.runtime, &flow_id).append_batch(
             &log,
             records,
@@ -128,7 +124,16 @@ impl Store {
 }
 
 /// Parses one record of `log`; `index` names it in a batch's errors.
-fn parse_record(log: &str, json: &str, index: Option<usize>) -> Result<Value> {
+pub(crate) fn parse_record(log: &str, json: &str, index: Option<usize>) -> Result<Value> {
     let which = index.map(|i| format!("records[{i}]: ")).unwrap_or_default();
     attrflow::json::parse(json, || format!("{which}record of log {log:?}")).map_err(Into::into)
+}
+
+/// Parses a batch of records of `log`, naming a bad one by its index.
+pub(crate) fn parse_records(log: &str, records_json: &[String]) -> Result<Vec<Value>> {
+    records_json
+        .iter()
+        .enumerate()
+        .map(|(index, json)| parse_record(log, json, Some(index)))
+        .collect()
 }

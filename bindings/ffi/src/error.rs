@@ -1,72 +1,114 @@
 //! `attrflow::Error` as one exported error enum: a sealed `AttrflowException` hierarchy in
 //! Kotlin, an `AttrflowError` enum in Swift.
 //!
-//! The enum is flat: each variant carries the core's message unchanged (it names the flow
-//! ID, token or instance that was wrong), so `exception.message` in Kotlin and the case's
-//! `message` in Swift read exactly as the Python exception does.
+//! Each variant carries the core's message unchanged as `reason` (it names the flow ID,
+//! token or instance that was wrong, and reads exactly as the Python exception does) and
+//! the core error's own fields as properties: `flowId`, `runId`, `token`, `physicalName`,
+//! `errorType`.
 
-/// An error of any attrflow call; the variant says what kind of failure, the message what
+/// An error of any attrflow call; the variant says what kind of failure, `reason` what
 /// exactly was wrong.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, uniffi::Error)]
-#[uniffi(flat_error)]
 pub enum AttrflowError {
     /// Another call holds a lock this call needs; nothing was written. Retry.
-    #[error("{0}")]
-    LockConflict(String),
+    #[error("{reason}")]
+    LockConflict {
+        /// The core's message.
+        reason: String,
+    },
     /// No flow with this ID was started in the store.
-    #[error("{0}")]
-    FlowNotFound(String),
+    #[error("{reason}")]
+    FlowNotFound {
+        /// The core's message.
+        reason: String,
+        /// The flow ID asked for.
+        flow_id: String,
+    },
     /// A flow with this ID is already running.
-    #[error("{0}")]
-    FlowAlreadyStarted(String),
+    #[error("{reason}")]
+    FlowAlreadyStarted {
+        /// The core's message.
+        reason: String,
+        /// The flow ID asked for.
+        flow_id: String,
+        /// The run ID of the running flow.
+        run_id: String,
+    },
     /// The caller's input broke a rule (a bad name, a missing field, malformed JSON).
-    #[error("{0}")]
-    InvalidInput(String),
+    #[error("{reason}")]
+    InvalidInput {
+        /// The core's message, naming what was wrong.
+        reason: String,
+    },
     /// A page token is neither `""`, `current`, nor a 20-digit chunk boundary.
-    #[error("{0}")]
-    InvalidPageToken(String),
+    #[error("{reason}")]
+    InvalidPageToken {
+        /// The core's message.
+        reason: String,
+        /// The token refused.
+        token: String,
+    },
     /// A well-formed page token names a chunk that is not stored.
-    #[error("{0}")]
-    PageNotFound(String),
+    #[error("{reason}")]
+    PageNotFound {
+        /// The core's message.
+        reason: String,
+    },
     /// A record the call looked up by key (a customer profile, say) is not stored.
-    #[error("{0}")]
-    RecordNotFound(String),
+    #[error("{reason}")]
+    RecordNotFound {
+        /// The core's message.
+        reason: String,
+    },
     /// A handler read a map instance its call did not load.
-    #[error("{0}")]
-    AttributeMapNotLoaded(String),
-    /// A handler failed (or panicked); nothing it wrote was stored. The message starts
-    /// with the handler's error type when it has one.
-    #[error("{0}")]
-    HandlerFailure(String),
+    #[error("{reason}")]
+    AttributeMapNotLoaded {
+        /// The core's message.
+        reason: String,
+        /// The instance read, `<map>/<instance>`.
+        physical_name: String,
+    },
+    /// A handler failed (or panicked); nothing it wrote was stored.
+    #[error("{reason}")]
+    HandlerFailure {
+        /// The handler's own message.
+        reason: String,
+        /// The type of the handler's error (`panic`, say); empty when unknown.
+        error_type: String,
+    },
     /// The store could not be opened, read or written.
-    #[error("{0}")]
-    Storage(String),
+    #[error("{reason}")]
+    Storage {
+        /// The core's message.
+        reason: String,
+    },
 }
 
 impl From<attrflow::Error> for AttrflowError {
     fn from(error: attrflow::Error) -> Self {
-        let message = error.to_string();
+        use attrflow::Error as E;
+        let reason = error.to_string();
         match error {
-            attrflow::Error::LockConflict(_) => AttrflowError::LockConflict(message),
-            attrflow::Error::FlowNotFound { .. } => AttrflowError::FlowNotFound(message),
-            attrflow::Error::FlowAlreadyStarted { .. } => {
-                AttrflowError::FlowAlreadyStarted(message)
+            E::LockConflict(_) => AttrflowError::LockConflict { reason },
+            E::FlowNotFound { flow_id } => AttrflowError::FlowNotFound { reason, flow_id },
+            E::FlowAlreadyStarted { flow_id, run_id } => AttrflowError::FlowAlreadyStarted {
+                reason,
+                flow_id,
+                run_id,
+            },
+            E::InvalidInput(_) => AttrflowError::InvalidInput { reason },
+            E::InvalidPageToken { token } => AttrflowError::InvalidPageToken { reason, token },
+            E::PageNotFound(_) => AttrflowError::PageNotFound { reason },
+            E::RecordNotFound(_) => AttrflowError::RecordNotFound { reason },
+            E::AttributeMapNotLoaded { physical_name } => AttrflowError::AttributeMapNotLoaded {
+                reason,
+                physical_name,
+            },
+            E::HandlerFailure { error_type, .. } => {
+                AttrflowError::HandlerFailure { reason, error_type }
             }
-            attrflow::Error::InvalidInput(_) => AttrflowError::InvalidInput(message),
-            attrflow::Error::InvalidPageToken { .. } => AttrflowError::InvalidPageToken(message),
-            attrflow::Error::PageNotFound(_) => AttrflowError::PageNotFound(message),
-            attrflow::Error::RecordNotFound(_) => AttrflowError::RecordNotFound(message),
-            attrflow::Error::AttributeMapNotLoaded { .. } => {
-                AttrflowError::AttributeMapNotLoaded(message)
-            }
-            attrflow::Error::HandlerFailure { error_type, .. } if !error_type.is_empty() => {
-                AttrflowError::HandlerFailure(format!("{error_type}: {message}"))
-            }
-            attrflow::Error::HandlerFailure { .. } => AttrflowError::HandlerFailure(message),
             // Disk full is a storage error here too; its message says so.
-            attrflow::Error::Storage(_) | attrflow::Error::StorageFull(_) => {
-                AttrflowError::Storage(message)
-            }
+            E::Storage(_) | E::StorageFull(_) => AttrflowError::Storage { reason },
         }
     }
 }
@@ -79,11 +121,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn variants_keep_the_core_message() {
+    fn variants_keep_the_core_message_and_fields() {
         let token = AttrflowError::from(attrflow::Error::InvalidPageToken { token: "7".into() });
         assert_eq!(
             token,
-            AttrflowError::InvalidPageToken(r#"invalid page token "7""#.into())
+            AttrflowError::InvalidPageToken {
+                reason: r#"invalid page token "7""#.into(),
+                token: "7".into()
+            }
         );
         let started = AttrflowError::from(attrflow::Error::FlowAlreadyStarted {
             flow_id: "f".into(),
@@ -93,6 +138,10 @@ mod tests {
             started.to_string(),
             r#"flow "f" is already started (run ID r)"#
         );
+        assert!(matches!(
+            started,
+            AttrflowError::FlowAlreadyStarted { flow_id, run_id, .. } if flow_id == "f" && run_id == "r"
+        ));
     }
 
     #[test]
@@ -103,9 +152,10 @@ mod tests {
         });
         assert_eq!(
             failure,
-            AttrflowError::HandlerFailure("panic: RPC X panicked: boom".into())
+            AttrflowError::HandlerFailure {
+                reason: "RPC X panicked: boom".into(),
+                error_type: "panic".into()
+            }
         );
-        let untyped = AttrflowError::from(attrflow::Error::handler("boom"));
-        assert_eq!(untyped, AttrflowError::HandlerFailure("boom".into()));
     }
 }

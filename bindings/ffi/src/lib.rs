@@ -10,11 +10,16 @@
 //!   (`ChunkedSubscriberFlow`) and the app log (`ChunkedLogFlow`) as blocking methods,
 //!   callable from any thread, with batch and idempotent registration and chunk-size
 //!   changes of the archive, and the customer directory (`CustomerDirectoryFlow`);
-//! - [`AttrflowError`]: the core's errors, one variant each, messages unchanged.
+//! - [`SubscriberArchive`], [`AppLog`], [`CustomerDirectory`]: the core's typed flow
+//!   clients as objects (`store.subscriberArchive(flowId)`, …), whose `*WithRetry` calls
+//!   retry lock conflicts by the core's [`RetryPolicy`];
+//! - [`AttrflowError`]: the core's errors, one variant each, with the core's message as
+//!   `reason` and the core's fields (`flowId`, `runId`, `token`, `errorType`, …).
 
 uniffi::setup_scaffolding!();
 
 mod app_log;
+mod clients;
 mod customer_directory;
 mod error;
 mod metrics;
@@ -23,6 +28,7 @@ mod subscriber_appends;
 mod subscribers;
 
 pub use app_log::{LogEntry, LogPage};
+pub use clients::{AppLog, CustomerDirectory, RetryPolicy, SubscriberArchive};
 pub use customer_directory::CustomerProfile;
 pub use error::AttrflowError;
 pub use metrics::{LatencyBucket, Metrics};

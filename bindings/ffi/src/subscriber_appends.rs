@@ -134,7 +134,7 @@ impl Store {
             .into())
     }
 
-    /// Moves the archive to `chunk_size` (1 to 10 000) subscribers per chunk from the next
+    /// Moves the archive to `chunk_size` (1 to 127) subscribers per chunk from the next
     /// chunk boundary (`ChangeSubscriberChunkSize`). Every token issued before keeps naming
     /// the same chunk.
     pub fn change_subscriber_chunk_size(

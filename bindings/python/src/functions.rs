@@ -1,5 +1,6 @@
 //! Module-level functions: the core's validators and token helpers, unchanged.
 
+use attrflow::chunked_log::token::first_sequence_out_of_range;
 use attrflow::flows::{chunked_subscriber, customer_directory};
 use pyo3::prelude::*;
 use pyo3::types::PyInt;
@@ -39,23 +40,20 @@ pub(crate) fn validate_subscriber_page_token(py: Python<'_>, token: Text) -> PyR
 }
 
 /// The archive token of the subscriber chunk whose first sequence is `first_sequence`:
-/// the sequence zero-padded to 20 digits. An integer outside 0..=2⁶⁴-1 raises
+/// the sequence zero-padded to 20 digits. An integer outside 1..=2⁶⁴-1 raises
 /// `InvalidInputError` (not `OverflowError`), as every other bad input does.
 #[pyfunction]
 pub(crate) fn archive_chunk_token(first_sequence: &Bound<'_, PyAny>) -> PyResult<String> {
     let py = first_sequence.py();
-    if first_sequence.is_instance_of::<PyInt>() {
-        let Ok(first) = first_sequence.extract::<u64>() else {
-            let error = attrflow::Error::invalid_input(format!(
-                "first sequence must be from 0 to {}, not {first_sequence}",
-                u64::MAX
-            ));
-            return Err(to_py_err(py, error));
-        };
-        return Ok(chunked_subscriber::archive_chunk_token(first));
-    }
-    let first: u64 = first_sequence.extract()?;
-    Ok(chunked_subscriber::archive_chunk_token(first))
+    let first = if first_sequence.is_instance_of::<PyInt>() {
+        match first_sequence.extract::<u64>() {
+            Ok(first) => first,
+            Err(_) => return Err(to_py_err(py, first_sequence_out_of_range(first_sequence))),
+        }
+    } else {
+        first_sequence.extract()?
+    };
+    chunked_subscriber::archive_chunk_token(first).into_py_result(py)
 }
 
 /// The canonical form of an email address (ASCII only, trimmed, A-Z lowercased); raises
@@ -71,13 +69,13 @@ pub(crate) fn customer_profile_partition(py: Python<'_>, email_address: Text) ->
     customer_directory::profile_partition(&email_address).into_py_result(py)
 }
 
-/// Checks only a page token's form (`""`, `current`, or 20 digits, not all zero), as a
-/// caller does before loading the token's chunk under any layout history, and returns the
+/// Checks only a page token's form (`""`, `current`, or 20 digits, not all zero), the same
+/// check as `validate_subscriber_page_token`, and returns the
 /// token to use (`current` for `""`); raises `InvalidPageTokenError` with
 /// `invalid page token "<token>"`.
 #[pyfunction]
 pub(crate) fn validate_page_token_form(py: Python<'_>, token: Text) -> PyResult<String> {
-    chunked_subscriber::validate_page_token_form(&token).into_py_result(py)
+    chunked_subscriber::validate_subscriber_page_token(&token).into_py_result(py)
 }
 
 /// Checks an idempotency key; raises `InvalidInputError` naming what is wrong.

@@ -11,6 +11,7 @@ mod cli;
 mod decode;
 mod errors;
 mod executor;
+mod flow_clients;
 mod functions;
 mod metrics;
 mod python_flow;
@@ -47,6 +48,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     add_chunked_log_limits(m)?;
     app_log::add_to(m)?;
     metrics::add_to(m)?;
+    flow_clients::add_to(m)?;
     add_customer_directory_constants(m)
 }
 

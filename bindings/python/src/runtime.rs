@@ -287,7 +287,7 @@ impl NativeRuntime {
         })
     }
 
-    fn runtime(&self) -> attrflow::Result<Arc<Runtime>> {
+    pub(crate) fn runtime(&self) -> attrflow::Result<Arc<Runtime>> {
         self.runtime
             .read()
             .unwrap_or_else(PoisonError::into_inner)

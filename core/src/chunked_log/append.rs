@@ -9,14 +9,14 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::layout::LayoutHistory;
-use super::{archive_token, ChunkedLog, LogState, CURRENT_CHUNK};
+use super::state::LogState;
+use super::token::{PageToken, CURRENT_CHUNK};
+use super::ChunkedLog;
 use crate::context::RpcContext;
 use crate::error::{Error, Result};
 use crate::typed::encode;
 
-/// The most records one batch append takes. It bounds the writes of one transaction
-/// (at most this many records plus the chunks they fill).
-pub const MAX_BATCH_SIZE: usize = 1_000;
+pub use crate::limits::MAX_BATCH_SIZE;
 
 /// Checks a batch's length: 1 to [`MAX_BATCH_SIZE`] records.
 pub fn validate_batch_size(len: usize) -> Result<()> {
@@ -46,6 +46,23 @@ impl OpenChunk {
 }
 
 impl ChunkedLog {
+    /// Appends the record `make` builds for the next sequence and returns it.
+    ///
+    /// When `current` already holds a full chunk, it is first written to its archive
+    /// instance and the state's newest-archive token advances; all of it is staged on
+    /// `ctx` and commits together.
+    pub fn append<R, F>(&self, ctx: &mut RpcContext<'_>, make: F) -> Result<R>
+    where
+        R: Serialize,
+        F: FnOnce(u64) -> Result<R>,
+    {
+        let mut open = self.open_chunk(ctx)?;
+        let record = make(open.state.next_sequence)?;
+        self.push_record(ctx, &mut open, encode("record", &record)?)?;
+        self.close_chunk(ctx, open)?;
+        Ok(record)
+    }
+
     /// Reads the state, layout history and open chunk an append works on.
     pub(super) fn open_chunk(&self, ctx: &RpcContext<'_>) -> Result<OpenChunk> {
         let state = self.state(ctx)?;
@@ -79,8 +96,15 @@ impl ChunkedLog {
     ) -> Result<()> {
         crate::limits::check_record(&record)?;
         let first = open.first_sequence();
-        if open.current.len() as u64 >= open.history.chunk_size_at(first) {
-            let token = archive_token(first);
+        let len = open.current.len() as u64;
+        if len >= open.history.capacity_at(first) {
+            if len < open.history.chunk_size_at(first) {
+                // A legacy layout's chunk, too large to fill: close it here, exactly.
+                open.history
+                    .close_legacy_chunk(first, open.state.next_sequence);
+                open.state.layouts = open.history.to_stored(self.chunk_size);
+            }
+            let token = PageToken::Archive(first).to_string();
             let full = std::mem::take(&mut open.current);
             ctx.set_map_instance(
                 self.chunk_map,

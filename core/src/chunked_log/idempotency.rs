@@ -37,16 +37,7 @@ use crate::typed::{decode_stored, encode};
 /// The chunk-map instance holding the remembered idempotency keys. Not a page token.
 pub const IDEMPOTENCY_INSTANCE: &str = "idempotency-keys";
 
-/// The longest idempotency key, in bytes.
-pub const MAX_IDEMPOTENCY_KEY_LEN: usize = 128;
-
-/// The largest `max_keys` a window may have: it bounds the instance every keyed append
-/// reads and rewrites.
-pub const MAX_WINDOW_KEYS: u32 = 10_000;
-
-/// The most records the remembered keys hold in all, whatever the window: it bounds the
-/// instance every keyed append reads and rewrites.
-pub const MAX_REMEMBERED_RECORDS: usize = 10_000;
+pub use crate::limits::{MAX_IDEMPOTENCY_KEY_LEN, MAX_REMEMBERED_RECORDS, MAX_WINDOW_KEYS};
 
 /// The most bytes of JSON the remembered keys take in all, whatever the window: half the
 /// stored-value limit, so the newest key plus the ones kept with it always fit.

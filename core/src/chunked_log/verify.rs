@@ -65,16 +65,19 @@ impl ChunkedLog {
         let mut latest = String::new();
         for (name, key, value) in &archives {
             let sequences = self.sequences(name, value)?;
-            if *key != archive_token(expected) {
+            let expected_token = archive_token(expected).unwrap_or_default();
+            if *key != expected_token {
                 return Err(violation(
                     name,
-                    format!(
-                        "expected the archive {} next (sequences are not dense)",
-                        archive_token(expected)
-                    ),
+                    format!("expected the archive {expected_token} next (sequences are not dense)"),
                 ));
             }
-            if sequences.first().map(|s| archive_token(*s)).as_deref() != Some(*key) {
+            if sequences
+                .first()
+                .and_then(|s| archive_token(*s).ok())
+                .as_deref()
+                != Some(*key)
+            {
                 return Err(violation(
                     name,
                     "the archive is not named by its first sequence",
@@ -143,13 +146,14 @@ impl ChunkedLog {
         let first = history
             .previous_boundary(sequence.saturating_add(1))
             .unwrap_or(1);
-        let archived = !state.latest_archived_chunk_token.is_empty()
-            && archive_token(first) <= state.latest_archived_chunk_token;
-        Ok(if archived {
-            archive_token(first)
-        } else {
-            CURRENT_CHUNK.to_owned()
-        })
+        // A boundary is a first sequence, never 0, so its token always exists.
+        Ok(archive_token(first)
+            .ok()
+            .filter(|token| {
+                !state.latest_archived_chunk_token.is_empty()
+                    && *token <= state.latest_archived_chunk_token
+            })
+            .unwrap_or_else(|| CURRENT_CHUNK.to_owned()))
     }
 
     /// The log's state (its physical name, value and layout history) as stored in `values`.

@@ -28,8 +28,8 @@
 //! let runtime = Runtime::open(store.to_str().unwrap())?;
 //! let log = AppLog::new(&runtime, "my-app");
 //! log.start()?;
-//! log.append_with_retry("audit", json!({"event": "login", "user": "ada"}), 10)?;
-//! let entry = log.append_with_retry("audit", json!({"event": "logout", "user": "ada"}), 10)?;
+//! log.append_with_retry("audit", json!({"event": "login", "user": "ada"}))?;
+//! let entry = log.append_with_retry("audit", json!({"event": "logout", "user": "ada"}))?;
 //! assert_eq!(entry.sequence, 2);
 //! let page = log.page("audit", "current")?;
 //! assert_eq!(page.entries[0].record["event"], "logout");
@@ -49,6 +49,7 @@ use crate::context::RpcContext;
 use crate::definition::{FlowDefinition, RpcDefinition};
 use crate::error::{Error, Result};
 use crate::options::{RpcInvokeOptions, StartFlowOptions};
+use crate::retry::RetryPolicy;
 use crate::runtime::Runtime;
 use crate::typed::{decode_input, decode_stored, encode};
 
@@ -68,20 +69,10 @@ pub const GET_LOG_PAGE: &str = "GetLogPage";
 pub const APPEND_LOG_RECORDS: &str = "AppendLogRecords";
 /// The idempotent appending RPC.
 pub const APPEND_LOG_RECORD_ONCE: &str = "AppendLogRecordOnce";
-/// The longest log name, in bytes, so that every chunk key stays a valid instance key.
-pub const MAX_LOG_NAME_BYTES: usize = 200;
+pub use crate::limits::MAX_LOG_NAME_BYTES;
 
 /// The field of a stored chunk that lists its entries.
 const ENTRIES_FIELD: &str = "entries";
-
-/// The page-token rules, shared with every chunked log.
-const TOKENS: ChunkedLog = ChunkedLog::new(
-    LOG_STATES_MAP,
-    LOG_CHUNKS_MAP,
-    ENTRIES_FIELD,
-    LOG_CHUNK_SIZE,
-    "log",
-);
 
 /// One record of a log, with its place in it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -182,7 +173,8 @@ pub fn idempotent_append_options(log: &str) -> RpcInvokeOptions {
     named_log(log).append_options(true)
 }
 
-/// The chunk instance key that holds `log`'s page `page_token`, after checking both.
+/// The chunk instance key that holds `log`'s page `page_token`, after checking the log
+/// name and the token's form (the page RPC checks the chunk boundary).
 ///
 /// ```
 /// use attrflow::flows::app_log::page_chunk_key;
@@ -191,15 +183,13 @@ pub fn idempotent_append_options(log: &str) -> RpcInvokeOptions {
 /// ```
 pub fn page_chunk_key(log: &str, page_token: &str) -> Result<String> {
     validate_log_name(log)?;
-    Ok(chunk_key(log, TOKENS.parse_token(page_token)?))
+    Ok(chunk_key(log, PageToken::parse(page_token)?))
 }
 
 /// The per-call loads a read of `log`'s page `page_token` needs; checks both first.
 pub fn page_options(log: &str, page_token: &str) -> Result<RpcInvokeOptions> {
-    let key = page_chunk_key(log, page_token)?;
-    Ok(RpcInvokeOptions::new()
-        .load_attribute_map_instance(LOG_STATES_MAP, log)
-        .load_attribute_map_instance(LOG_CHUNKS_MAP, key))
+    validate_log_name(log)?;
+    named_log(log).page_options(page_token)
 }
 
 /// The chunked log `log` of the flow: state `log_states/<log>`, chunks `log_chunks/<log>.…`.
@@ -248,17 +238,37 @@ fn get_log_page(ctx: &mut RpcContext<'_>, input: Value) -> Result<Value> {
     )
 }
 
-/// Typed access to the logs of one `ChunkedLogFlow` for Rust callers.
+/// Typed access to the logs of one app log (flow type `ChunkedLogFlow`): builds each
+/// call's input and per-call locks and loads, checks tokens, and retries lock conflicts by
+/// its [`RetryPolicy`].
 #[derive(Debug, Clone, Copy)]
 pub struct AppLog<'r> {
     runtime: &'r Runtime,
     flow_id: &'r str,
+    retry: RetryPolicy,
 }
 
 impl<'r> AppLog<'r> {
-    /// The logs of the flow `flow_id`.
+    /// The logs of the flow `flow_id`, retrying by [`RetryPolicy::DEFAULT`].
     pub fn new(runtime: &'r Runtime, flow_id: &'r str) -> Self {
-        AppLog { runtime, flow_id }
+        AppLog {
+            runtime,
+            flow_id,
+            retry: RetryPolicy::DEFAULT,
+        }
+    }
+
+    /// This client retrying lock conflicts by `policy` in its `*_with_retry` calls.
+    pub fn with_retry_policy(self, policy: RetryPolicy) -> Self {
+        AppLog {
+            retry: policy,
+            ..self
+        }
+    }
+
+    /// Runs `call` on this client, retrying lock conflicts by its policy.
+    pub fn retrying<T>(&self, mut call: impl FnMut(&Self) -> Result<T>) -> Result<T> {
+        self.retry.run(|| call(self))
     }
 
     /// Starts the flow, or returns the running one's run ID (idempotent).
@@ -289,10 +299,9 @@ impl<'r> AppLog<'r> {
         decode_stored("AppendLogRecord output", &output)
     }
 
-    /// Appends `record` to `log`, retrying lock conflicts up to `attempts` times with a
-    /// short, growing, jittered pause.
-    pub fn append_with_retry(&self, log: &str, record: Value, attempts: u32) -> Result<LogEntry> {
-        crate::retry::retry_on_conflict(attempts, || self.append(log, record.clone()))
+    /// Appends `record` to `log`, retrying lock conflicts by the client's [`RetryPolicy`].
+    pub fn append_with_retry(&self, log: &str, record: Value) -> Result<LogEntry> {
+        self.retrying(|logs| logs.append(log, record.clone()))
     }
 
     /// Reads one page of `log`, loading the token's chunk.

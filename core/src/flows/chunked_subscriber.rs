@@ -17,11 +17,14 @@ pub mod layout;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::chunked_log::{ChunkedLog, PageToken, CURRENT_CHUNK};
+use crate::chunked_log::{
+    archive_token, normalize_page_token, ChunkedLog, PageToken, CURRENT_CHUNK,
+};
 use crate::context::RpcContext;
 use crate::definition::{FlowDefinition, RpcDefinition};
 use crate::error::{Error, Result};
 use crate::options::{RpcInvokeOptions, StartFlowOptions};
+use crate::retry::RetryPolicy;
 use crate::runtime::Runtime;
 use crate::typed::{decode_input, encode};
 
@@ -106,34 +109,19 @@ pub struct SubscriberPage {
     pub next_page_token: String,
 }
 
-/// Checks a page token by the rules of an archive with the default layout (100 per
-/// chunk) and returns the token to load and read, as the Dex pattern's validator does:
-/// `current` for `""`, the token itself otherwise. The error is `invalid page token "<t>"`.
-/// An archive that changed its chunk size checks tokens against its own layout history in
-/// `GetSubscriberPage`; check only the form ([`validate_page_token_form`]) before loading a
-/// page of such an archive.
-///
-/// ```
-/// use attrflow::flows::chunked_subscriber::validate_subscriber_page_token;
-/// assert_eq!(validate_subscriber_page_token("")?, "current");
-/// assert_eq!(validate_subscriber_page_token("00000000000000000101")?, "00000000000000000101");
-/// assert!(validate_subscriber_page_token("00000000000000000002").is_err());
-/// # Ok::<(), attrflow::Error>(())
-/// ```
+/// Checks a page token's form and returns the token to read with: `current` for `""`, the
+/// token itself otherwise (as Dex's validator does). A malformed token is
+/// [`Error::InvalidPageToken`] (`invalid page token "<t>"`). Whether an archive token
+/// names a chunk boundary depends on the archive's layout history, which
+/// `GetSubscriberPage` checks; this check holds under every history.
 pub fn validate_subscriber_page_token(token: &str) -> Result<String> {
-    LOG.parse_token(token).map(PageToken::instance_key)
+    normalize_page_token(token)
 }
 
-/// Checks only a page token's form (`""`, `current`, or 20 digits, not all zero), what a
-/// caller checks before loading the token's chunk under any layout history, and returns the
-/// token to load and read: `current` for `""`, the token itself otherwise.
-pub fn validate_page_token_form(token: &str) -> Result<String> {
-    PageToken::parse(token).map(PageToken::instance_key)
-}
-
-/// The archive token of the chunk starting at `first_sequence`.
-pub fn archive_chunk_token(first_sequence: u64) -> String {
-    crate::chunked_log::archive_token(first_sequence)
+/// The archive token of the chunk starting at `first_sequence` (20 digits); sequence 0
+/// starts no chunk and is [`Error::InvalidInput`].
+pub fn archive_chunk_token(first_sequence: u64) -> Result<String> {
+    archive_token(first_sequence)
 }
 
 /// The flow type's definition.
@@ -186,17 +174,37 @@ fn get_subscriber_page(ctx: &mut RpcContext<'_>, input: Value) -> Result<Value> 
     )
 }
 
-/// Typed access to one subscriber archive for Rust callers.
+/// Typed access to one subscriber archive: builds each call's input and per-call options,
+/// normalizes page tokens, and retries lock conflicts by its [`RetryPolicy`].
 #[derive(Debug, Clone, Copy)]
 pub struct SubscriberArchive<'r> {
     runtime: &'r Runtime,
     flow_id: &'r str,
+    retry: RetryPolicy,
 }
 
 impl<'r> SubscriberArchive<'r> {
-    /// The archive under `flow_id` (normally [`FLOW_ID`]).
+    /// The archive under `flow_id` (normally [`FLOW_ID`]), retrying by
+    /// [`RetryPolicy::DEFAULT`].
     pub fn new(runtime: &'r Runtime, flow_id: &'r str) -> Self {
-        SubscriberArchive { runtime, flow_id }
+        SubscriberArchive {
+            runtime,
+            flow_id,
+            retry: RetryPolicy::DEFAULT,
+        }
+    }
+
+    /// This client retrying lock conflicts by `policy` in its `*_with_retry` calls.
+    pub fn with_retry_policy(self, policy: RetryPolicy) -> Self {
+        SubscriberArchive {
+            retry: policy,
+            ..self
+        }
+    }
+
+    /// Runs `call` on this client, retrying lock conflicts by its policy.
+    pub fn retrying<T>(&self, mut call: impl FnMut(&Self) -> Result<T>) -> Result<T> {
+        self.retry.run(|| call(self))
     }
 
     /// Starts the archive, or returns the running one's run ID (idempotent).
@@ -218,15 +226,13 @@ impl<'r> SubscriberArchive<'r> {
         self.call(REGISTER_SUBSCRIBER, &input)
     }
 
-    /// Appends a subscriber, retrying lock conflicts up to `attempts` times with a short,
-    /// growing, jittered pause.
+    /// Appends a subscriber, retrying lock conflicts by the client's [`RetryPolicy`].
     pub fn register_with_retry(
         &self,
         subscriber_id: &str,
         delivery_address: &str,
-        attempts: u32,
     ) -> Result<Subscriber> {
-        crate::retry::retry_on_conflict(attempts, || self.register(subscriber_id, delivery_address))
+        self.retrying(|archive| archive.register(subscriber_id, delivery_address))
     }
 
     /// Reads one page, loading the token's chunk.
@@ -235,7 +241,7 @@ impl<'r> SubscriberArchive<'r> {
         // history, which the RPC checks.
         let key = PageToken::parse(page_token)?.instance_key();
         let input = GetSubscriberPageInput {
-            page_token: page_token.to_owned(),
+            page_token: key.clone(),
         };
         let output = self.runtime.invoke_rpc(
             FLOW_TYPE,

@@ -24,6 +24,7 @@ use crate::definition::{FlowDefinition, RpcDefinition};
 use crate::error::{Error, Result};
 use crate::hash_partition::HashPartitions;
 use crate::options::{RpcInvokeOptions, StartFlowOptions};
+use crate::retry::RetryPolicy;
 use crate::runtime::Runtime;
 use crate::typed::{decode_input, decode_stored, encode, AttributeMap};
 
@@ -220,12 +221,41 @@ fn delete_customer_profile(ctx: &mut RpcContext<'_>, input: Value) -> Result<Val
 pub struct CustomerDirectory<'r> {
     runtime: &'r Runtime,
     flow_id: &'r str,
+    retry: RetryPolicy,
+}
+
+/// The per-call options of an upsert of `email_address`'s profile: lock and load its
+/// partition.
+pub fn upsert_options(email_address: &str) -> Result<RpcInvokeOptions> {
+    let partition = profile_partition(email_address)?;
+    Ok(RpcInvokeOptions::new()
+        .lock_attribute_map_instance(PROFILES_MAP, partition.clone())
+        .load_attribute_map_instance(PROFILES_MAP, partition))
+}
+
+/// The per-call options of a read of `email_address`'s profile: load its partition.
+pub fn read_options(email_address: &str) -> Result<RpcInvokeOptions> {
+    let partition = profile_partition(email_address)?;
+    Ok(RpcInvokeOptions::new().load_attribute_map_instance(PROFILES_MAP, partition))
 }
 
 impl<'r> CustomerDirectory<'r> {
-    /// The directory under `flow_id` (normally [`FLOW_ID`]).
+    /// The directory under `flow_id` (normally [`FLOW_ID`]), retrying by
+    /// [`RetryPolicy::DEFAULT`].
     pub fn new(runtime: &'r Runtime, flow_id: &'r str) -> Self {
-        CustomerDirectory { runtime, flow_id }
+        CustomerDirectory {
+            runtime,
+            flow_id,
+            retry: RetryPolicy::DEFAULT,
+        }
+    }
+
+    /// This client retrying lock conflicts by `policy` in its `*_with_retry` calls.
+    pub fn with_retry_policy(self, policy: RetryPolicy) -> Self {
+        CustomerDirectory {
+            retry: policy,
+            ..self
+        }
     }
 
     /// Starts the directory, or returns the running one's run ID (idempotent).
@@ -241,39 +271,32 @@ impl<'r> CustomerDirectory<'r> {
     /// returns it as stored. A concurrent upsert to the same bucket gives a retryable
     /// [`Error::LockConflict`]; see [`CustomerDirectory::upsert_with_retry`].
     pub fn upsert(&self, profile: &CustomerProfile) -> Result<CustomerProfile> {
-        let partition = profile_partition(&profile.email_address)?;
+        let options = upsert_options(&profile.email_address)?;
         let output = self.runtime.invoke_rpc(
             FLOW_TYPE,
             self.flow_id,
             UPSERT_CUSTOMER_PROFILE,
             encode("input", profile)?,
-            &RpcInvokeOptions::new()
-                .lock_attribute_map_instance(PROFILES_MAP, partition.clone())
-                .load_attribute_map_instance(PROFILES_MAP, partition),
+            &options,
         )?;
         decode_stored("UpsertCustomerProfile output", &output)
     }
 
-    /// Saves a profile, retrying lock conflicts up to `attempts` times with a short,
-    /// growing, jittered pause.
-    pub fn upsert_with_retry(
-        &self,
-        profile: &CustomerProfile,
-        attempts: u32,
-    ) -> Result<CustomerProfile> {
-        crate::retry::retry_on_conflict(attempts, || self.upsert(profile))
+    /// Saves a profile, retrying lock conflicts by the client's [`RetryPolicy`].
+    pub fn upsert_with_retry(&self, profile: &CustomerProfile) -> Result<CustomerProfile> {
+        self.retry.run(|| self.upsert(profile))
     }
 
     /// The profile of `email_address` (any case, surrounding whitespace allowed), loading
     /// its bucket; [`Error::RecordNotFound`] when none is stored.
     pub fn get(&self, email_address: &str) -> Result<CustomerProfile> {
-        let partition = profile_partition(email_address)?;
+        let options = read_options(email_address)?;
         let output = self.runtime.invoke_rpc(
             FLOW_TYPE,
             self.flow_id,
             GET_CUSTOMER_PROFILE_BY_EMAIL,
             Value::String(email_address.to_owned()),
-            &RpcInvokeOptions::new().load_attribute_map_instance(PROFILES_MAP, partition),
+            &options,
         )?;
         decode_stored("GetCustomerProfileByEmail output", &output)
     }

@@ -92,7 +92,7 @@ impl StoredArchive {
             }
             let records = records(name, chunk_value)?;
             let first = subscribers.len() as u64 + 1;
-            if key != archive_chunk_token(first) {
+            if Ok(key) != archive_chunk_token(first).as_deref() {
                 return Err(format!("archive {key:?} where {first} was expected"));
             }
             if records.len() != chunk {

@@ -19,6 +19,7 @@ use std::time::Duration;
 use attrflow::flows::chunked_subscriber::{
     self, Subscriber, SubscriberArchive, SubscriberPage, FLOW_ID,
 };
+use attrflow::retry::RetryPolicy;
 use attrflow::store::{
     FlowRecord, PostgresStore, SqliteOptions, SqliteStore, Store, StoreUrl, Synchronous,
 };
@@ -31,10 +32,18 @@ use tempfile::TempDir;
 /// scenario here needs: reaching it means a lock was never released.
 pub const MAX_CONFLICTS: u32 = 100_000;
 
-/// Conflicts retried at once (yielding the thread, as the Dex Go test does with
-/// `runtime.Gosched`) before each further retry waits a millisecond, so that a slow disk
-/// cannot make a waiting thread run out of tries.
-const QUICK_RETRIES: u32 = 100;
+/// The core's retry policy, patient enough for every scenario here: [`MAX_CONFLICTS`]
+/// attempts, pauses below 1 µs doubling to 2 ms (about a millisecond each once the bound
+/// is reached, so a slow disk cannot make a waiting thread run out of tries), ten minutes.
+pub fn patient_retry() -> RetryPolicy {
+    RetryPolicy::new(
+        MAX_CONFLICTS,
+        Duration::from_micros(1),
+        Duration::from_millis(2),
+        Duration::from_secs(600),
+    )
+    .expect("a valid policy")
+}
 
 /// The backend the tests run on: SQLite unless `ATTRFLOW_TEST_BACKEND=postgres`, which
 /// runs every test that opens its store through [`TestStore`] against the PostgreSQL
@@ -382,15 +391,13 @@ pub fn register_in_order(archive: &SubscriberArchive<'_>, numbers: impl IntoIter
 
 /// Calls `call` until it returns anything but [`Error::LockConflict`], retrying only lock
 /// conflicts.
-pub fn retry_lock_conflicts<T>(mut call: impl FnMut() -> Result<T>) -> Result<T> {
-    for attempt in 0..MAX_CONFLICTS {
-        match call() {
-            Err(Error::LockConflict(_)) if attempt < QUICK_RETRIES => std::thread::yield_now(),
-            Err(Error::LockConflict(_)) => std::thread::sleep(Duration::from_millis(1)),
-            other => return other,
+pub fn retry_lock_conflicts<T>(call: impl FnMut() -> Result<T>) -> Result<T> {
+    match patient_retry().run(call) {
+        Err(Error::LockConflict(message)) => {
+            panic!("still a lock conflict after {MAX_CONFLICTS} tries: {message}")
         }
+        other => other,
     }
-    panic!("still a lock conflict after {MAX_CONFLICTS} tries: a lock was never released");
 }
 
 /// Registers subscriber `n` (named as the Dex scenarios name it), retrying lock conflicts

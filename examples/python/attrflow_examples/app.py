@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 
+from attrflow.retry import RetryPolicy
 from quart import Quart, Response, jsonify, request
 from quart.json.provider import DefaultJSONProvider
 
 from attrflow_examples.app_state import AppState
 from attrflow_examples.http_errors import install_error_handlers
-from attrflow_examples.lock_retry import Backoff
+from attrflow_examples.lock_retry import SERVICE_RETRY
 from attrflow_examples.metrics_route import create_metrics_blueprint
 from attrflow_examples.patterns.hash_partitioned_attribute_map.controller import (
     URL_PREFIX as DIRECTORY_URL_PREFIX,
@@ -40,7 +41,7 @@ def create_app(
     store: str,
     *,
     start_flow: bool = True,
-    lock_retry: Backoff | None = None,
+    lock_retry: RetryPolicy | None = None,
 ) -> Quart:
     """The app, serving every route on the attrflow store ``store``.
 
@@ -56,7 +57,7 @@ def create_app(
     app = Quart(__name__)
     app.config["MAX_CONTENT_LENGTH"] = MAX_CONTENT_LENGTH
     app.json = _InsertionOrderJSONProvider(app)
-    app_state = AppState(store, lock_retry=lock_retry or Backoff())
+    app_state = AppState(store, lock_retry=lock_retry or SERVICE_RETRY)
     app.extensions[_APP_STATE_KEY] = app_state
 
     @app.before_serving

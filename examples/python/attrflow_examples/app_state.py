@@ -5,8 +5,7 @@ from __future__ import annotations
 from attrflow import AsyncClient
 from attrflow.flows.chunked_subscriber import ChunkedSubscriberFlow
 from attrflow.flows.customer_directory import CustomerDirectoryFlow
-
-from attrflow_examples.lock_retry import Backoff
+from attrflow.retry import RetryPolicy
 
 
 class AppState:
@@ -23,7 +22,7 @@ class AppState:
             gets a 409.
     """
 
-    def __init__(self, store: str, *, lock_retry: Backoff) -> None:
+    def __init__(self, store: str, *, lock_retry: RetryPolicy) -> None:
         self.store = store
         self.flow = ChunkedSubscriberFlow()
         self.directory_flow = CustomerDirectoryFlow()

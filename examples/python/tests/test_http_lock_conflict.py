@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 from archive_api import PREFIX, read_page, subscriber_body
+from attrflow.retry import RetryPolicy
 
 from attrflow_examples.app import create_app
-from attrflow_examples.lock_retry import Backoff
 
 pytestmark = pytest.mark.asyncio
 
@@ -56,7 +56,7 @@ async def test_a_persistent_conflict_is_a_409_and_stores_nothing(tmp_path: Path)
     path = tmp_path / "attrflow.db"
     app = create_app(
         f"sqlite:{path}?synchronous=normal&busy_timeout_ms=20",
-        lock_retry=Backoff(first_delay=0.005, max_delay=0.02, budget=0.2),
+        lock_retry=RetryPolicy(first_delay=0.005, max_delay=0.02, budget=0.2),
     )
     async with app.test_app() as test_app:
         http = test_app.test_client()

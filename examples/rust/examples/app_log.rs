@@ -20,10 +20,9 @@ fn run(store: &str) -> Result<(), Error> {
         logs.append_with_retry(
             "chat",
             json!({"from": "agent", "text": format!("reply {n}")}),
-            50,
         )?;
     }
-    let entry = logs.append_with_retry("audit", json!({"event": "export", "rows": 120}), 50)?;
+    let entry = logs.append_with_retry("audit", json!({"event": "export", "rows": 120}))?;
     println!("audit entry {} stored", entry.sequence);
 
     let newest = logs.page("chat", "current")?;

@@ -37,14 +37,20 @@ for a batch without a key).
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
-from attrflow import _native
+from attrflow import _native, codec
 from attrflow.attribute import AttributeMap
 from attrflow.flow import Flow, core_rpc
+from attrflow.flows._plans import plan_options
 from attrflow.flows.chunked_subscriber import ChunkLayout, IdempotencyWindow
 from attrflow.options import RPCInvokeOptions
+from attrflow.retry import RetryPolicy
+
+if TYPE_CHECKING:
+    from attrflow.client import Client
 
 __all__ = [
     "APPEND_LOG_RECORD",
@@ -55,6 +61,7 @@ __all__ = [
     "LOG_CHUNKS_MAP",
     "LOG_CHUNK_SIZE",
     "LOG_STATES_MAP",
+    "AppLog",
     "AppendLogRecordInput",
     "AppendLogRecordOnceInput",
     "AppendLogRecordsInput",
@@ -197,36 +204,45 @@ class ChunkedLogFlow(Flow[None]):
     """Appends a record under an idempotency key; call it with
     :meth:`idempotent_append_options`."""
 
+    def _maps(self) -> dict[str, AttributeMap[Any]]:
+        return {LOG_STATES_MAP: self.log_states, LOG_CHUNKS_MAP: self.log_chunks}
+
     def append_options(self, log: str) -> RPCInvokeOptions:
-        """The locks and loads an append to ``log`` needs: its state and open chunk."""
-        current = page_chunk_key(log, "current")
-        return RPCInvokeOptions(
-            lock_attribute_map_instances=(self.log_states.lock(log), self.log_chunks.lock(current)),
-            load_attribute_map_instances=(self.log_states.load(log), self.log_chunks.load(current)),
-        )
+        """The locks and loads an append to ``log`` needs (its state and open chunk), as
+        the core plans them."""
+        return plan_options(_native.app_log_append_plan(log, False), self._maps())
 
     def idempotent_append_options(self, log: str) -> RPCInvokeOptions:
         """:meth:`append_options` plus the lock and load of ``log``'s remembered idempotency
-        keys (``<log>.idempotency-keys``)."""
-        current = page_chunk_key(log, "current")
-        keys = f"{log}.{_native.APP_LOG_IDEMPOTENCY_INSTANCE}"
-        return RPCInvokeOptions(
-            lock_attribute_map_instances=(
-                self.log_states.lock(log),
-                self.log_chunks.lock(current),
-                self.log_chunks.lock(keys),
-            ),
-            load_attribute_map_instances=(
-                self.log_states.load(log),
-                self.log_chunks.load(current),
-                self.log_chunks.load(keys),
-            ),
-        )
+        keys, as the core plans them."""
+        return plan_options(_native.app_log_append_plan(log, True), self._maps())
 
     def page_options(self, log: str, page_token: str) -> RPCInvokeOptions:
         """The loads a read of ``log``'s page ``page_token`` needs; raises
         ``InvalidPageTokenError`` for a malformed token."""
-        chunk = page_chunk_key(log, page_token)
-        return RPCInvokeOptions(
-            load_attribute_map_instances=(self.log_states.load(log), self.log_chunks.load(chunk))
-        )
+        return plan_options(_native.app_log_page_plan(log, page_token), self._maps())
+
+
+class AppLog:
+    """The core's typed app-log client for the flow ``flow_id`` of ``client``'s store.
+
+    It builds each call's input and locks and loads, checks names and tokens, and its
+    ``*_with_retry`` calls retry lock conflicts by ``retry`` (the core's default
+    :class:`~attrflow.retry.RetryPolicy` when None), all in the Rust core.
+    """
+
+    def __init__(self, client: Client, flow_id: str, retry: RetryPolicy | None = None) -> None:
+        self._native = _native.AppLog(client._runtime, flow_id, retry)
+
+    def start(self) -> str:
+        """Starts the app log, or returns the running one's run ID."""
+        return self._native.start()
+
+    def append_with_retry(self, log: str, record: Any) -> LogEntry:
+        """Appends ``record`` (any JSON value but None) to ``log``, retrying lock conflicts."""
+        output = self._native.append_with_retry(log, json.dumps(record))
+        return codec.from_json(output, LogEntry, what="appended log entry")
+
+    def page(self, log: str, page_token: str = "") -> LogPage:
+        """Reads one page of ``log``: ``""`` or ``current`` for the newest."""
+        return codec.from_json(self._native.page(log, page_token), LogPage, what="log page")

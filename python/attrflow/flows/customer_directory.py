@@ -30,11 +30,17 @@ field), so no caller can fill a bucket with a few huge profiles.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from attrflow import _native
+from attrflow import _native, codec
 from attrflow.attribute import AttributeMap
 from attrflow.flow import Flow, core_rpc
+from attrflow.flows._plans import plan_options
 from attrflow.options import RPCInvokeOptions
+from attrflow.retry import RetryPolicy
+
+if TYPE_CHECKING:
+    from attrflow.client import Client
 
 __all__ = [
     "DELETE_CUSTOMER_PROFILE",
@@ -44,6 +50,7 @@ __all__ = [
     "PARTITION_COUNT",
     "PROFILES_MAP",
     "UPSERT_CUSTOMER_PROFILE",
+    "CustomerDirectory",
     "CustomerDirectoryFlow",
     "CustomerProfile",
     "CustomerProfilePartition",
@@ -126,18 +133,42 @@ def profile_partition(email_address: str) -> str:
 
 
 def upsert_options(email_address: str) -> RPCInvokeOptions:
-    """Per-call options of an upsert: lock and load the email's partition."""
-    partition = profile_partition(email_address)
-    profiles = CustomerDirectoryFlow.profiles
-    return RPCInvokeOptions(
-        lock_attribute_map_instances=(profiles.lock(partition),),
-        load_attribute_map_instances=(profiles.load(partition),),
-    )
+    """Per-call options of an upsert: lock and load the email's partition, as the core
+    plans them."""
+    plan = _native.customer_directory_upsert_plan(email_address)
+    return plan_options(plan, {PROFILES_MAP: CustomerDirectoryFlow.profiles})
 
 
 def read_options(email_address: str) -> RPCInvokeOptions:
-    """Per-call options of a read: load the email's partition."""
-    partition = profile_partition(email_address)
-    return RPCInvokeOptions(
-        load_attribute_map_instances=(CustomerDirectoryFlow.profiles.load(partition),)
-    )
+    """Per-call options of a read: load the email's partition, as the core plans it."""
+    plan = _native.customer_directory_read_plan(email_address)
+    return plan_options(plan, {PROFILES_MAP: CustomerDirectoryFlow.profiles})
+
+
+class CustomerDirectory:
+    """The core's typed customer-directory client for the flow ``flow_id`` of ``client``'s
+    store.
+
+    It computes each profile's partition, locks and loads it, and its ``*_with_retry``
+    calls retry lock conflicts by ``retry`` (the core's default
+    :class:`~attrflow.retry.RetryPolicy` when None), all in the Rust core.
+    """
+
+    def __init__(self, client: Client, flow_id: str, retry: RetryPolicy | None = None) -> None:
+        self._native = _native.CustomerDirectory(client._runtime, flow_id, retry)
+
+    def start(self) -> str:
+        """Starts the directory, or returns the running one's run ID."""
+        return self._native.start()
+
+    def upsert_with_retry(self, profile: CustomerProfile) -> CustomerProfile:
+        """Saves ``profile`` under its canonical email, retrying lock conflicts; returns it
+        as stored."""
+        profile_json = codec.to_json(profile, CustomerProfile, what="customer profile")
+        output = self._native.upsert_with_retry(profile_json)
+        return codec.from_json(output, CustomerProfile, what="saved customer profile")
+
+    def get(self, email_address: str) -> CustomerProfile:
+        """The profile of ``email_address``; raises ``RecordNotFoundError`` when none."""
+        output = self._native.get(email_address)
+        return codec.from_json(output, CustomerProfile, what="customer profile")

@@ -560,6 +560,390 @@ fileprivate struct FfiConverterString: FfiConverter {
 
 
 /**
+ * One app log (`ChunkedLogFlow`) of a store: named logs of JSON records.
+ */
+public protocol AppLogProtocol: AnyObject, Sendable {
+    
+    /**
+     * Appends 1 to 1000 JSON records to `log` in one transaction, retrying lock conflicts
+     * by the app log's policy; with `idempotency_key`, a retry of the same batch returns
+     * the first call's entries.
+     */
+    func appendBatchWithRetry(log: String, recordsJson: [String], idempotencyKey: String?) throws  -> [LogEntry]
+    
+    /**
+     * Appends the JSON record `record_json` to `log` under `idempotency_key`, retrying
+     * lock conflicts by the app log's policy.
+     */
+    func appendOnceWithRetry(log: String, idempotencyKey: String, recordJson: String) throws  -> LogEntry
+    
+    /**
+     * Appends the JSON record `record_json` to `log`, retrying lock conflicts by the
+     * app log's policy.
+     */
+    func appendWithRetry(log: String, recordJson: String) throws  -> LogEntry
+    
+    /**
+     * Reads one page of `log`: `""` or `current` for the newest, else a
+     * `next_page_token`.
+     */
+    func page(log: String, pageToken: String) throws  -> LogPage
+    
+    /**
+     * Starts the app log, or returns the running one's run ID.
+     */
+    func start() throws  -> String
+    
+}
+/**
+ * One app log (`ChunkedLogFlow`) of a store: named logs of JSON records.
+ */
+open class AppLog: AppLogProtocol, @unchecked Sendable {
+    fileprivate let handle: UInt64
+
+    /// Used to instantiate a [FFIObject] without an actual handle, for fakes in tests, mostly.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public struct NoHandle {
+        public init() {}
+    }
+
+    // TODO: We'd like this to be `private` but for Swifty reasons,
+    // we can't implement `FfiConverter` without making this `required` and we can't
+    // make it `required` without making it `public`.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    required public init(unsafeFromHandle handle: UInt64) {
+        self.handle = handle
+    }
+
+    // This constructor can be used to instantiate a fake object.
+    // - Parameter noHandle: Placeholder value so we can have a constructor separate from the default empty one that may be implemented for classes extending [FFIObject].
+    //
+    // - Warning:
+    //     Any object instantiated with this constructor cannot be passed to an actual Rust-backed object. Since there isn't a backing handle the FFI lower functions will crash.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public init(noHandle: NoHandle) {
+        self.handle = 0
+    }
+
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public func uniffiCloneHandle() -> UInt64 {
+        return try! rustCall { uniffi_attrflow_ffi_fn_clone_applog(self.handle, $0) }
+    }
+    // No primary constructor declared for this class.
+
+    deinit {
+        if handle == 0 {
+            // Mock objects have handle=0 don't try to free them
+            return
+        }
+
+        try! rustCall { uniffi_attrflow_ffi_fn_free_applog(handle, $0) }
+    }
+
+    
+
+    
+    /**
+     * Appends 1 to 1000 JSON records to `log` in one transaction, retrying lock conflicts
+     * by the app log's policy; with `idempotency_key`, a retry of the same batch returns
+     * the first call's entries.
+     */
+open func appendBatchWithRetry(log: String, recordsJson: [String], idempotencyKey: String? = nil)throws  -> [LogEntry]  {
+    return try  FfiConverterSequenceTypeLogEntry.lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_applog_append_batch_with_retry(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(log),
+        FfiConverterSequenceString.lower(recordsJson),
+        FfiConverterOptionString.lower(idempotencyKey),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Appends the JSON record `record_json` to `log` under `idempotency_key`, retrying
+     * lock conflicts by the app log's policy.
+     */
+open func appendOnceWithRetry(log: String, idempotencyKey: String, recordJson: String)throws  -> LogEntry  {
+    return try  FfiConverterTypeLogEntry_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_applog_append_once_with_retry(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(log),
+        FfiConverterString.lower(idempotencyKey),
+        FfiConverterString.lower(recordJson),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Appends the JSON record `record_json` to `log`, retrying lock conflicts by the
+     * app log's policy.
+     */
+open func appendWithRetry(log: String, recordJson: String)throws  -> LogEntry  {
+    return try  FfiConverterTypeLogEntry_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_applog_append_with_retry(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(log),
+        FfiConverterString.lower(recordJson),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Reads one page of `log`: `""` or `current` for the newest, else a
+     * `next_page_token`.
+     */
+open func page(log: String, pageToken: String)throws  -> LogPage  {
+    return try  FfiConverterTypeLogPage_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_applog_page(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(log),
+        FfiConverterString.lower(pageToken),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Starts the app log, or returns the running one's run ID.
+     */
+open func start()throws  -> String  {
+    return try  FfiConverterString.lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_applog_start(
+            self.uniffiCloneHandle(),uniffiCallStatus
+    )
+})
+}
+    
+
+    
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeAppLog: FfiConverter {
+    typealias FfiType = UInt64
+    typealias SwiftType = AppLog
+
+    public static func lift(_ handle: UInt64) throws -> AppLog {
+        return AppLog(unsafeFromHandle: handle)
+    }
+
+    public static func lower(_ value: AppLog) -> UInt64 {
+        return value.uniffiCloneHandle()
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> AppLog {
+        let handle: UInt64 = try readInt(&buf)
+        return try lift(handle)
+    }
+
+    public static func write(_ value: AppLog, into buf: inout [UInt8]) {
+        writeInt(&buf, lower(value))
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeAppLog_lift(_ handle: UInt64) throws -> AppLog {
+    return try FfiConverterTypeAppLog.lift(handle)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeAppLog_lower(_ value: AppLog) -> UInt64 {
+    return FfiConverterTypeAppLog.lower(value)
+}
+
+
+
+
+
+
+/**
+ * One customer directory (`CustomerDirectoryFlow`) of a store.
+ */
+public protocol CustomerDirectoryProtocol: AnyObject, Sendable {
+    
+    /**
+     * The profile of `email_address`; `RecordNotFound` when none is stored.
+     */
+    func get(emailAddress: String) throws  -> CustomerProfile
+    
+    /**
+     * Starts the directory, or returns the running one's run ID.
+     */
+    func start() throws  -> String
+    
+    /**
+     * Saves a profile under its canonical email, retrying lock conflicts by the
+     * directory's policy, and returns it as stored.
+     */
+    func upsertWithRetry(profile: CustomerProfile) throws  -> CustomerProfile
+    
+}
+/**
+ * One customer directory (`CustomerDirectoryFlow`) of a store.
+ */
+open class CustomerDirectory: CustomerDirectoryProtocol, @unchecked Sendable {
+    fileprivate let handle: UInt64
+
+    /// Used to instantiate a [FFIObject] without an actual handle, for fakes in tests, mostly.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public struct NoHandle {
+        public init() {}
+    }
+
+    // TODO: We'd like this to be `private` but for Swifty reasons,
+    // we can't implement `FfiConverter` without making this `required` and we can't
+    // make it `required` without making it `public`.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    required public init(unsafeFromHandle handle: UInt64) {
+        self.handle = handle
+    }
+
+    // This constructor can be used to instantiate a fake object.
+    // - Parameter noHandle: Placeholder value so we can have a constructor separate from the default empty one that may be implemented for classes extending [FFIObject].
+    //
+    // - Warning:
+    //     Any object instantiated with this constructor cannot be passed to an actual Rust-backed object. Since there isn't a backing handle the FFI lower functions will crash.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public init(noHandle: NoHandle) {
+        self.handle = 0
+    }
+
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public func uniffiCloneHandle() -> UInt64 {
+        return try! rustCall { uniffi_attrflow_ffi_fn_clone_customerdirectory(self.handle, $0) }
+    }
+    // No primary constructor declared for this class.
+
+    deinit {
+        if handle == 0 {
+            // Mock objects have handle=0 don't try to free them
+            return
+        }
+
+        try! rustCall { uniffi_attrflow_ffi_fn_free_customerdirectory(handle, $0) }
+    }
+
+    
+
+    
+    /**
+     * The profile of `email_address`; `RecordNotFound` when none is stored.
+     */
+open func get(emailAddress: String)throws  -> CustomerProfile  {
+    return try  FfiConverterTypeCustomerProfile_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_customerdirectory_get(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(emailAddress),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Starts the directory, or returns the running one's run ID.
+     */
+open func start()throws  -> String  {
+    return try  FfiConverterString.lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_customerdirectory_start(
+            self.uniffiCloneHandle(),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Saves a profile under its canonical email, retrying lock conflicts by the
+     * directory's policy, and returns it as stored.
+     */
+open func upsertWithRetry(profile: CustomerProfile)throws  -> CustomerProfile  {
+    return try  FfiConverterTypeCustomerProfile_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_customerdirectory_upsert_with_retry(
+            self.uniffiCloneHandle(),
+        FfiConverterTypeCustomerProfile_lower(profile),uniffiCallStatus
+    )
+})
+}
+    
+
+    
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeCustomerDirectory: FfiConverter {
+    typealias FfiType = UInt64
+    typealias SwiftType = CustomerDirectory
+
+    public static func lift(_ handle: UInt64) throws -> CustomerDirectory {
+        return CustomerDirectory(unsafeFromHandle: handle)
+    }
+
+    public static func lower(_ value: CustomerDirectory) -> UInt64 {
+        return value.uniffiCloneHandle()
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> CustomerDirectory {
+        let handle: UInt64 = try readInt(&buf)
+        return try lift(handle)
+    }
+
+    public static func write(_ value: CustomerDirectory, into buf: inout [UInt8]) {
+        writeInt(&buf, lower(value))
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeCustomerDirectory_lift(_ handle: UInt64) throws -> CustomerDirectory {
+    return try FfiConverterTypeCustomerDirectory.lift(handle)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeCustomerDirectory_lower(_ value: CustomerDirectory) -> UInt64 {
+    return FfiConverterTypeCustomerDirectory.lower(value)
+}
+
+
+
+
+
+
+/**
  * A store opened by path or URL, with the built-in flows.
  *
  * Every method is a plain blocking call, safe to make from many threads at once. Calls
@@ -602,6 +986,24 @@ public protocol StoreProtocol: AnyObject, Sendable {
     func startAppLog(flowId: String) throws  -> String
     
     /**
+     * The app log `flow_id` (flow type `ChunkedLogFlow`), retrying lock conflicts by
+     * `retry` (the default policy when absent).
+     */
+    func appLog(flowId: String, retry: RetryPolicy?) throws  -> AppLog
+    
+    /**
+     * The customer directory `flow_id` (normally `customer-directory`), retrying lock
+     * conflicts by `retry` (the default policy when absent).
+     */
+    func customerDirectory(flowId: String, retry: RetryPolicy?) throws  -> CustomerDirectory
+    
+    /**
+     * The subscriber archive `flow_id` (normally `chunked-subscriber-archive`), retrying
+     * lock conflicts by `retry` (the default policy when absent).
+     */
+    func subscriberArchive(flowId: String, retry: RetryPolicy?) throws  -> SubscriberArchive
+    
+    /**
      * Deletes the profile of `email_address` (`DeleteCustomerProfile`) and returns it;
      * `RecordNotFound` when none is stored, `LockConflict` (to be retried) when a
      * concurrent call holds its bucket.
@@ -638,7 +1040,7 @@ public protocol StoreProtocol: AnyObject, Sendable {
     func location()  -> String
     
     /**
-     * Moves the archive to `chunk_size` (1 to 10 000) subscribers per chunk from the next
+     * Moves the archive to `chunk_size` (1 to 127) subscribers per chunk from the next
      * chunk boundary (`ChangeSubscriberChunkSize`). Every token issued before keeps naming
      * the same chunk.
      */
@@ -843,6 +1245,51 @@ open func startAppLog(flowId: String)throws  -> String  {
 }
     
     /**
+     * The app log `flow_id` (flow type `ChunkedLogFlow`), retrying lock conflicts by
+     * `retry` (the default policy when absent).
+     */
+open func appLog(flowId: String, retry: RetryPolicy? = nil)throws  -> AppLog  {
+    return try  FfiConverterTypeAppLog_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_store_app_log(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(flowId),
+        FfiConverterOptionTypeRetryPolicy.lower(retry),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * The customer directory `flow_id` (normally `customer-directory`), retrying lock
+     * conflicts by `retry` (the default policy when absent).
+     */
+open func customerDirectory(flowId: String, retry: RetryPolicy? = nil)throws  -> CustomerDirectory  {
+    return try  FfiConverterTypeCustomerDirectory_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_store_customer_directory(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(flowId),
+        FfiConverterOptionTypeRetryPolicy.lower(retry),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * The subscriber archive `flow_id` (normally `chunked-subscriber-archive`), retrying
+     * lock conflicts by `retry` (the default policy when absent).
+     */
+open func subscriberArchive(flowId: String, retry: RetryPolicy? = nil)throws  -> SubscriberArchive  {
+    return try  FfiConverterTypeSubscriberArchive_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_store_subscriber_archive(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(flowId),
+        FfiConverterOptionTypeRetryPolicy.lower(retry),uniffiCallStatus
+    )
+})
+}
+    
+    /**
      * Deletes the profile of `email_address` (`DeleteCustomerProfile`) and returns it;
      * `RecordNotFound` when none is stored, `LockConflict` (to be retried) when a
      * concurrent call holds its bucket.
@@ -928,7 +1375,7 @@ open func location() -> String  {
 }
     
     /**
-     * Moves the archive to `chunk_size` (1 to 10 000) subscribers per chunk from the next
+     * Moves the archive to `chunk_size` (1 to 127) subscribers per chunk from the next
      * chunk boundary (`ChangeSubscriberChunkSize`). Every token issued before keeps naming
      * the same chunk.
      */
@@ -1082,6 +1529,276 @@ public func FfiConverterTypeStore_lift(_ handle: UInt64) throws -> Store {
 #endif
 public func FfiConverterTypeStore_lower(_ value: Store) -> UInt64 {
     return FfiConverterTypeStore.lower(value)
+}
+
+
+
+
+
+
+/**
+ * One subscriber archive (`ChunkedSubscriberFlow`) of a store.
+ */
+public protocol SubscriberArchiveProtocol: AnyObject, Sendable {
+    
+    /**
+     * Moves the archive to `chunk_size` (1 to 127) subscribers per chunk from the next
+     * chunk boundary, retrying lock conflicts by the archive's policy.
+     */
+    func changeChunkSizeWithRetry(chunkSize: UInt64) throws  -> ChunkSizeChange
+    
+    /**
+     * Reads one page: `""` or `current` for the newest, else a `next_page_token`.
+     */
+    func page(pageToken: String) throws  -> SubscriberPage
+    
+    /**
+     * Appends a subscriber once; a concurrent append fails with `LockConflict`.
+     */
+    func register(subscriberId: String, deliveryAddress: String) throws  -> Subscriber
+    
+    /**
+     * Appends 1 to 1000 subscribers in one transaction, retrying lock conflicts by the
+     * archive's policy; with `idempotency_key`, a retry of the same batch returns the
+     * first call's subscribers.
+     */
+    func registerBatchWithRetry(subscribers: [NewSubscriber], idempotencyKey: String?) throws  -> [Subscriber]
+    
+    /**
+     * Appends a subscriber under `idempotency_key`, retrying lock conflicts by the
+     * archive's policy: a retry with the same key returns the first call's subscriber.
+     */
+    func registerOnceWithRetry(idempotencyKey: String, subscriberId: String, deliveryAddress: String) throws  -> Subscriber
+    
+    /**
+     * Appends a subscriber, retrying lock conflicts by the archive's policy.
+     */
+    func registerWithRetry(subscriberId: String, deliveryAddress: String) throws  -> Subscriber
+    
+    /**
+     * Sets how many idempotency keys the archive remembers, and for how long, retrying
+     * lock conflicts by the archive's policy.
+     */
+    func setIdempotencyWindowWithRetry(window: IdempotencyWindow) throws  -> IdempotencyWindow
+    
+    /**
+     * Starts the archive, or returns the running one's run ID.
+     */
+    func start() throws  -> String
+    
+}
+/**
+ * One subscriber archive (`ChunkedSubscriberFlow`) of a store.
+ */
+open class SubscriberArchive: SubscriberArchiveProtocol, @unchecked Sendable {
+    fileprivate let handle: UInt64
+
+    /// Used to instantiate a [FFIObject] without an actual handle, for fakes in tests, mostly.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public struct NoHandle {
+        public init() {}
+    }
+
+    // TODO: We'd like this to be `private` but for Swifty reasons,
+    // we can't implement `FfiConverter` without making this `required` and we can't
+    // make it `required` without making it `public`.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    required public init(unsafeFromHandle handle: UInt64) {
+        self.handle = handle
+    }
+
+    // This constructor can be used to instantiate a fake object.
+    // - Parameter noHandle: Placeholder value so we can have a constructor separate from the default empty one that may be implemented for classes extending [FFIObject].
+    //
+    // - Warning:
+    //     Any object instantiated with this constructor cannot be passed to an actual Rust-backed object. Since there isn't a backing handle the FFI lower functions will crash.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public init(noHandle: NoHandle) {
+        self.handle = 0
+    }
+
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public func uniffiCloneHandle() -> UInt64 {
+        return try! rustCall { uniffi_attrflow_ffi_fn_clone_subscriberarchive(self.handle, $0) }
+    }
+    // No primary constructor declared for this class.
+
+    deinit {
+        if handle == 0 {
+            // Mock objects have handle=0 don't try to free them
+            return
+        }
+
+        try! rustCall { uniffi_attrflow_ffi_fn_free_subscriberarchive(handle, $0) }
+    }
+
+    
+
+    
+    /**
+     * Moves the archive to `chunk_size` (1 to 127) subscribers per chunk from the next
+     * chunk boundary, retrying lock conflicts by the archive's policy.
+     */
+open func changeChunkSizeWithRetry(chunkSize: UInt64)throws  -> ChunkSizeChange  {
+    return try  FfiConverterTypeChunkSizeChange_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_subscriberarchive_change_chunk_size_with_retry(
+            self.uniffiCloneHandle(),
+        FfiConverterUInt64.lower(chunkSize),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Reads one page: `""` or `current` for the newest, else a `next_page_token`.
+     */
+open func page(pageToken: String)throws  -> SubscriberPage  {
+    return try  FfiConverterTypeSubscriberPage_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_subscriberarchive_page(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(pageToken),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Appends a subscriber once; a concurrent append fails with `LockConflict`.
+     */
+open func register(subscriberId: String, deliveryAddress: String)throws  -> Subscriber  {
+    return try  FfiConverterTypeSubscriber_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_subscriberarchive_register(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(subscriberId),
+        FfiConverterString.lower(deliveryAddress),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Appends 1 to 1000 subscribers in one transaction, retrying lock conflicts by the
+     * archive's policy; with `idempotency_key`, a retry of the same batch returns the
+     * first call's subscribers.
+     */
+open func registerBatchWithRetry(subscribers: [NewSubscriber], idempotencyKey: String? = nil)throws  -> [Subscriber]  {
+    return try  FfiConverterSequenceTypeSubscriber.lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_subscriberarchive_register_batch_with_retry(
+            self.uniffiCloneHandle(),
+        FfiConverterSequenceTypeNewSubscriber.lower(subscribers),
+        FfiConverterOptionString.lower(idempotencyKey),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Appends a subscriber under `idempotency_key`, retrying lock conflicts by the
+     * archive's policy: a retry with the same key returns the first call's subscriber.
+     */
+open func registerOnceWithRetry(idempotencyKey: String, subscriberId: String, deliveryAddress: String)throws  -> Subscriber  {
+    return try  FfiConverterTypeSubscriber_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_subscriberarchive_register_once_with_retry(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(idempotencyKey),
+        FfiConverterString.lower(subscriberId),
+        FfiConverterString.lower(deliveryAddress),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Appends a subscriber, retrying lock conflicts by the archive's policy.
+     */
+open func registerWithRetry(subscriberId: String, deliveryAddress: String)throws  -> Subscriber  {
+    return try  FfiConverterTypeSubscriber_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_subscriberarchive_register_with_retry(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(subscriberId),
+        FfiConverterString.lower(deliveryAddress),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Sets how many idempotency keys the archive remembers, and for how long, retrying
+     * lock conflicts by the archive's policy.
+     */
+open func setIdempotencyWindowWithRetry(window: IdempotencyWindow)throws  -> IdempotencyWindow  {
+    return try  FfiConverterTypeIdempotencyWindow_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_subscriberarchive_set_idempotency_window_with_retry(
+            self.uniffiCloneHandle(),
+        FfiConverterTypeIdempotencyWindow_lower(window),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Starts the archive, or returns the running one's run ID.
+     */
+open func start()throws  -> String  {
+    return try  FfiConverterString.lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_subscriberarchive_start(
+            self.uniffiCloneHandle(),uniffiCallStatus
+    )
+})
+}
+    
+
+    
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeSubscriberArchive: FfiConverter {
+    typealias FfiType = UInt64
+    typealias SwiftType = SubscriberArchive
+
+    public static func lift(_ handle: UInt64) throws -> SubscriberArchive {
+        return SubscriberArchive(unsafeFromHandle: handle)
+    }
+
+    public static func lower(_ value: SubscriberArchive) -> UInt64 {
+        return value.uniffiCloneHandle()
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SubscriberArchive {
+        let handle: UInt64 = try readInt(&buf)
+        return try lift(handle)
+    }
+
+    public static func write(_ value: SubscriberArchive, into buf: inout [UInt8]) {
+        writeInt(&buf, lower(value))
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeSubscriberArchive_lift(_ handle: UInt64) throws -> SubscriberArchive {
+    return try FfiConverterTypeSubscriberArchive.lift(handle)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeSubscriberArchive_lower(_ value: SubscriberArchive) -> UInt64 {
+    return FfiConverterTypeSubscriberArchive.lower(value)
 }
 
 
@@ -1821,6 +2538,97 @@ public func FfiConverterTypeNewSubscriber_lower(_ value: NewSubscriber) -> RustB
 
 
 /**
+ * How often, and for how long, a `*WithRetry` call retries a lock conflict: at most
+ * `max_attempts` calls, pauses drawn at random below a bound that doubles from
+ * `first_delay_ms` to `max_delay_ms`, and no new call after `budget_ms`.
+ */
+public struct RetryPolicy: Equatable, Hashable {
+    /**
+     * The most calls, the first included; at least 1.
+     */
+    public var maxAttempts: UInt32
+    /**
+     * The bound of the first pause, in milliseconds; at least 1.
+     */
+    public var firstDelayMs: UInt64
+    /**
+     * The bound of any pause, in milliseconds; at least `first_delay_ms`.
+     */
+    public var maxDelayMs: UInt64
+    /**
+     * The time after which no new call starts, in milliseconds.
+     */
+    public var budgetMs: UInt64
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * The most calls, the first included; at least 1.
+         */maxAttempts: UInt32, 
+        /**
+         * The bound of the first pause, in milliseconds; at least 1.
+         */firstDelayMs: UInt64, 
+        /**
+         * The bound of any pause, in milliseconds; at least `first_delay_ms`.
+         */maxDelayMs: UInt64, 
+        /**
+         * The time after which no new call starts, in milliseconds.
+         */budgetMs: UInt64) {
+        self.maxAttempts = maxAttempts
+        self.firstDelayMs = firstDelayMs
+        self.maxDelayMs = maxDelayMs
+        self.budgetMs = budgetMs
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension RetryPolicy: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeRetryPolicy: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> RetryPolicy {
+        return
+            try RetryPolicy(
+                maxAttempts: FfiConverterUInt32.read(from: &buf), 
+                firstDelayMs: FfiConverterUInt64.read(from: &buf), 
+                maxDelayMs: FfiConverterUInt64.read(from: &buf), 
+                budgetMs: FfiConverterUInt64.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: RetryPolicy, into buf: inout [UInt8]) {
+        FfiConverterUInt32.write(value.maxAttempts, into: &buf)
+        FfiConverterUInt64.write(value.firstDelayMs, into: &buf)
+        FfiConverterUInt64.write(value.maxDelayMs, into: &buf)
+        FfiConverterUInt64.write(value.budgetMs, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeRetryPolicy_lift(_ buf: RustBuffer) throws -> RetryPolicy {
+    return try FfiConverterTypeRetryPolicy.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeRetryPolicy_lower(_ value: RetryPolicy) -> RustBuffer {
+    return FfiConverterTypeRetryPolicy.lower(value)
+}
+
+
+/**
  * One archived subscriber.
  */
 public struct Subscriber: Equatable, Hashable {
@@ -1979,7 +2787,7 @@ public func FfiConverterTypeSubscriberPage_lower(_ value: SubscriberPage) -> Rus
 
 
 /**
- * An error of any attrflow call; the variant says what kind of failure, the message what
+ * An error of any attrflow call; the variant says what kind of failure, `reason` what
  * exactly was wrong.
  */
 public 
@@ -1990,54 +2798,101 @@ enum AttrflowError: Swift.Error, Equatable, Hashable, Foundation.LocalizedError 
     /**
      * Another call holds a lock this call needs; nothing was written. Retry.
      */
-    case LockConflict(message: String)
-    
+    case LockConflict(
+        /**
+         * The core's message.
+         */reason: String
+    )
     /**
      * No flow with this ID was started in the store.
      */
-    case FlowNotFound(message: String)
-    
+    case FlowNotFound(
+        /**
+         * The core's message.
+         */reason: String, 
+        /**
+         * The flow ID asked for.
+         */flowId: String
+    )
     /**
      * A flow with this ID is already running.
      */
-    case FlowAlreadyStarted(message: String)
-    
+    case FlowAlreadyStarted(
+        /**
+         * The core's message.
+         */reason: String, 
+        /**
+         * The flow ID asked for.
+         */flowId: String, 
+        /**
+         * The run ID of the running flow.
+         */runId: String
+    )
     /**
      * The caller's input broke a rule (a bad name, a missing field, malformed JSON).
      */
-    case InvalidInput(message: String)
-    
+    case InvalidInput(
+        /**
+         * The core's message, naming what was wrong.
+         */reason: String
+    )
     /**
      * A page token is neither `""`, `current`, nor a 20-digit chunk boundary.
      */
-    case InvalidPageToken(message: String)
-    
+    case InvalidPageToken(
+        /**
+         * The core's message.
+         */reason: String, 
+        /**
+         * The token refused.
+         */token: String
+    )
     /**
      * A well-formed page token names a chunk that is not stored.
      */
-    case PageNotFound(message: String)
-    
+    case PageNotFound(
+        /**
+         * The core's message.
+         */reason: String
+    )
     /**
      * A record the call looked up by key (a customer profile, say) is not stored.
      */
-    case RecordNotFound(message: String)
-    
+    case RecordNotFound(
+        /**
+         * The core's message.
+         */reason: String
+    )
     /**
      * A handler read a map instance its call did not load.
      */
-    case AttributeMapNotLoaded(message: String)
-    
+    case AttributeMapNotLoaded(
+        /**
+         * The core's message.
+         */reason: String, 
+        /**
+         * The instance read, `<map>/<instance>`.
+         */physicalName: String
+    )
     /**
-     * A handler failed (or panicked); nothing it wrote was stored. The message starts
-     * with the handler's error type when it has one.
+     * A handler failed (or panicked); nothing it wrote was stored.
      */
-    case HandlerFailure(message: String)
-    
+    case HandlerFailure(
+        /**
+         * The handler's own message.
+         */reason: String, 
+        /**
+         * The type of the handler's error (`panic`, say); empty when unknown.
+         */errorType: String
+    )
     /**
      * The store could not be opened, read or written.
      */
-    case Storage(message: String)
-    
+    case Storage(
+        /**
+         * The core's message.
+         */reason: String
+    )
 
     
 
@@ -2068,47 +2923,43 @@ public struct FfiConverterTypeAttrflowError: FfiConverterRustBuffer {
 
         
         case 1: return .LockConflict(
-            message: try FfiConverterString.read(from: &buf)
-        )
-        
+            reason: try FfiConverterString.read(from: &buf)
+            )
         case 2: return .FlowNotFound(
-            message: try FfiConverterString.read(from: &buf)
-        )
-        
+            reason: try FfiConverterString.read(from: &buf), 
+            flowId: try FfiConverterString.read(from: &buf)
+            )
         case 3: return .FlowAlreadyStarted(
-            message: try FfiConverterString.read(from: &buf)
-        )
-        
+            reason: try FfiConverterString.read(from: &buf), 
+            flowId: try FfiConverterString.read(from: &buf), 
+            runId: try FfiConverterString.read(from: &buf)
+            )
         case 4: return .InvalidInput(
-            message: try FfiConverterString.read(from: &buf)
-        )
-        
+            reason: try FfiConverterString.read(from: &buf)
+            )
         case 5: return .InvalidPageToken(
-            message: try FfiConverterString.read(from: &buf)
-        )
-        
+            reason: try FfiConverterString.read(from: &buf), 
+            token: try FfiConverterString.read(from: &buf)
+            )
         case 6: return .PageNotFound(
-            message: try FfiConverterString.read(from: &buf)
-        )
-        
+            reason: try FfiConverterString.read(from: &buf)
+            )
         case 7: return .RecordNotFound(
-            message: try FfiConverterString.read(from: &buf)
-        )
-        
+            reason: try FfiConverterString.read(from: &buf)
+            )
         case 8: return .AttributeMapNotLoaded(
-            message: try FfiConverterString.read(from: &buf)
-        )
-        
+            reason: try FfiConverterString.read(from: &buf), 
+            physicalName: try FfiConverterString.read(from: &buf)
+            )
         case 9: return .HandlerFailure(
-            message: try FfiConverterString.read(from: &buf)
-        )
-        
+            reason: try FfiConverterString.read(from: &buf), 
+            errorType: try FfiConverterString.read(from: &buf)
+            )
         case 10: return .Storage(
-            message: try FfiConverterString.read(from: &buf)
-        )
-        
+            reason: try FfiConverterString.read(from: &buf)
+            )
 
-        default: throw UniffiInternalError.unexpectedEnumCase
+         default: throw UniffiInternalError.unexpectedEnumCase
         }
     }
 
@@ -2118,28 +2969,62 @@ public struct FfiConverterTypeAttrflowError: FfiConverterRustBuffer {
         
 
         
-        case .LockConflict(_ /* message is ignored*/):
-            writeInt(&buf, Int32(1))
-        case .FlowNotFound(_ /* message is ignored*/):
-            writeInt(&buf, Int32(2))
-        case .FlowAlreadyStarted(_ /* message is ignored*/):
-            writeInt(&buf, Int32(3))
-        case .InvalidInput(_ /* message is ignored*/):
-            writeInt(&buf, Int32(4))
-        case .InvalidPageToken(_ /* message is ignored*/):
-            writeInt(&buf, Int32(5))
-        case .PageNotFound(_ /* message is ignored*/):
-            writeInt(&buf, Int32(6))
-        case .RecordNotFound(_ /* message is ignored*/):
-            writeInt(&buf, Int32(7))
-        case .AttributeMapNotLoaded(_ /* message is ignored*/):
-            writeInt(&buf, Int32(8))
-        case .HandlerFailure(_ /* message is ignored*/):
-            writeInt(&buf, Int32(9))
-        case .Storage(_ /* message is ignored*/):
-            writeInt(&buf, Int32(10))
-
         
+        case let .LockConflict(reason):
+            writeInt(&buf, Int32(1))
+            FfiConverterString.write(reason, into: &buf)
+            
+        
+        case let .FlowNotFound(reason,flowId):
+            writeInt(&buf, Int32(2))
+            FfiConverterString.write(reason, into: &buf)
+            FfiConverterString.write(flowId, into: &buf)
+            
+        
+        case let .FlowAlreadyStarted(reason,flowId,runId):
+            writeInt(&buf, Int32(3))
+            FfiConverterString.write(reason, into: &buf)
+            FfiConverterString.write(flowId, into: &buf)
+            FfiConverterString.write(runId, into: &buf)
+            
+        
+        case let .InvalidInput(reason):
+            writeInt(&buf, Int32(4))
+            FfiConverterString.write(reason, into: &buf)
+            
+        
+        case let .InvalidPageToken(reason,token):
+            writeInt(&buf, Int32(5))
+            FfiConverterString.write(reason, into: &buf)
+            FfiConverterString.write(token, into: &buf)
+            
+        
+        case let .PageNotFound(reason):
+            writeInt(&buf, Int32(6))
+            FfiConverterString.write(reason, into: &buf)
+            
+        
+        case let .RecordNotFound(reason):
+            writeInt(&buf, Int32(7))
+            FfiConverterString.write(reason, into: &buf)
+            
+        
+        case let .AttributeMapNotLoaded(reason,physicalName):
+            writeInt(&buf, Int32(8))
+            FfiConverterString.write(reason, into: &buf)
+            FfiConverterString.write(physicalName, into: &buf)
+            
+        
+        case let .HandlerFailure(reason,errorType):
+            writeInt(&buf, Int32(9))
+            FfiConverterString.write(reason, into: &buf)
+            FfiConverterString.write(errorType, into: &buf)
+            
+        
+        case let .Storage(reason):
+            writeInt(&buf, Int32(10))
+            FfiConverterString.write(reason, into: &buf)
+            
         }
     }
 }
@@ -2253,6 +3138,30 @@ fileprivate struct FfiConverterOptionString: FfiConverterRustBuffer {
         switch try readInt(&buf) as Int8 {
         case 0: return nil
         case 1: return try FfiConverterString.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+fileprivate struct FfiConverterOptionTypeRetryPolicy: FfiConverterRustBuffer {
+    typealias SwiftType = RetryPolicy?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterTypeRetryPolicy.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterTypeRetryPolicy.read(from: &buf)
         default: throw UniffiInternalError.unexpectedOptionalTag
         }
     }
@@ -2432,6 +3341,16 @@ fileprivate struct FfiConverterSequenceTypeSubscriber: FfiConverterRustBuffer {
     }
 }
 /**
+ * The core's default policy: 100 attempts, pauses below 1 ms doubling to 50 ms, 5 s.
+ */
+public func defaultRetryPolicy() -> RetryPolicy  {
+    return try!  FfiConverterTypeRetryPolicy_lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_func_default_retry_policy(uniffiCallStatus
+    )
+})
+}
+/**
  * The flow ID the customer-directory pattern uses, `customer-directory`.
  */
 public func customerDirectoryFlowId() -> String  {
@@ -2490,6 +3409,9 @@ private let initializationResult: InitializationResult = {
     if bindings_contract_version != scaffolding_contract_version {
         return InitializationResult.contractVersionMismatch
     }
+    if (uniffi_attrflow_ffi_checksum_func_default_retry_policy() != 36392) {
+        return InitializationResult.apiChecksumMismatch
+    }
     if (uniffi_attrflow_ffi_checksum_func_customer_directory_flow_id() != 21569) {
         return InitializationResult.apiChecksumMismatch
     }
@@ -2500,6 +3422,54 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_attrflow_ffi_checksum_func_subscriber_archive_flow_id() != 63356) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_applog_append_batch_with_retry() != 1541) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_applog_append_once_with_retry() != 27627) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_applog_append_with_retry() != 31305) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_applog_page() != 5502) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_applog_start() != 16432) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_customerdirectory_get() != 40246) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_customerdirectory_start() != 18735) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_customerdirectory_upsert_with_retry() != 22806) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_subscriberarchive_change_chunk_size_with_retry() != 30315) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_subscriberarchive_page() != 15588) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_subscriberarchive_register() != 38678) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_subscriberarchive_register_batch_with_retry() != 28779) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_subscriberarchive_register_once_with_retry() != 56252) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_subscriberarchive_register_with_retry() != 3599) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_subscriberarchive_set_idempotency_window_with_retry() != 45824) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_subscriberarchive_start() != 10503) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_attrflow_ffi_checksum_method_store_append_log_record() != 60314) {
@@ -2515,6 +3485,15 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_attrflow_ffi_checksum_method_store_start_app_log() != 45603) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_store_app_log() != 25261) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_store_customer_directory() != 2037) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_store_subscriber_archive() != 3287) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_attrflow_ffi_checksum_method_store_delete_customer_profile() != 2329) {
@@ -2535,7 +3514,7 @@ private let initializationResult: InitializationResult = {
     if (uniffi_attrflow_ffi_checksum_method_store_location() != 1456) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_attrflow_ffi_checksum_method_store_change_subscriber_chunk_size() != 38661) {
+    if (uniffi_attrflow_ffi_checksum_method_store_change_subscriber_chunk_size() != 10031) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_attrflow_ffi_checksum_method_store_register_subscriber_once() != 1809) {

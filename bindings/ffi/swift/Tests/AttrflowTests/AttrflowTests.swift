@@ -1,5 +1,5 @@
 // The scenarios of the Kotlin tests, in Swift: paging 201 subscribers, concurrent
-// registrations retrying lock conflicts, typed errors with the core's messages, the app log,
+// registrations retrying lock conflicts by the core's policy, typed errors with the core's messages, the app log,
 // batch and idempotent registration, a chunk-size change, the customer directory, batch
 // and keyed app-log appends.
 import Foundation
@@ -17,15 +17,14 @@ final class AttrflowTests: XCTestCase {
         return try Store.open(location: folder.appendingPathComponent("attrflow.db").path, durability: .normal)
     }
 
+    /// A retry policy patient enough for many threads contending for one lock.
+    private let patientRetry = RetryPolicy(maxAttempts: 100_000, firstDelayMs: 1, maxDelayMs: 5, budgetMs: 120_000)
+
+    /// Registers subscriber `n`, retrying lock conflicts by the core's policy.
     private func register(_ store: Store, _ n: Int) throws -> Subscriber {
         let id = String(format: "subscriber-%03d", n)
-        while true {
-            do {
-                return try store.registerSubscriber(flowId: flowId, subscriberId: id, deliveryAddress: "\(id)@example.com")
-            } catch AttrflowError.LockConflict {
-                usleep(1000)
-            }
-        }
+        return try store.subscriberArchive(flowId: flowId, retry: patientRetry)
+            .registerWithRetry(subscriberId: id, deliveryAddress: "\(id)@example.com")
     }
 
     func testTwoHundredAndOneSubscribersPageBackInThreeChunks() throws {
@@ -72,10 +71,11 @@ final class AttrflowTests: XCTestCase {
         let store = try freshStore()
         _ = try store.startSubscriberArchive(flowId: flowId)
         XCTAssertThrowsError(try store.getSubscriberPage(flowId: flowId, pageToken: "7")) { error in
-            guard case AttrflowError.InvalidPageToken(let message) = error else {
+            guard case AttrflowError.InvalidPageToken(let reason, let token) = error else {
                 return XCTFail("expected InvalidPageToken, got \(error)")
             }
-            XCTAssertEqual(message, "invalid page token \"7\"")
+            XCTAssertEqual(reason, "invalid page token \"7\"")
+            XCTAssertEqual(token, "7")
         }
         XCTAssertThrowsError(try store.getSubscriberPage(flowId: flowId, pageToken: "00000000000000000301")) { error in
             guard case AttrflowError.PageNotFound(let message) = error else {
@@ -84,9 +84,10 @@ final class AttrflowTests: XCTestCase {
             XCTAssertEqual(message, "subscriber page \"00000000000000000301\" not found")
         }
         XCTAssertThrowsError(try store.registerSubscriber(flowId: "nobody", subscriberId: "s", deliveryAddress: "a")) { error in
-            guard case AttrflowError.FlowNotFound = error else {
+            guard case AttrflowError.FlowNotFound(_, let missing) = error else {
                 return XCTFail("expected FlowNotFound, got \(error)")
             }
+            XCTAssertEqual(missing, "nobody")
         }
     }
 
@@ -194,7 +195,7 @@ final class AttrflowTests: XCTestCase {
         XCTAssertEqual(pages.map(\.subscribers.count), [10, 50, 100, 100])
         XCTAssertEqual(oldest, try store.getSubscriberPage(flowId: flowId, pageToken: "00000000000000000001"))
         assertInvalidInput(try store.changeSubscriberChunkSize(flowId: flowId, chunkSize: 0),
-                           "chunk size must be between 1 and 10000, got 0")
+                           "chunk size must be between 1 and 127, got 0")
     }
 
     func testCustomerDirectoryGoldenPartitionCollidingUpsertsAndTypedErrors() throws {
@@ -216,16 +217,11 @@ final class AttrflowTests: XCTestCase {
         let lock = NSLock()
         var failures: [Error] = []
         DispatchQueue.concurrentPerform(iterations: profiles.count) { index in
-            while true {
-                do {
-                    _ = try store.upsertCustomerProfile(flowId: directory, profile: profiles[index])
-                    return
-                } catch AttrflowError.LockConflict {
-                    usleep(1000)
-                } catch {
-                    lock.lock(); failures.append(error); lock.unlock()
-                    return
-                }
+            do {
+                _ = try store.customerDirectory(flowId: directory, retry: patientRetry)
+                    .upsertWithRetry(profile: profiles[index])
+            } catch {
+                lock.lock(); failures.append(error); lock.unlock()
             }
         }
         XCTAssertTrue(failures.isEmpty, "\(failures)")

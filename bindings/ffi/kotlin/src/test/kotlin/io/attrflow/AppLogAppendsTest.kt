@@ -64,19 +64,19 @@ class AppLogAppendsTest {
             val oversize = assertThrows<AttrflowException.InvalidInput> {
                 store.appendLogRecords(flowId, "audit", records(1..1001))
             }
-            assertEquals("a batch holds at most 1000 records, got 1001", oversize.message)
+            assertEquals("a batch holds at most 1000 records, got 1001", oversize.reason)
             val notJson = assertThrows<AttrflowException.InvalidInput> {
                 store.appendLogRecords(flowId, "audit", listOf("1", "{oops"))
             }
-            assertTrue(notJson.message!!.startsWith("records[1]: record of log \"audit\" is not JSON"), notJson.message)
+            assertTrue(notJson.reason.startsWith("records[1]: record of log \"audit\" is not JSON"), notJson.reason)
             val nullRecord = assertThrows<AttrflowException.InvalidInput> {
                 store.appendLogRecords(flowId, "audit", listOf("1", "null"))
             }
-            assertEquals("records[1]: record is required", nullRecord.message)
+            assertEquals("records[1]: record is required", nullRecord.reason)
             val badKey = assertThrows<AttrflowException.InvalidInput> {
                 store.appendLogRecordOnce(flowId, "audit", "has space", "1")
             }
-            assertTrue(badKey.message!!.startsWith("idempotency key must be"), badKey.message)
+            assertTrue(badKey.reason.startsWith("idempotency key must be"), badKey.reason)
             assertTrue(store.getLogPage(flowId, "audit", "current").entries.isEmpty())
         }
     }

@@ -34,7 +34,7 @@ class ChunkSizeChangeTest {
             val notABoundary = assertThrows<AttrflowException.InvalidPageToken> {
                 store.getSubscriberPage(flowId, "00000000000000000226")
             }
-            assertEquals("invalid page token \"00000000000000000226\"", notABoundary.message)
+            assertEquals("invalid page token \"00000000000000000226\"", notABoundary.reason)
         }
     }
 
@@ -42,9 +42,9 @@ class ChunkSizeChangeTest {
     fun `chunk sizes out of range are InvalidInput`() {
         freshStore().use { store ->
             store.startSubscriberArchive(flowId)
-            for (size in listOf(0uL, 10_001uL)) {
+            for (size in listOf(0uL, 128uL, 10_000uL)) {
                 val error = assertThrows<AttrflowException.InvalidInput> { store.changeSubscriberChunkSize(flowId, size) }
-                assertEquals("chunk size must be between 1 and 10000, got $size", error.message)
+                assertEquals("chunk size must be between 1 and 127, got $size", error.reason)
             }
         }
     }

@@ -2,7 +2,6 @@ package io.attrflow
 
 import java.util.concurrent.ConcurrentLinkedQueue
 import java.util.concurrent.CountDownLatch
-import java.util.concurrent.atomic.AtomicInteger
 import org.junit.jupiter.api.Assertions.assertEquals
 import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.Test
@@ -14,18 +13,6 @@ class CustomerDirectoryTest {
 
     private fun profile(email: String, tier: String = "gold") =
         CustomerProfile(email, "Name of $email", "Company of $email", tier)
-
-    /** Saves `profile`, retrying while another caller holds its bucket's lock; returns the conflicts. */
-    private fun Store.upsertRetrying(profile: CustomerProfile, conflicts: AtomicInteger): CustomerProfile {
-        while (true) {
-            try {
-                return upsertCustomerProfile(flowId, profile)
-            } catch (conflict: AttrflowException.LockConflict) {
-                conflicts.incrementAndGet()
-                Thread.yield()
-            }
-        }
-    }
 
     @Test
     fun `a known email lands in its golden partition and reads back under any case`() {
@@ -55,13 +42,13 @@ class CustomerDirectoryTest {
             .toList()
         freshStore().use { store ->
             store.startCustomerDirectory(flowId)
-            val conflicts = AtomicInteger(0)
+            val directory = store.customerDirectory(flowId, patientRetry)
             val saved = ConcurrentLinkedQueue<CustomerProfile>()
             val start = CountDownLatch(1)
             val threads = emails.map { email ->
                 Thread {
                     start.await()
-                    saved += store.upsertRetrying(profile(email), conflicts)
+                    saved += directory.upsertWithRetry(profile(email))
                 }.apply { start() }
             }
             start.countDown()
@@ -71,7 +58,6 @@ class CustomerDirectoryTest {
             for (email in emails) {
                 assertEquals(profile(email), store.getCustomerProfile(flowId, email))
             }
-            println("12 upserts to $bucket from 12 threads, $conflicts lock conflicts retried")
         }
     }
 
@@ -82,20 +68,20 @@ class CustomerDirectoryTest {
             val missing = assertThrows<AttrflowException.RecordNotFound> {
                 store.getCustomerProfile(flowId, "Nobody@Example.com")
             }
-            assertEquals("customer profile \"nobody@example.com\" not found", missing.message)
+            assertEquals("customer profile \"nobody@example.com\" not found", missing.reason)
 
             val accented = assertThrows<AttrflowException.InvalidInput> {
                 store.upsertCustomerProfile(flowId, profile("josé@example.com"))
             }
-            assertEquals("emailAddress must contain only ASCII characters", accented.message)
+            assertEquals("emailAddress must contain only ASCII characters", accented.reason)
             assertThrows<AttrflowException.InvalidInput> { store.getCustomerProfile(flowId, "josé@example.com") }
             assertThrows<AttrflowException.InvalidInput> { customerProfilePartition("josé@example.com") }
             val blank = assertThrows<AttrflowException.InvalidInput> { store.upsertCustomerProfile(flowId, profile("  ")) }
-            assertEquals("emailAddress is required", blank.message)
+            assertEquals("emailAddress is required", blank.reason)
             val noName = assertThrows<AttrflowException.InvalidInput> {
                 store.upsertCustomerProfile(flowId, profile("ada@example.com").copy(fullName = ""))
             }
-            assertTrue(noName.message!!.contains("fullName"), noName.message)
+            assertTrue(noName.reason.contains("fullName"), noName.reason)
             assertThrows<AttrflowException.RecordNotFound> { store.getCustomerProfile(flowId, "ada@example.com") }
         }
     }

@@ -46,7 +46,7 @@ class SubscriberBatchTest {
             val changed = assertThrows<AttrflowException.InvalidInput> {
                 store.registerSubscribers(flowId, batch(1, 149), "import-2026-12")
             }
-            assertTrue(changed.message!!.contains("import-2026-12"), changed.message)
+            assertTrue(changed.reason.contains("import-2026-12"), changed.reason)
             assertEquals(150, store.allSubscriberPages(flowId).sumOf { it.subscribers.size })
         }
     }
@@ -71,7 +71,7 @@ class SubscriberBatchTest {
             val otherSubscriber = assertThrows<AttrflowException.InvalidInput> {
                 reopened.registerSubscriberOnce(flowId, "signup-ada", "ada", "ada@example.org")
             }
-            assertTrue(otherSubscriber.message!!.contains("signup-ada"), otherSubscriber.message)
+            assertTrue(otherSubscriber.reason.contains("signup-ada"), otherSubscriber.reason)
         }
     }
 
@@ -90,7 +90,7 @@ class SubscriberBatchTest {
             val bad = assertThrows<AttrflowException.InvalidInput> {
                 store.setSubscriberIdempotencyWindow(flowId, IdempotencyWindow(0u, 1uL))
             }
-            assertEquals("idempotency window maxKeys must be between 1 and 10000, got 0", bad.message)
+            assertEquals("idempotency window maxKeys must be between 1 and 10000, got 0", bad.reason)
         }
     }
 
@@ -101,19 +101,19 @@ class SubscriberBatchTest {
             val oversize = assertThrows<AttrflowException.InvalidInput> {
                 store.registerSubscribers(flowId, batch(1, 1001))
             }
-            assertEquals("a batch holds at most 1000 records, got 1001", oversize.message)
+            assertEquals("a batch holds at most 1000 records, got 1001", oversize.reason)
             val empty = assertThrows<AttrflowException.InvalidInput> { store.registerSubscribers(flowId, emptyList()) }
-            assertEquals("a batch needs at least one record", empty.message)
+            assertEquals("a batch needs at least one record", empty.reason)
 
             val oneBad = batch(1, 10).toMutableList().apply { this[7] = NewSubscriber("", "x@example.com") }
             val missing = assertThrows<AttrflowException.InvalidInput> { store.registerSubscribers(flowId, oneBad) }
-            assertEquals("subscribers[7]: subscriberId is required", missing.message)
+            assertEquals("subscribers[7]: subscriberId is required", missing.reason)
 
             for (key in listOf("", "has space", "k".repeat(129), "clé")) {
                 val error = assertThrows<AttrflowException.InvalidInput> {
                     store.registerSubscriberOnce(flowId, key, "ada", "ada@example.com")
                 }
-                assertTrue(error.message!!.startsWith("idempotency key must be 1 to 128 visible ASCII characters"), error.message)
+                assertTrue(error.reason.startsWith("idempotency key must be 1 to 128 visible ASCII characters"), error.reason)
                 assertThrows<AttrflowException.InvalidInput> { store.registerSubscribers(flowId, batch(1, 2), key.ifEmpty { " " }) }
             }
             assertTrue(store.getSubscriberPage(flowId, "current").subscribers.isEmpty())

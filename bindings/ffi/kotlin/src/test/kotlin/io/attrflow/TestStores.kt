@@ -9,16 +9,13 @@ internal fun freshStore(): Store {
     return Store.open(folder.resolve("attrflow.db").toString(), Durability.NORMAL)
 }
 
-/** Registers subscriber `n`, retrying while another caller holds the archive's lock. */
+/** A retry policy patient enough for many threads contending for one lock. */
+internal val patientRetry = RetryPolicy(maxAttempts = 100_000u, firstDelayMs = 1u, maxDelayMs = 5u, budgetMs = 120_000u)
+
+/** Registers subscriber `n`, retrying by the core's policy while another caller holds the lock. */
 internal fun Store.registerRetrying(flowId: String, n: Int): Subscriber {
     val id = "subscriber-%03d".format(n)
-    while (true) {
-        try {
-            return registerSubscriber(flowId, id, "$id@example.com")
-        } catch (conflict: AttrflowException.LockConflict) {
-            Thread.sleep(1)
-        }
-    }
+    return subscriberArchive(flowId, patientRetry).registerWithRetry(id, "$id@example.com")
 }
 
 /** Every page of the archive, newest first, following each page's next token. */

@@ -1,0 +1,294 @@
+//! The core's flow clients for Python: the typed clients of the app log and the customer
+//! directory as objects (`AppLog`, `CustomerDirectory`) whose `*_with_retry` calls retry by
+//! the core's [`RetryPolicy`], the per-call lock and load plans of both, and the policy
+//! itself, so `attrflow.flows` and the example service derive none of them again.
+//!
+//! A plan crosses as two lists of `(map, instance)` pairs, locks then loads, exactly as the
+//! core's `RpcInvokeOptions` holds them; records and results cross as JSON text.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use attrflow::flows::app_log::AppLog as CoreAppLog;
+use attrflow::flows::customer_directory::{CustomerDirectory as CoreDirectory, CustomerProfile};
+use attrflow::flows::{app_log, customer_directory};
+use attrflow::options::RpcInvokeOptions;
+use attrflow::retry::RetryPolicy as CorePolicy;
+use attrflow::Runtime;
+use pyo3::prelude::*;
+use serde_json::Value;
+
+use crate::errors::{to_py_err, IntoPyResult};
+use crate::runtime::NativeRuntime;
+
+/// Locks and loads of one call, as `(map, instance)` pairs.
+type Plan = (Vec<(String, String)>, Vec<(String, String)>);
+
+fn plan(options: RpcInvokeOptions) -> Plan {
+    let pairs = |instances: Vec<attrflow::MapInstance>| {
+        instances
+            .into_iter()
+            .map(|instance| (instance.map, instance.instance))
+            .collect()
+    };
+    (
+        pairs(options.lock_attribute_map_instances),
+        pairs(options.load_attribute_map_instances),
+    )
+}
+
+/// The locks and loads of an append to the app log `log` (`idempotent`: a keyed one, which
+/// also locks and loads `<log>.idempotency-keys`); raises `InvalidInputError` for a bad
+/// log name.
+#[pyfunction]
+fn app_log_append_plan(py: Python<'_>, log: &str, idempotent: bool) -> PyResult<Plan> {
+    app_log::validate_log_name(log).into_py_result(py)?;
+    Ok(plan(if idempotent {
+        app_log::idempotent_append_options(log)
+    } else {
+        app_log::append_options(log)
+    }))
+}
+
+/// The loads of a read of the app log `log`'s page `page_token`; raises
+/// `InvalidInputError` for a bad log name and `InvalidPageTokenError` for a bad token.
+#[pyfunction]
+fn app_log_page_plan(py: Python<'_>, log: &str, page_token: &str) -> PyResult<Plan> {
+    app_log::page_options(log, page_token)
+        .map(plan)
+        .into_py_result(py)
+}
+
+/// The locks and loads of an upsert of `email_address`'s customer profile (its
+/// partition); raises `InvalidInputError` for an empty or non-ASCII address.
+#[pyfunction]
+fn customer_directory_upsert_plan(py: Python<'_>, email_address: &str) -> PyResult<Plan> {
+    customer_directory::upsert_options(email_address)
+        .map(plan)
+        .into_py_result(py)
+}
+
+/// The loads of a read of `email_address`'s customer profile (its partition).
+#[pyfunction]
+fn customer_directory_read_plan(py: Python<'_>, email_address: &str) -> PyResult<Plan> {
+    customer_directory::read_options(email_address)
+        .map(plan)
+        .into_py_result(py)
+}
+
+/// The core's retry policy for lock conflicts: at most `max_attempts` calls, pauses drawn
+/// at random below a bound doubling from `first_delay` to `max_delay` seconds, and no new
+/// call after `budget` seconds.
+#[pyclass(module = "attrflow._native", name = "RetryPolicy", frozen, eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct PyRetryPolicy(CorePolicy);
+
+fn seconds(py: Python<'_>, what: &str, value: f64) -> PyResult<Duration> {
+    Duration::try_from_secs_f64(value).map_err(|_| {
+        to_py_err(
+            py,
+            attrflow::Error::invalid_input(format!(
+                "a retry policy's {what} must be a number of seconds from 0, got {value}"
+            )),
+        )
+    })
+}
+
+#[pymethods]
+impl PyRetryPolicy {
+    #[new]
+    #[pyo3(signature = (max_attempts = None, first_delay = None, max_delay = None, budget = None))]
+    fn new(
+        py: Python<'_>,
+        max_attempts: Option<u32>,
+        first_delay: Option<f64>,
+        max_delay: Option<f64>,
+        budget: Option<f64>,
+    ) -> PyResult<Self> {
+        let default = CorePolicy::DEFAULT;
+        let duration = |what, value: Option<f64>, default: Duration| match value {
+            Some(value) => seconds(py, what, value),
+            None => Ok(default),
+        };
+        CorePolicy::new(
+            max_attempts.unwrap_or(default.max_attempts()),
+            duration("first delay", first_delay, default.first_delay())?,
+            duration("max delay", max_delay, default.max_delay())?,
+            duration("budget", budget, default.budget())?,
+        )
+        .map(PyRetryPolicy)
+        .into_py_result(py)
+    }
+
+    /// The most calls, the first included.
+    #[getter]
+    fn max_attempts(&self) -> u32 {
+        self.0.max_attempts()
+    }
+
+    /// The bound of the first pause, in seconds.
+    #[getter]
+    fn first_delay(&self) -> f64 {
+        self.0.first_delay().as_secs_f64()
+    }
+
+    /// The bound of any pause, in seconds.
+    #[getter]
+    fn max_delay(&self) -> f64 {
+        self.0.max_delay().as_secs_f64()
+    }
+
+    /// The time after which no new call starts, in seconds.
+    #[getter]
+    fn budget(&self) -> f64 {
+        self.0.budget().as_secs_f64()
+    }
+
+    /// The pause, in seconds, before retry `retry` (from 0) after `elapsed` seconds since
+    /// the first call; `None` when the policy gives up.
+    fn pause_before(&self, py: Python<'_>, retry: u32, elapsed: f64) -> PyResult<Option<f64>> {
+        let elapsed = seconds(py, "elapsed time", elapsed)?;
+        Ok(self
+            .0
+            .pause_before(retry, elapsed)
+            .map(|pause| pause.as_secs_f64()))
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "RetryPolicy(max_attempts={}, first_delay={}, max_delay={}, budget={})",
+            self.max_attempts(),
+            self.first_delay(),
+            self.max_delay(),
+            self.budget()
+        )
+    }
+}
+
+/// The error of a result that does not encode as JSON.
+fn encode_error(error: serde_json::Error) -> attrflow::Error {
+    attrflow::Error::storage(format!("cannot encode a result as JSON: {error}"))
+}
+
+/// The error of JSON text a caller passed as `what` that does not parse.
+fn parse_error(what: &str, error: serde_json::Error) -> attrflow::Error {
+    attrflow::Error::invalid_input(format!("{what} is not valid JSON: {error}"))
+}
+
+/// The store, flow and policy a native client calls with.
+struct Target {
+    runtime: Arc<Runtime>,
+    flow_id: String,
+    retry: CorePolicy,
+}
+
+impl Target {
+    fn new(
+        py: Python<'_>,
+        runtime: &NativeRuntime,
+        flow_id: String,
+        retry: Option<&PyRetryPolicy>,
+    ) -> PyResult<Self> {
+        Ok(Target {
+            runtime: runtime.runtime().into_py_result(py)?,
+            flow_id,
+            retry: retry.map_or(CorePolicy::DEFAULT, |policy| policy.0),
+        })
+    }
+}
+
+/// A native client class `$native` (Python name `$name`) over the core client `$core`:
+/// its constructor `(runtime, flow_id, retry=None)`, `start()`, and `$methods`.
+macro_rules! native_client {
+    ($(#[$doc:meta])* $native:ident, $name:literal, $core:ident, { $($methods:tt)* }) => {
+        $(#[$doc])*
+        #[pyclass(module = "attrflow._native", name = $name, frozen)]
+        pub(crate) struct $native(Target);
+
+        impl $native {
+            fn core(&self) -> $core<'_> {
+                $core::new(&self.0.runtime, &self.0.flow_id).with_retry_policy(self.0.retry)
+            }
+        }
+
+        #[pymethods]
+        impl $native {
+            #[new]
+            #[pyo3(signature = (runtime, flow_id, retry = None))]
+            fn new(
+                py: Python<'_>,
+                runtime: &NativeRuntime,
+                flow_id: String,
+                retry: Option<&PyRetryPolicy>,
+            ) -> PyResult<Self> {
+                Target::new(py, runtime, flow_id, retry).map($native)
+            }
+
+            /// Starts the flow, or returns the running one's run ID.
+            fn start(&self, py: Python<'_>) -> PyResult<String> {
+                py.detach(|| self.core().start()).into_py_result(py)
+            }
+
+            $($methods)*
+        }
+    };
+}
+
+native_client!(
+    /// The app log (`ChunkedLogFlow`) `flow_id` of a store, as the core's typed client.
+    NativeAppLog, "AppLog", CoreAppLog, {
+    /// Appends the JSON record `record_json` to `log`, retrying lock conflicts by the
+    /// client's policy; returns the entry as JSON.
+    fn append_with_retry(&self, py: Python<'_>, log: &str, record_json: &str) -> PyResult<String> {
+        py.detach(|| {
+            let record: Value =
+                serde_json::from_str(record_json).map_err(|e| parse_error("record", e))?;
+            serde_json::to_string(&self.core().append_with_retry(log, record)?)
+                .map_err(encode_error)
+        })
+        .into_py_result(py)
+    }
+
+    /// Reads one page of `log`; returns it as JSON.
+    fn page(&self, py: Python<'_>, log: &str, page_token: &str) -> PyResult<String> {
+        py.detach(|| {
+            serde_json::to_string(&self.core().page(log, page_token)?).map_err(encode_error)
+        })
+        .into_py_result(py)
+    }
+});
+
+native_client!(
+    /// The customer directory (`CustomerDirectoryFlow`) `flow_id` of a store, as the core's
+    /// typed client.
+    NativeCustomerDirectory, "CustomerDirectory", CoreDirectory, {
+    /// Saves the profile `profile_json`, retrying lock conflicts by the client's policy;
+    /// returns it as stored, as JSON.
+    fn upsert_with_retry(&self, py: Python<'_>, profile_json: &str) -> PyResult<String> {
+        py.detach(|| {
+            let profile: CustomerProfile = serde_json::from_str(profile_json)
+                .map_err(|e| parse_error("customer profile", e))?;
+            serde_json::to_string(&self.core().upsert_with_retry(&profile)?).map_err(encode_error)
+        })
+        .into_py_result(py)
+    }
+
+    /// The profile of `email_address`, as JSON.
+    fn get(&self, py: Python<'_>, email_address: &str) -> PyResult<String> {
+        py.detach(|| {
+            serde_json::to_string(&self.core().get(email_address)?).map_err(encode_error)
+        })
+        .into_py_result(py)
+    }
+});
+
+/// Adds the clients, the plans and the retry policy to the native module.
+pub(crate) fn add_to(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyRetryPolicy>()?;
+    m.add_class::<NativeAppLog>()?;
+    m.add_class::<NativeCustomerDirectory>()?;
+    m.add_function(wrap_pyfunction!(app_log_append_plan, m)?)?;
+    m.add_function(wrap_pyfunction!(app_log_page_plan, m)?)?;
+    m.add_function(wrap_pyfunction!(customer_directory_upsert_plan, m)?)?;
+    m.add_function(wrap_pyfunction!(customer_directory_read_plan, m)?)
+}

@@ -1,0 +1,76 @@
+//! Reading a chunked log: one page is one whole chunk, newest record first, naming the
+//! token of the next older page; tokens are checked by [`super::token`].
+
+use serde::de::DeserializeOwned;
+
+use super::token::PageToken;
+use super::ChunkedLog;
+use crate::context::RpcContext;
+use crate::error::{Error, Result};
+use crate::options::RpcInvokeOptions;
+use crate::typed::decode_stored;
+
+/// One page: a chunk's records, newest first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Page<R> {
+    /// The token this page was read with (`current` for `""`).
+    pub page_token: String,
+    /// The chunk's records, newest first.
+    pub records: Vec<R>,
+    /// The token of the next older page, `""` when there is none.
+    pub next_page_token: String,
+}
+
+impl ChunkedLog {
+    /// The per-call loads a read of a named log's page `token` needs, after checking the
+    /// token's form.
+    pub fn page_options(&self, token: &str) -> Result<RpcInvokeOptions> {
+        let key = self.chunk_key(&PageToken::parse(token)?.instance_key());
+        Ok(RpcInvokeOptions::new()
+            .load_attribute_map_instance(self.state_attribute, self.name.clone())
+            .load_attribute_map_instance(self.chunk_map, key))
+    }
+    /// Reads the page `token` names, newest record first. The chunk must be loaded: the
+    /// caller loads `token`'s instance (`current` for `""`) through RPC invoke options.
+    pub fn page<R: DeserializeOwned>(&self, ctx: &RpcContext<'_>, token: &str) -> Result<Page<R>> {
+        let state = self.state(ctx)?;
+        let history = self.layout_history_of(&state)?;
+        let parsed = PageToken::parse_in(&history, token)?;
+        let key = parsed.instance_key();
+        let records = match (parsed, self.records(ctx, &key)?) {
+            (_, Some(records)) => records,
+            (PageToken::Current, None) => &[],
+            (PageToken::Archive(_), None) if self.name.is_empty() => {
+                return Err(Error::PageNotFound(format!(
+                    "{} page {token:?} not found",
+                    self.page_noun
+                )))
+            }
+            (PageToken::Archive(_), None) => {
+                return Err(Error::PageNotFound(format!(
+                    "{} {:?} page {token:?} not found",
+                    self.page_noun, self.name
+                )))
+            }
+        };
+        let next_page_token = match parsed {
+            _ if records.is_empty() => String::new(),
+            PageToken::Current => state.latest_archived_chunk_token,
+            PageToken::Archive(first) => history
+                .previous_boundary(first)
+                .map(|previous| PageToken::Archive(previous).to_string())
+                .unwrap_or_default(),
+        };
+        let physical = format!("{}/{}", self.chunk_map, self.chunk_key(&key));
+        let records = records
+            .iter()
+            .rev()
+            .map(|record| decode_stored(&physical, record))
+            .collect::<Result<Vec<R>>>()?;
+        Ok(Page {
+            page_token: key,
+            records,
+            next_page_token,
+        })
+    }
+}
