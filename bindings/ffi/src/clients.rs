@@ -50,7 +50,7 @@ fn millis(duration: Duration) -> u64 {
 }
 
 /// The core policy `policy` describes (checked), or the default.
-fn core_policy(policy: Option<RetryPolicy>) -> Result<CorePolicy> {
+pub(crate) fn core_policy(policy: Option<RetryPolicy>) -> Result<CorePolicy> {
     let Some(policy) = policy else {
         return Ok(CorePolicy::DEFAULT);
     };
