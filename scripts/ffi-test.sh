@@ -29,7 +29,7 @@ cargo run --locked -q -p attrflow-rust-examples --example app_log -- "$work/app.
 echo "--- Kotlin: a store written from Python, then mvn test"
 "$venv/bin/ruff" check bindings/ffi/kotlin/src/test/python
 "$venv/bin/ruff" format --check bindings/ffi/kotlin/src/test/python
-"$venv/bin/mypy" --strict bindings/ffi/kotlin/src/test/python
+MYPYPATH=python/tests "$venv/bin/mypy" --strict bindings/ffi/kotlin/src/test/python
 "$venv/bin/python" bindings/ffi/kotlin/src/test/python/write_store.py \
     "$work/python.db" "$work/python-pages.tsv"
 rm -rf bindings/ffi/kotlin/target/surefire-reports
@@ -40,6 +40,7 @@ rm -rf bindings/ffi/kotlin/target/surefire-reports
         -Dattrflow.library.path="$(cd "../../../$target/debug" && pwd)" \
         -Dattrflow.python.store="$work/python.db" \
         -Dattrflow.python.pages="$work/python-pages.tsv" \
+        -Dattrflow.python="$(cd "../../../$venv/bin" && pwd)/python" \
         test
 )
 # Maven is quiet on success; say what ran, from Surefire's reports.
