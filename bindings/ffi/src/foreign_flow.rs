@@ -12,6 +12,7 @@ use std::ptr::NonNull;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use attrflow::definition::{FlowDefinition, RpcDefinition};
+use attrflow::retry::RetryPolicy as CorePolicy;
 use attrflow::store::StoreUrl;
 use attrflow::{Error, MapInstance, RpcInvokeOptions, Runtime, StartFlowOptions};
 use serde_json::Value;
@@ -288,12 +289,8 @@ impl Store {
         input_json: String,
         options: Option<InvokeOptions>,
     ) -> Result<String> {
-        let input = parse_input(&input_json, &rpc)?;
-        let options = options.map(RpcInvokeOptions::from).unwrap_or_default();
-        let output = self
-            .runtime
-            .invoke_rpc(&flow_type, &flow_id, &rpc, input, &options)?;
-        Ok(output.to_string())
+        let once = CorePolicy::DEFAULT.with_max_attempts(1)?;
+        self.invoke_json(&flow_type, &flow_id, &rpc, &input_json, options, once)
     }
 
     /// [`Store::invoke_rpc`], retrying lock conflicts by `retry` (the default policy when
@@ -308,11 +305,27 @@ impl Store {
         options: Option<InvokeOptions>,
         retry: Option<RetryPolicy>,
     ) -> Result<String> {
-        let input = parse_input(&input_json, &rpc)?;
+        let policy = core_policy(retry)?;
+        self.invoke_json(&flow_type, &flow_id, &rpc, &input_json, options, policy)
+    }
+}
+
+impl Store {
+    /// Decodes the input, invokes the RPC by `policy` and encodes its output.
+    fn invoke_json(
+        &self,
+        flow_type: &str,
+        flow_id: &str,
+        rpc: &str,
+        input_json: &str,
+        options: Option<InvokeOptions>,
+        policy: CorePolicy,
+    ) -> Result<String> {
+        let input = parse_input(input_json, rpc)?;
         let options = options.map(RpcInvokeOptions::from).unwrap_or_default();
-        let output = core_policy(retry)?.run(|| {
+        let output = policy.run(|| {
             self.runtime
-                .invoke_rpc(&flow_type, &flow_id, &rpc, input.clone(), &options)
+                .invoke_rpc(flow_type, flow_id, rpc, input.clone(), &options)
         })?;
         Ok(output.to_string())
     }
@@ -464,5 +477,110 @@ impl RpcContext {
     /// Stages the deletion of a map instance.
     pub fn delete_map_instance(&self, map: String, instance: String) -> Result<()> {
         self.with(|ctx| ctx.delete_map_instance(&map, &instance))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::AttrflowError;
+
+    /// Stages a write, then fails or succeeds as its input says.
+    struct Staging;
+
+    impl RpcHandler for Staging {
+        fn handle(
+            &self,
+            context: Arc<RpcContext>,
+            input_json: String,
+        ) -> std::result::Result<String, HandlerError> {
+            let staged = context.set_attribute("note".into(), input_json.clone());
+            staged.map_err(|e| HandlerError::Failed {
+                error_type: "AttrflowError".into(),
+                reason: e.to_string(),
+            })?;
+            if input_json.contains("fail") {
+                return Err(HandlerError::Failed {
+                    error_type: "TestError".into(),
+                    reason: "asked to fail".into(),
+                });
+            }
+            context.attribute("note".into()).map_or_else(
+                |e| Ok(format!("{e:?}")),
+                |note| Ok(note.unwrap_or_default()),
+            )
+        }
+    }
+
+    fn store() -> Arc<Store> {
+        let path = std::env::temp_dir().join(format!(
+            "attrflow-ffi-foreign-{}-{}.db",
+            std::process::id(),
+            uuid_like()
+        ));
+        Store::open_without_built_ins(path.display().to_string(), Some(Durability::Normal))
+            .expect("a fresh store opens")
+    }
+
+    fn uuid_like() -> u128 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos())
+    }
+
+    fn notes() -> Arc<FlowType> {
+        let builder = FlowTypeBuilder::new("Notes".into());
+        builder.attribute("note".into());
+        let lock = LockTarget {
+            target: "note".into(),
+            instance: None,
+        };
+        builder.rpc("Write".into(), Arc::new(Staging), vec![lock], vec![], false);
+        builder.build().expect("a valid definition builds")
+    }
+
+    #[test]
+    fn a_foreign_handler_commits_its_writes_or_none() {
+        let store = store();
+        store.register_flow_type(notes()).expect("registers");
+        store
+            .start_flow("Notes".into(), "n".into(), vec![], false)
+            .expect("starts");
+        let write = |input: &str| {
+            store.invoke_rpc(
+                "Notes".into(),
+                "n".into(),
+                "Write".into(),
+                input.into(),
+                None,
+            )
+        };
+        assert_eq!(write("\"kept\"").expect("writes"), "\"kept\"");
+        assert_eq!(
+            write("\"fail\"").expect_err("fails"),
+            AttrflowError::HandlerFailure {
+                reason: "asked to fail".into(),
+                error_type: "TestError".into()
+            }
+        );
+        assert_eq!(write("\"again\"").expect("writes"), "\"again\"");
+        assert!(matches!(
+            write("not json"),
+            Err(AttrflowError::InvalidInput { .. })
+        ));
+    }
+
+    #[test]
+    fn the_core_checks_a_foreign_definition() {
+        let builder = FlowTypeBuilder::new("Bad".into());
+        let lock = LockTarget {
+            target: "nope".into(),
+            instance: None,
+        };
+        builder.rpc("R".into(), Arc::new(Staging), vec![lock], vec![], false);
+        assert_eq!(
+            builder.build().expect_err("refused").to_string(),
+            r#"flow type "Bad" declares no Attribute or AttributeMap "nope""#
+        );
     }
 }
