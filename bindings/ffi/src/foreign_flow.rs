@@ -512,20 +512,28 @@ mod tests {
         }
     }
 
-    fn store() -> Arc<Store> {
-        let path = std::env::temp_dir().join(format!(
-            "attrflow-ffi-foreign-{}-{}.db",
-            std::process::id(),
-            uuid_like()
-        ));
-        Store::open_without_built_ins(path.display().to_string(), Some(Durability::Normal))
-            .expect("a fresh store opens")
+    /// A fresh store in its own temporary folder, removed when the guard drops.
+    struct TempStore {
+        folder: std::path::PathBuf,
+        store: Arc<Store>,
     }
 
-    fn uuid_like() -> u128 {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos())
+    impl Drop for TempStore {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.folder);
+        }
+    }
+
+    fn store(name: &str) -> TempStore {
+        let folder = std::env::temp_dir().join(format!(
+            "attrflow-ffi-foreign-{name}-{}",
+            std::process::id()
+        ));
+        std::fs::create_dir_all(&folder).expect("a temporary folder");
+        let path = folder.join("attrflow.db").display().to_string();
+        let store = Store::open_without_built_ins(path, Some(Durability::Normal))
+            .expect("a fresh store opens");
+        TempStore { folder, store }
     }
 
     fn notes() -> Arc<FlowType> {
@@ -541,7 +549,8 @@ mod tests {
 
     #[test]
     fn a_foreign_handler_commits_its_writes_or_none() {
-        let store = store();
+        let temp = store("commit");
+        let store = &temp.store;
         store.register_flow_type(notes()).expect("registers");
         store
             .start_flow("Notes".into(), "n".into(), vec![], false)
