@@ -32,7 +32,7 @@ cargo run --locked -q -p attrflow-rust-examples --example app_log -- "$work/app.
 echo "--- Kotlin: a store written from Python, then mvn install (tests, the JAR)"
 "$venv/bin/ruff" check bindings/ffi/kotlin/src/test/python
 "$venv/bin/ruff" format --check bindings/ffi/kotlin/src/test/python
-"$venv/bin/mypy" --strict bindings/ffi/kotlin/src/test/python
+MYPYPATH=python/tests "$venv/bin/mypy" --strict bindings/ffi/kotlin/src/test/python
 "$venv/bin/python" bindings/ffi/kotlin/src/test/python/write_store.py \
     "$work/python.db" "$work/python-pages.tsv"
 rm -rf bindings/ffi/kotlin/target/surefire-reports examples/kotlin-consumer/target
@@ -43,9 +43,10 @@ rm -rf bindings/ffi/kotlin/target/surefire-reports examples/kotlin-consumer/targ
         -Dattrflow.library.path="$(cd "../../../$target/debug" && pwd)" \
         -Dattrflow.python.store="$work/python.db" \
         -Dattrflow.python.pages="$work/python-pages.tsv" \
+        -Dattrflow.python="$(cd "../../../$venv/bin" && pwd)/python" \
         install
 )
-unzip -l bindings/ffi/kotlin/target/attrflow-0.1.0.jar | grep -q ' linux-x86-64/libattrflow_ffi.so$'
+"$venv/bin/python" -m zipfile -l bindings/ffi/kotlin/target/attrflow-0.1.0.jar | grep -q '^linux-x86-64/libattrflow_ffi.so '
 
 echo "--- Kotlin: the README example from the coordinates io.attrflow:attrflow"
 (

@@ -68,7 +68,7 @@ impl Target {
 }
 
 /// The core policy `policy` describes (checked), or the default.
-fn core_policy(policy: Option<RetryPolicy>) -> Result<CorePolicy> {
+pub(crate) fn core_policy(policy: Option<RetryPolicy>) -> Result<CorePolicy> {
     let Some(policy) = policy else {
         return Ok(CorePolicy::DEFAULT);
     };

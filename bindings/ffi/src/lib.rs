@@ -13,6 +13,8 @@
 //! - [`SubscriberArchive`], [`AppLog`], [`CustomerDirectory`]: the core's typed flow
 //!   clients as objects (`store.subscriberArchive(flowId)`, …), whose `*WithRetry` calls
 //!   retry lock conflicts by the core's [`RetryPolicy`];
+//! - [`FlowTypeBuilder`], [`RpcHandler`], [`RpcContext`]: flow types defined in Kotlin or
+//!   Swift, checked and run by the core (`store.registerFlowType`, `store.invokeRpc`);
 //! - [`AttrflowError`]: the core's errors, one variant each, with the core's message as
 //!   `reason` and the core's fields (`flowId`, `runId`, `token`, `errorType`, …).
 
@@ -22,6 +24,7 @@ mod app_log;
 mod clients;
 mod customer_directory;
 mod error;
+mod foreign_flow;
 mod metrics;
 mod store;
 mod subscriber_appends;
@@ -31,6 +34,10 @@ pub use app_log::{LogEntry, LogPage};
 pub use clients::{AppLog, CustomerDirectory, RetryPolicy, SubscriberArchive};
 pub use customer_directory::CustomerProfile;
 pub use error::AttrflowError;
+pub use foreign_flow::{
+    FlowType, FlowTypeBuilder, HandlerError, InitialValue, InvokeOptions, LockTarget,
+    MapInstanceRef, RpcContext, RpcHandler,
+};
 pub use metrics::{LatencyBucket, Metrics};
 pub use store::{Durability, Store};
 pub use subscriber_appends::{ChunkLayout, ChunkSizeChange, IdempotencyWindow, NewSubscriber};

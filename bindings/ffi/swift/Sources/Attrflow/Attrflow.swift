@@ -460,7 +460,13 @@ fileprivate final class UniffiHandleMap<T>: @unchecked Sendable {
 
 
 // Public interface members begin here.
-
+// Magic number for the Rust proxy to call using the same mechanism as every other method,
+// to free the callback once it's dropped by Rust.
+private let IDX_CALLBACK_FREE: Int32 = 0
+// Callback return codes
+private let UNIFFI_CALLBACK_SUCCESS: Int32 = 0
+private let UNIFFI_CALLBACK_ERROR: Int32 = 1
+private let UNIFFI_CALLBACK_UNEXPECTED_ERROR: Int32 = 2
 
 #if swift(>=5.8)
 @_documentation(visibility: private)
@@ -507,6 +513,30 @@ fileprivate struct FfiConverterDouble: FfiConverterPrimitive {
 
     public static func write(_ value: Double, into buf: inout [UInt8]) {
         writeDouble(&buf, lower(value))
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+fileprivate struct FfiConverterBool : FfiConverter {
+    typealias FfiType = Int8
+    typealias SwiftType = Bool
+
+    public static func lift(_ value: Int8) throws -> Bool {
+        return value != 0
+    }
+
+    public static func lower(_ value: Bool) -> Int8 {
+        return value ? 1 : 0
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> Bool {
+        return try lift(readInt(&buf))
+    }
+
+    public static func write(_ value: Bool, into buf: inout [UInt8]) {
+        writeInt(&buf, lower(value))
     }
 }
 
@@ -944,6 +974,816 @@ public func FfiConverterTypeCustomerDirectory_lower(_ value: CustomerDirectory) 
 
 
 /**
+ * A checked flow type, ready to register on a store.
+ */
+public protocol FlowTypeProtocol: AnyObject, Sendable {
+    
+    /**
+     * The flow type's name.
+     */
+    func name()  -> String
+    
+}
+/**
+ * A checked flow type, ready to register on a store.
+ */
+open class FlowType: FlowTypeProtocol, @unchecked Sendable {
+    fileprivate let handle: UInt64
+
+    /// Used to instantiate a [FFIObject] without an actual handle, for fakes in tests, mostly.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public struct NoHandle {
+        public init() {}
+    }
+
+    // TODO: We'd like this to be `private` but for Swifty reasons,
+    // we can't implement `FfiConverter` without making this `required` and we can't
+    // make it `required` without making it `public`.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    required public init(unsafeFromHandle handle: UInt64) {
+        self.handle = handle
+    }
+
+    // This constructor can be used to instantiate a fake object.
+    // - Parameter noHandle: Placeholder value so we can have a constructor separate from the default empty one that may be implemented for classes extending [FFIObject].
+    //
+    // - Warning:
+    //     Any object instantiated with this constructor cannot be passed to an actual Rust-backed object. Since there isn't a backing handle the FFI lower functions will crash.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public init(noHandle: NoHandle) {
+        self.handle = 0
+    }
+
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public func uniffiCloneHandle() -> UInt64 {
+        return try! rustCall { uniffi_attrflow_ffi_fn_clone_flowtype(self.handle, $0) }
+    }
+    // No primary constructor declared for this class.
+
+    deinit {
+        if handle == 0 {
+            // Mock objects have handle=0 don't try to free them
+            return
+        }
+
+        try! rustCall { uniffi_attrflow_ffi_fn_free_flowtype(handle, $0) }
+    }
+
+    
+
+    
+    /**
+     * The flow type's name.
+     */
+open func name() -> String  {
+    return try!  FfiConverterString.lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_flowtype_name(
+            self.uniffiCloneHandle(),uniffiCallStatus
+    )
+})
+}
+    
+
+    
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeFlowType: FfiConverter {
+    typealias FfiType = UInt64
+    typealias SwiftType = FlowType
+
+    public static func lift(_ handle: UInt64) throws -> FlowType {
+        return FlowType(unsafeFromHandle: handle)
+    }
+
+    public static func lower(_ value: FlowType) -> UInt64 {
+        return value.uniffiCloneHandle()
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> FlowType {
+        let handle: UInt64 = try readInt(&buf)
+        return try lift(handle)
+    }
+
+    public static func write(_ value: FlowType, into buf: inout [UInt8]) {
+        writeInt(&buf, lower(value))
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeFlowType_lift(_ handle: UInt64) throws -> FlowType {
+    return try FfiConverterTypeFlowType.lift(handle)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeFlowType_lower(_ value: FlowType) -> UInt64 {
+    return FfiConverterTypeFlowType.lower(value)
+}
+
+
+
+
+
+
+/**
+ * A flow type under construction; [`FlowTypeBuilder::build`] has the core check it.
+ */
+public protocol FlowTypeBuilderProtocol: AnyObject, Sendable {
+    
+    /**
+     * Declares a singleton Attribute.
+     */
+    func attribute(name: String) 
+    
+    /**
+     * The definition, after the core checked every name, lock and load.
+     */
+    func build() throws  -> FlowType
+    
+    /**
+     * A value (JSON text) written under `physical_name` (`<attribute>` or
+     * `<map>/<instance>`) when a flow starts without one of its own.
+     */
+    func defaultValue(physicalName: String, json: String) 
+    
+    /**
+     * Declares an AttributeMap.
+     */
+    func map(name: String) 
+    
+    /**
+     * Adds an RPC with its fixed locks and loads; `transactional` isolates calls from
+     * other writers even when they take no locks.
+     */
+    func rpc(name: String, handler: RpcHandler, locks: [LockTarget], loads: [MapInstanceRef], transactional: Bool) 
+    
+}
+/**
+ * A flow type under construction; [`FlowTypeBuilder::build`] has the core check it.
+ */
+open class FlowTypeBuilder: FlowTypeBuilderProtocol, @unchecked Sendable {
+    fileprivate let handle: UInt64
+
+    /// Used to instantiate a [FFIObject] without an actual handle, for fakes in tests, mostly.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public struct NoHandle {
+        public init() {}
+    }
+
+    // TODO: We'd like this to be `private` but for Swifty reasons,
+    // we can't implement `FfiConverter` without making this `required` and we can't
+    // make it `required` without making it `public`.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    required public init(unsafeFromHandle handle: UInt64) {
+        self.handle = handle
+    }
+
+    // This constructor can be used to instantiate a fake object.
+    // - Parameter noHandle: Placeholder value so we can have a constructor separate from the default empty one that may be implemented for classes extending [FFIObject].
+    //
+    // - Warning:
+    //     Any object instantiated with this constructor cannot be passed to an actual Rust-backed object. Since there isn't a backing handle the FFI lower functions will crash.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public init(noHandle: NoHandle) {
+        self.handle = 0
+    }
+
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public func uniffiCloneHandle() -> UInt64 {
+        return try! rustCall { uniffi_attrflow_ffi_fn_clone_flowtypebuilder(self.handle, $0) }
+    }
+    /**
+     * Starts a definition of the flow type `flow_type`.
+     */
+public convenience init(flowType: String) {
+    let handle =
+        try! rustCall() {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_constructor_flowtypebuilder_new(
+        FfiConverterString.lower(flowType),uniffiCallStatus
+    )
+}
+    self.init(unsafeFromHandle: handle)
+}
+
+    deinit {
+        if handle == 0 {
+            // Mock objects have handle=0 don't try to free them
+            return
+        }
+
+        try! rustCall { uniffi_attrflow_ffi_fn_free_flowtypebuilder(handle, $0) }
+    }
+
+    
+
+    
+    /**
+     * Declares a singleton Attribute.
+     */
+open func attribute(name: String)  {try! rustCall() {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_flowtypebuilder_attribute(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(name),uniffiCallStatus
+    )
+}
+}
+    
+    /**
+     * The definition, after the core checked every name, lock and load.
+     */
+open func build()throws  -> FlowType  {
+    return try  FfiConverterTypeFlowType_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_flowtypebuilder_build(
+            self.uniffiCloneHandle(),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * A value (JSON text) written under `physical_name` (`<attribute>` or
+     * `<map>/<instance>`) when a flow starts without one of its own.
+     */
+open func defaultValue(physicalName: String, json: String)  {try! rustCall() {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_flowtypebuilder_default_value(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(physicalName),
+        FfiConverterString.lower(json),uniffiCallStatus
+    )
+}
+}
+    
+    /**
+     * Declares an AttributeMap.
+     */
+open func map(name: String)  {try! rustCall() {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_flowtypebuilder_map(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(name),uniffiCallStatus
+    )
+}
+}
+    
+    /**
+     * Adds an RPC with its fixed locks and loads; `transactional` isolates calls from
+     * other writers even when they take no locks.
+     */
+open func rpc(name: String, handler: RpcHandler, locks: [LockTarget] = [], loads: [MapInstanceRef] = [], transactional: Bool = false)  {try! rustCall() {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_flowtypebuilder_rpc(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(name),
+        FfiConverterTypeRpcHandler_lower(handler),
+        FfiConverterSequenceTypeLockTarget.lower(locks),
+        FfiConverterSequenceTypeMapInstanceRef.lower(loads),
+        FfiConverterBool.lower(transactional),uniffiCallStatus
+    )
+}
+}
+    
+
+    
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeFlowTypeBuilder: FfiConverter {
+    typealias FfiType = UInt64
+    typealias SwiftType = FlowTypeBuilder
+
+    public static func lift(_ handle: UInt64) throws -> FlowTypeBuilder {
+        return FlowTypeBuilder(unsafeFromHandle: handle)
+    }
+
+    public static func lower(_ value: FlowTypeBuilder) -> UInt64 {
+        return value.uniffiCloneHandle()
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> FlowTypeBuilder {
+        let handle: UInt64 = try readInt(&buf)
+        return try lift(handle)
+    }
+
+    public static func write(_ value: FlowTypeBuilder, into buf: inout [UInt8]) {
+        writeInt(&buf, lower(value))
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeFlowTypeBuilder_lift(_ handle: UInt64) throws -> FlowTypeBuilder {
+    return try FfiConverterTypeFlowTypeBuilder.lift(handle)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeFlowTypeBuilder_lower(_ value: FlowTypeBuilder) -> UInt64 {
+    return FfiConverterTypeFlowTypeBuilder.lower(value)
+}
+
+
+
+
+
+
+/**
+ * A handler's window on the core's context of exactly one call: reads see the call's
+ * snapshot and its own staged writes; writes are staged and committed when the handler
+ * returns, or dropped when it throws. Used after its handler returned, every method fails
+ * with `InvalidInput`.
+ */
+public protocol RpcContextProtocol: AnyObject, Sendable {
+    
+    /**
+     * The singleton Attribute's value as JSON text, absent when it holds none.
+     */
+    func attribute(name: String) throws  -> String?
+    
+    /**
+     * Stages the deletion of a singleton Attribute.
+     */
+    func deleteAttribute(name: String) throws 
+    
+    /**
+     * Stages the deletion of a map instance.
+     */
+    func deleteMapInstance(map: String, instance: String) throws 
+    
+    /**
+     * The ID of the flow the RPC runs on.
+     */
+    func flowId()  -> String
+    
+    /**
+     * A map instance's value as JSON text, absent when loaded but holding none; an
+     * instance the call did not load fails with `AttributeMapNotLoaded`.
+     */
+    func mapInstance(map: String, instance: String) throws  -> String?
+    
+    /**
+     * Stages a new value (JSON text) of a singleton Attribute.
+     */
+    func setAttribute(name: String, json: String) throws 
+    
+    /**
+     * Stages a new value (JSON text) of a map instance; writing needs no load or lock.
+     */
+    func setMapInstance(map: String, instance: String, json: String) throws 
+    
+}
+/**
+ * A handler's window on the core's context of exactly one call: reads see the call's
+ * snapshot and its own staged writes; writes are staged and committed when the handler
+ * returns, or dropped when it throws. Used after its handler returned, every method fails
+ * with `InvalidInput`.
+ */
+open class RpcContext: RpcContextProtocol, @unchecked Sendable {
+    fileprivate let handle: UInt64
+
+    /// Used to instantiate a [FFIObject] without an actual handle, for fakes in tests, mostly.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public struct NoHandle {
+        public init() {}
+    }
+
+    // TODO: We'd like this to be `private` but for Swifty reasons,
+    // we can't implement `FfiConverter` without making this `required` and we can't
+    // make it `required` without making it `public`.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    required public init(unsafeFromHandle handle: UInt64) {
+        self.handle = handle
+    }
+
+    // This constructor can be used to instantiate a fake object.
+    // - Parameter noHandle: Placeholder value so we can have a constructor separate from the default empty one that may be implemented for classes extending [FFIObject].
+    //
+    // - Warning:
+    //     Any object instantiated with this constructor cannot be passed to an actual Rust-backed object. Since there isn't a backing handle the FFI lower functions will crash.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public init(noHandle: NoHandle) {
+        self.handle = 0
+    }
+
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public func uniffiCloneHandle() -> UInt64 {
+        return try! rustCall { uniffi_attrflow_ffi_fn_clone_rpccontext(self.handle, $0) }
+    }
+    // No primary constructor declared for this class.
+
+    deinit {
+        if handle == 0 {
+            // Mock objects have handle=0 don't try to free them
+            return
+        }
+
+        try! rustCall { uniffi_attrflow_ffi_fn_free_rpccontext(handle, $0) }
+    }
+
+    
+
+    
+    /**
+     * The singleton Attribute's value as JSON text, absent when it holds none.
+     */
+open func attribute(name: String)throws  -> String?  {
+    return try  FfiConverterOptionString.lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_rpccontext_attribute(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(name),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Stages the deletion of a singleton Attribute.
+     */
+open func deleteAttribute(name: String)throws   {try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_rpccontext_delete_attribute(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(name),uniffiCallStatus
+    )
+}
+}
+    
+    /**
+     * Stages the deletion of a map instance.
+     */
+open func deleteMapInstance(map: String, instance: String)throws   {try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_rpccontext_delete_map_instance(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(map),
+        FfiConverterString.lower(instance),uniffiCallStatus
+    )
+}
+}
+    
+    /**
+     * The ID of the flow the RPC runs on.
+     */
+open func flowId() -> String  {
+    return try!  FfiConverterString.lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_rpccontext_flow_id(
+            self.uniffiCloneHandle(),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * A map instance's value as JSON text, absent when loaded but holding none; an
+     * instance the call did not load fails with `AttributeMapNotLoaded`.
+     */
+open func mapInstance(map: String, instance: String)throws  -> String?  {
+    return try  FfiConverterOptionString.lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_rpccontext_map_instance(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(map),
+        FfiConverterString.lower(instance),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Stages a new value (JSON text) of a singleton Attribute.
+     */
+open func setAttribute(name: String, json: String)throws   {try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_rpccontext_set_attribute(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(name),
+        FfiConverterString.lower(json),uniffiCallStatus
+    )
+}
+}
+    
+    /**
+     * Stages a new value (JSON text) of a map instance; writing needs no load or lock.
+     */
+open func setMapInstance(map: String, instance: String, json: String)throws   {try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_rpccontext_set_map_instance(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(map),
+        FfiConverterString.lower(instance),
+        FfiConverterString.lower(json),uniffiCallStatus
+    )
+}
+}
+    
+
+    
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeRpcContext: FfiConverter {
+    typealias FfiType = UInt64
+    typealias SwiftType = RpcContext
+
+    public static func lift(_ handle: UInt64) throws -> RpcContext {
+        return RpcContext(unsafeFromHandle: handle)
+    }
+
+    public static func lower(_ value: RpcContext) -> UInt64 {
+        return value.uniffiCloneHandle()
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> RpcContext {
+        let handle: UInt64 = try readInt(&buf)
+        return try lift(handle)
+    }
+
+    public static func write(_ value: RpcContext, into buf: inout [UInt8]) {
+        writeInt(&buf, lower(value))
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeRpcContext_lift(_ handle: UInt64) throws -> RpcContext {
+    return try FfiConverterTypeRpcContext.lift(handle)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeRpcContext_lower(_ value: RpcContext) -> UInt64 {
+    return FfiConverterTypeRpcContext.lower(value)
+}
+
+
+
+
+
+
+/**
+ * The handler of one RPC of a foreign flow type, implemented in Kotlin or Swift.
+ */
+public protocol RpcHandler: AnyObject, Sendable {
+    
+    /**
+     * Runs one call: reads and stages through `context` (valid only until this returns),
+     * takes the input as JSON text and returns the output as JSON text.
+     */
+    func handle(context: RpcContext, inputJson: String) throws  -> String
+    
+}
+/**
+ * The handler of one RPC of a foreign flow type, implemented in Kotlin or Swift.
+ */
+open class RpcHandlerImpl: RpcHandler, @unchecked Sendable {
+    fileprivate let handle: UInt64
+
+    /// Used to instantiate a [FFIObject] without an actual handle, for fakes in tests, mostly.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public struct NoHandle {
+        public init() {}
+    }
+
+    // TODO: We'd like this to be `private` but for Swifty reasons,
+    // we can't implement `FfiConverter` without making this `required` and we can't
+    // make it `required` without making it `public`.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    required public init(unsafeFromHandle handle: UInt64) {
+        self.handle = handle
+    }
+
+    // This constructor can be used to instantiate a fake object.
+    // - Parameter noHandle: Placeholder value so we can have a constructor separate from the default empty one that may be implemented for classes extending [FFIObject].
+    //
+    // - Warning:
+    //     Any object instantiated with this constructor cannot be passed to an actual Rust-backed object. Since there isn't a backing handle the FFI lower functions will crash.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public init(noHandle: NoHandle) {
+        self.handle = 0
+    }
+
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public func uniffiCloneHandle() -> UInt64 {
+        return try! rustCall { uniffi_attrflow_ffi_fn_clone_rpchandler(self.handle, $0) }
+    }
+    // No primary constructor declared for this class.
+
+    deinit {
+        if handle == 0 {
+            // Mock objects have handle=0 don't try to free them
+            return
+        }
+
+        try! rustCall { uniffi_attrflow_ffi_fn_free_rpchandler(handle, $0) }
+    }
+
+    
+
+    
+    /**
+     * Runs one call: reads and stages through `context` (valid only until this returns),
+     * takes the input as JSON text and returns the output as JSON text.
+     */
+open func handle(context: RpcContext, inputJson: String)throws  -> String  {
+    return try  FfiConverterString.lift(try rustCallWithError(FfiConverterTypeHandlerError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_rpchandler_handle(
+            self.uniffiCloneHandle(),
+        FfiConverterTypeRpcContext_lower(context),
+        FfiConverterString.lower(inputJson),uniffiCallStatus
+    )
+})
+}
+    
+
+    
+}
+
+
+
+// Put the implementation in a struct so we don't pollute the top-level namespace
+fileprivate struct UniffiCallbackInterfaceRpcHandler {
+
+    // Create the VTable using a series of closures.
+    // Swift automatically converts these into C callback functions.
+    //
+    // Store the vtable directly.
+    static let vtable: UniffiVTableCallbackInterfaceRpcHandler = UniffiVTableCallbackInterfaceRpcHandler(
+        uniffiFree: { (uniffiHandle: UInt64) -> () in
+            do {
+                try FfiConverterTypeRpcHandler.handleMap.remove(handle: uniffiHandle)
+            } catch {
+                print("Uniffi callback interface RpcHandler: handle missing in uniffiFree")
+            }
+        },
+        uniffiClone: { (uniffiHandle: UInt64) -> UInt64 in
+            do {
+                return try FfiConverterTypeRpcHandler.handleMap.clone(handle: uniffiHandle)
+            } catch {
+                fatalError("Uniffi callback interface RpcHandler: handle missing in uniffiClone")
+            }
+        },
+        handle: { (
+            uniffiHandle: UInt64,
+            context: UInt64,
+            inputJson: RustBuffer,
+            uniffiOutReturn: UnsafeMutablePointer<RustBuffer>,
+            uniffiCallStatus: UnsafeMutablePointer<RustCallStatus>
+        ) in
+            let makeCall = {
+                () throws -> String in
+                guard let uniffiObj = try? FfiConverterTypeRpcHandler.handleMap.get(handle: uniffiHandle) else {
+                    throw UniffiInternalError.unexpectedStaleHandle
+                }
+                return try uniffiObj.handle(
+                     context: try FfiConverterTypeRpcContext_lift(context),
+                     inputJson: try FfiConverterString.lift(inputJson)
+                )
+            }
+
+            
+            let writeReturn = { uniffiOutReturn.pointee = FfiConverterString.lower($0) }
+            uniffiTraitInterfaceCallWithError(
+                callStatus: uniffiCallStatus,
+                makeCall: makeCall,
+                writeReturn: writeReturn,
+                lowerError: FfiConverterTypeHandlerError_lower
+            )
+        }
+    )
+
+    // Rust stores this pointer for future callback invocations, so it must live
+    // for the process lifetime (not just for the init function call).
+    //
+    // `nonisolated(unsafe)` is needed under Swift 6 strict concurrency.
+    // This is safe because the pointee is initialized once during static init
+    // and never mutated by either side of the FFI.  Its fields are C function pointers.
+    nonisolated(unsafe) static let vtablePtr: UnsafePointer<UniffiVTableCallbackInterfaceRpcHandler> = {
+        let ptr = UnsafeMutablePointer<UniffiVTableCallbackInterfaceRpcHandler>.allocate(capacity: 1)
+        ptr.initialize(to: vtable)
+        return UnsafePointer(ptr)
+    }()
+}
+
+private func uniffiCallbackInitRpcHandler() {
+    uniffi_attrflow_ffi_fn_init_callback_vtable_rpchandler(UniffiCallbackInterfaceRpcHandler.vtablePtr)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeRpcHandler: FfiConverter {
+    fileprivate static let handleMap = UniffiHandleMap<RpcHandler>()
+
+    typealias FfiType = UInt64
+    typealias SwiftType = RpcHandler
+
+    public static func lift(_ handle: UInt64) throws -> RpcHandler {
+        if ((handle & 1) == 0) {
+            // Rust-generated handle, construct a new class that uses the handle to implement the
+            // interface
+            return RpcHandlerImpl(unsafeFromHandle: handle)
+        } else {
+            // Swift-generated handle, get the object from the handle map
+            return try handleMap.remove(handle: handle)
+        }
+    }
+
+    public static func lower(_ value: RpcHandler) -> UInt64 {
+         if let rustImpl = value as? RpcHandlerImpl {
+             // Rust-implemented object.  Clone the handle and return it
+            return rustImpl.uniffiCloneHandle()
+         } else {
+            // Swift object, generate a new vtable handle and return that.
+            return handleMap.insert(obj: value)
+         }
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> RpcHandler {
+        let handle: UInt64 = try readInt(&buf)
+        return try lift(handle)
+    }
+
+    public static func write(_ value: RpcHandler, into buf: inout [UInt8]) {
+        writeInt(&buf, lower(value))
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeRpcHandler_lift(_ handle: UInt64) throws -> RpcHandler {
+    return try FfiConverterTypeRpcHandler.lift(handle)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeRpcHandler_lower(_ value: RpcHandler) -> UInt64 {
+    return FfiConverterTypeRpcHandler.lower(value)
+}
+
+
+
+
+
+
+/**
  * A store opened by path or URL, with the built-in flows.
  *
  * Every method is a plain blocking call, safe to make from many threads at once. Calls
@@ -1027,6 +1867,29 @@ public protocol StoreProtocol: AnyObject, Sendable {
      * be retried.
      */
     func upsertCustomerProfile(flowId: String, profile: CustomerProfile) throws  -> CustomerProfile
+    
+    /**
+     * Invokes an RPC once with JSON `input_json` and returns its output as JSON text; a
+     * concurrent call holding a lock it needs makes it fail with `LockConflict`.
+     */
+    func invokeRpc(flowType: String, flowId: String, rpc: String, inputJson: String, options: InvokeOptions?) throws  -> String
+    
+    /**
+     * [`Store::invoke_rpc`], retrying lock conflicts by `retry` (the default policy when
+     * absent).
+     */
+    func invokeRpcWithRetry(flowType: String, flowId: String, rpc: String, inputJson: String, options: InvokeOptions?, retry: RetryPolicy?) throws  -> String
+    
+    /**
+     * Registers a flow type; a second type of the same name is refused.
+     */
+    func registerFlowType(flowType: FlowType) throws 
+    
+    /**
+     * Starts a flow of `flow_type` under `flow_id` with `initial` values, and returns its
+     * run ID (the running one's with `ignore_already_started`).
+     */
+    func startFlow(flowType: String, flowId: String, initial: [InitialValue], ignoreAlreadyStarted: Bool) throws  -> String
     
     /**
      * The counters of every store in this process: calls by outcome, lock conflicts,
@@ -1143,6 +2006,20 @@ open class Store: StoreProtocol, @unchecked Sendable {
         try! rustCall { uniffi_attrflow_ffi_fn_free_store(handle, $0) }
     }
 
+    
+    /**
+     * Opens the store at `location` like [`Store::open`], with no flow type registered, so
+     * the program registers its own (one under a built-in type's name, say).
+     */
+public static func openWithoutBuiltIns(location: String, durability: Durability? = nil)throws  -> Store  {
+    return try  FfiConverterTypeStore_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_constructor_store_open_without_built_ins(
+        FfiConverterString.lower(location),
+        FfiConverterOptionTypeDurability.lower(durability),uniffiCallStatus
+    )
+})
+}
     
     /**
      * Opens (creating if needed) the store at `location`: a file path, or an `sqlite:`
@@ -1345,6 +2222,72 @@ open func upsertCustomerProfile(flowId: String, profile: CustomerProfile)throws 
             self.uniffiCloneHandle(),
         FfiConverterString.lower(flowId),
         FfiConverterTypeCustomerProfile_lower(profile),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Invokes an RPC once with JSON `input_json` and returns its output as JSON text; a
+     * concurrent call holding a lock it needs makes it fail with `LockConflict`.
+     */
+open func invokeRpc(flowType: String, flowId: String, rpc: String, inputJson: String, options: InvokeOptions? = nil)throws  -> String  {
+    return try  FfiConverterString.lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_store_invoke_rpc(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(flowType),
+        FfiConverterString.lower(flowId),
+        FfiConverterString.lower(rpc),
+        FfiConverterString.lower(inputJson),
+        FfiConverterOptionTypeInvokeOptions.lower(options),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * [`Store::invoke_rpc`], retrying lock conflicts by `retry` (the default policy when
+     * absent).
+     */
+open func invokeRpcWithRetry(flowType: String, flowId: String, rpc: String, inputJson: String, options: InvokeOptions? = nil, retry: RetryPolicy? = nil)throws  -> String  {
+    return try  FfiConverterString.lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_store_invoke_rpc_with_retry(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(flowType),
+        FfiConverterString.lower(flowId),
+        FfiConverterString.lower(rpc),
+        FfiConverterString.lower(inputJson),
+        FfiConverterOptionTypeInvokeOptions.lower(options),
+        FfiConverterOptionTypeRetryPolicy.lower(retry),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Registers a flow type; a second type of the same name is refused.
+     */
+open func registerFlowType(flowType: FlowType)throws   {try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_store_register_flow_type(
+            self.uniffiCloneHandle(),
+        FfiConverterTypeFlowType_lower(flowType),uniffiCallStatus
+    )
+}
+}
+    
+    /**
+     * Starts a flow of `flow_type` under `flow_id` with `initial` values, and returns its
+     * run ID (the running one's with `ignore_already_started`).
+     */
+open func startFlow(flowType: String, flowId: String, initial: [InitialValue] = [], ignoreAlreadyStarted: Bool = false)throws  -> String  {
+    return try  FfiConverterString.lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_store_start_flow(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(flowType),
+        FfiConverterString.lower(flowId),
+        FfiConverterSequenceTypeInitialValue.lower(initial),
+        FfiConverterBool.lower(ignoreAlreadyStarted),uniffiCallStatus
     )
 })
 }
@@ -2111,6 +3054,165 @@ public func FfiConverterTypeIdempotencyWindow_lower(_ value: IdempotencyWindow) 
 
 
 /**
+ * One initial value of a flow start: `json` written to the Attribute `target`, or with
+ * `instance` to one instance of the AttributeMap `target`.
+ */
+public struct InitialValue: Equatable, Hashable {
+    /**
+     * The Attribute or AttributeMap name.
+     */
+    public var target: String
+    /**
+     * The instance key, for a map instance.
+     */
+    public var instance: String?
+    /**
+     * The value, as JSON text.
+     */
+    public var json: String
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * The Attribute or AttributeMap name.
+         */target: String, 
+        /**
+         * The instance key, for a map instance.
+         */instance: String?, 
+        /**
+         * The value, as JSON text.
+         */json: String) {
+        self.target = target
+        self.instance = instance
+        self.json = json
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension InitialValue: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeInitialValue: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> InitialValue {
+        return
+            try InitialValue(
+                target: FfiConverterString.read(from: &buf), 
+                instance: FfiConverterOptionString.read(from: &buf), 
+                json: FfiConverterString.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: InitialValue, into buf: inout [UInt8]) {
+        FfiConverterString.write(value.target, into: &buf)
+        FfiConverterOptionString.write(value.instance, into: &buf)
+        FfiConverterString.write(value.json, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeInitialValue_lift(_ buf: RustBuffer) throws -> InitialValue {
+    return try FfiConverterTypeInitialValue.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeInitialValue_lower(_ value: InitialValue) -> RustBuffer {
+    return FfiConverterTypeInitialValue.lower(value)
+}
+
+
+/**
+ * What one call locks and loads beyond its RPC's definition, and which run it means.
+ */
+public struct InvokeOptions: Equatable, Hashable {
+    /**
+     * Map instances to lock for this call.
+     */
+    public var lockMapInstances: [MapInstanceRef]
+    /**
+     * Map instances to load into this call's snapshot.
+     */
+    public var loadMapInstances: [MapInstanceRef]
+    /**
+     * The run the call means; absent means whatever run the flow has.
+     */
+    public var runId: String?
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * Map instances to lock for this call.
+         */lockMapInstances: [MapInstanceRef] = [], 
+        /**
+         * Map instances to load into this call's snapshot.
+         */loadMapInstances: [MapInstanceRef] = [], 
+        /**
+         * The run the call means; absent means whatever run the flow has.
+         */runId: String? = nil) {
+        self.lockMapInstances = lockMapInstances
+        self.loadMapInstances = loadMapInstances
+        self.runId = runId
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension InvokeOptions: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeInvokeOptions: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> InvokeOptions {
+        return
+            try InvokeOptions(
+                lockMapInstances: FfiConverterSequenceTypeMapInstanceRef.read(from: &buf), 
+                loadMapInstances: FfiConverterSequenceTypeMapInstanceRef.read(from: &buf), 
+                runId: FfiConverterOptionString.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: InvokeOptions, into buf: inout [UInt8]) {
+        FfiConverterSequenceTypeMapInstanceRef.write(value.lockMapInstances, into: &buf)
+        FfiConverterSequenceTypeMapInstanceRef.write(value.loadMapInstances, into: &buf)
+        FfiConverterOptionString.write(value.runId, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeInvokeOptions_lift(_ buf: RustBuffer) throws -> InvokeOptions {
+    return try FfiConverterTypeInvokeOptions.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeInvokeOptions_lower(_ value: InvokeOptions) -> RustBuffer {
+    return FfiConverterTypeInvokeOptions.lower(value)
+}
+
+
+/**
  * One bucket of the commit latency histogram.
  */
 public struct LatencyBucket: Equatable, Hashable {
@@ -2176,6 +3278,76 @@ public func FfiConverterTypeLatencyBucket_lift(_ buf: RustBuffer) throws -> Late
 #endif
 public func FfiConverterTypeLatencyBucket_lower(_ value: LatencyBucket) -> RustBuffer {
     return FfiConverterTypeLatencyBucket.lower(value)
+}
+
+
+/**
+ * A lock of an RPC: the Attribute `target`, or with `instance` one instance of the
+ * AttributeMap `target`.
+ */
+public struct LockTarget: Equatable, Hashable {
+    /**
+     * The Attribute or AttributeMap name.
+     */
+    public var target: String
+    /**
+     * The instance key, for a map lock.
+     */
+    public var instance: String?
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * The Attribute or AttributeMap name.
+         */target: String, 
+        /**
+         * The instance key, for a map lock.
+         */instance: String? = nil) {
+        self.target = target
+        self.instance = instance
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension LockTarget: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeLockTarget: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> LockTarget {
+        return
+            try LockTarget(
+                target: FfiConverterString.read(from: &buf), 
+                instance: FfiConverterOptionString.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: LockTarget, into buf: inout [UInt8]) {
+        FfiConverterString.write(value.target, into: &buf)
+        FfiConverterOptionString.write(value.instance, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeLockTarget_lift(_ buf: RustBuffer) throws -> LockTarget {
+    return try FfiConverterTypeLockTarget.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeLockTarget_lower(_ value: LockTarget) -> RustBuffer {
+    return FfiConverterTypeLockTarget.lower(value)
 }
 
 
@@ -2334,6 +3506,75 @@ public func FfiConverterTypeLogPage_lift(_ buf: RustBuffer) throws -> LogPage {
 #endif
 public func FfiConverterTypeLogPage_lower(_ value: LogPage) -> RustBuffer {
     return FfiConverterTypeLogPage.lower(value)
+}
+
+
+/**
+ * One instance of an AttributeMap, by map name and instance key.
+ */
+public struct MapInstanceRef: Equatable, Hashable {
+    /**
+     * The AttributeMap's name.
+     */
+    public var map: String
+    /**
+     * The instance key.
+     */
+    public var instance: String
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * The AttributeMap's name.
+         */map: String, 
+        /**
+         * The instance key.
+         */instance: String) {
+        self.map = map
+        self.instance = instance
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension MapInstanceRef: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeMapInstanceRef: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> MapInstanceRef {
+        return
+            try MapInstanceRef(
+                map: FfiConverterString.read(from: &buf), 
+                instance: FfiConverterString.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: MapInstanceRef, into buf: inout [UInt8]) {
+        FfiConverterString.write(value.map, into: &buf)
+        FfiConverterString.write(value.instance, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeMapInstanceRef_lift(_ buf: RustBuffer) throws -> MapInstanceRef {
+    return try FfiConverterTypeMapInstanceRef.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeMapInstanceRef_lower(_ value: MapInstanceRef) -> RustBuffer {
+    return FfiConverterTypeMapInstanceRef.lower(value)
 }
 
 
@@ -3119,6 +4360,96 @@ public func FfiConverterTypeDurability_lower(_ value: Durability) -> RustBuffer 
 }
 
 
+
+/**
+ * Why a foreign handler failed: the type of what it threw and its message. Nothing the
+ * handler staged is stored; the caller gets `HandlerFailure` with the same two fields.
+ */
+public 
+enum HandlerError: Swift.Error, Equatable, Hashable, Foundation.LocalizedError {
+
+    
+    
+    /**
+     * The handler threw.
+     */
+    case Failed(
+        /**
+         * The thrown error's type (a Kotlin exception's class name, say); may be empty.
+         */errorType: String, 
+        /**
+         * The thrown error's message.
+         */reason: String
+    )
+
+    
+
+    
+
+    
+    public var errorDescription: String? {
+        String(reflecting: self)
+    }
+    
+}
+
+#if compiler(>=6)
+extension HandlerError: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeHandlerError: FfiConverterRustBuffer {
+    typealias SwiftType = HandlerError
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> HandlerError {
+        let variant: Int32 = try readInt(&buf)
+        switch variant {
+
+        
+
+        
+        case 1: return .Failed(
+            errorType: try FfiConverterString.read(from: &buf), 
+            reason: try FfiConverterString.read(from: &buf)
+            )
+
+         default: throw UniffiInternalError.unexpectedEnumCase
+        }
+    }
+
+    public static func write(_ value: HandlerError, into buf: inout [UInt8]) {
+        switch value {
+
+        
+
+        
+        
+        case let .Failed(errorType,reason):
+            writeInt(&buf, Int32(1))
+            FfiConverterString.write(errorType, into: &buf)
+            FfiConverterString.write(reason, into: &buf)
+            
+        }
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeHandlerError_lift(_ buf: RustBuffer) throws -> HandlerError {
+    return try FfiConverterTypeHandlerError.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeHandlerError_lower(_ value: HandlerError) -> RustBuffer {
+    return FfiConverterTypeHandlerError.lower(value)
+}
+
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
@@ -3138,6 +4469,30 @@ fileprivate struct FfiConverterOptionString: FfiConverterRustBuffer {
         switch try readInt(&buf) as Int8 {
         case 0: return nil
         case 1: return try FfiConverterString.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+fileprivate struct FfiConverterOptionTypeInvokeOptions: FfiConverterRustBuffer {
+    typealias SwiftType = InvokeOptions?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterTypeInvokeOptions.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterTypeInvokeOptions.read(from: &buf)
         default: throw UniffiInternalError.unexpectedOptionalTag
         }
     }
@@ -3244,6 +4599,31 @@ fileprivate struct FfiConverterSequenceTypeChunkLayout: FfiConverterRustBuffer {
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterSequenceTypeInitialValue: FfiConverterRustBuffer {
+    typealias SwiftType = [InitialValue]
+
+    public static func write(_ value: [InitialValue], into buf: inout [UInt8]) {
+        let len = Int32(value.count)
+        writeInt(&buf, len)
+        for item in value {
+            FfiConverterTypeInitialValue.write(item, into: &buf)
+        }
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> [InitialValue] {
+        let len: Int32 = try readInt(&buf)
+        var seq = [InitialValue]()
+        seq.reserveCapacity(Int(len))
+        for _ in 0 ..< len {
+            seq.append(try FfiConverterTypeInitialValue.read(from: &buf))
+        }
+        return seq
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterSequenceTypeLatencyBucket: FfiConverterRustBuffer {
     typealias SwiftType = [LatencyBucket]
 
@@ -3269,6 +4649,31 @@ fileprivate struct FfiConverterSequenceTypeLatencyBucket: FfiConverterRustBuffer
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterSequenceTypeLockTarget: FfiConverterRustBuffer {
+    typealias SwiftType = [LockTarget]
+
+    public static func write(_ value: [LockTarget], into buf: inout [UInt8]) {
+        let len = Int32(value.count)
+        writeInt(&buf, len)
+        for item in value {
+            FfiConverterTypeLockTarget.write(item, into: &buf)
+        }
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> [LockTarget] {
+        let len: Int32 = try readInt(&buf)
+        var seq = [LockTarget]()
+        seq.reserveCapacity(Int(len))
+        for _ in 0 ..< len {
+            seq.append(try FfiConverterTypeLockTarget.read(from: &buf))
+        }
+        return seq
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterSequenceTypeLogEntry: FfiConverterRustBuffer {
     typealias SwiftType = [LogEntry]
 
@@ -3286,6 +4691,31 @@ fileprivate struct FfiConverterSequenceTypeLogEntry: FfiConverterRustBuffer {
         seq.reserveCapacity(Int(len))
         for _ in 0 ..< len {
             seq.append(try FfiConverterTypeLogEntry.read(from: &buf))
+        }
+        return seq
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+fileprivate struct FfiConverterSequenceTypeMapInstanceRef: FfiConverterRustBuffer {
+    typealias SwiftType = [MapInstanceRef]
+
+    public static func write(_ value: [MapInstanceRef], into buf: inout [UInt8]) {
+        let len = Int32(value.count)
+        writeInt(&buf, len)
+        for item in value {
+            FfiConverterTypeMapInstanceRef.write(item, into: &buf)
+        }
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> [MapInstanceRef] {
+        let len: Int32 = try readInt(&buf)
+        var seq = [MapInstanceRef]()
+        seq.reserveCapacity(Int(len))
+        for _ in 0 ..< len {
+            seq.append(try FfiConverterTypeMapInstanceRef.read(from: &buf))
         }
         return seq
     }
@@ -3472,6 +4902,48 @@ private let initializationResult: InitializationResult = {
     if (uniffi_attrflow_ffi_checksum_method_subscriberarchive_start() != 10503) {
         return InitializationResult.apiChecksumMismatch
     }
+    if (uniffi_attrflow_ffi_checksum_method_flowtype_name() != 56773) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_flowtypebuilder_attribute() != 28323) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_flowtypebuilder_build() != 19392) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_flowtypebuilder_default_value() != 36543) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_flowtypebuilder_map() != 11659) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_flowtypebuilder_rpc() != 46304) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_rpccontext_attribute() != 37854) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_rpccontext_delete_attribute() != 64690) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_rpccontext_delete_map_instance() != 41290) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_rpccontext_flow_id() != 60387) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_rpccontext_map_instance() != 46324) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_rpccontext_set_attribute() != 37541) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_rpccontext_set_map_instance() != 26091) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_rpchandler_handle() != 13623) {
+        return InitializationResult.apiChecksumMismatch
+    }
     if (uniffi_attrflow_ffi_checksum_method_store_append_log_record() != 60314) {
         return InitializationResult.apiChecksumMismatch
     }
@@ -3508,6 +4980,18 @@ private let initializationResult: InitializationResult = {
     if (uniffi_attrflow_ffi_checksum_method_store_upsert_customer_profile() != 23368) {
         return InitializationResult.apiChecksumMismatch
     }
+    if (uniffi_attrflow_ffi_checksum_method_store_invoke_rpc() != 61271) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_store_invoke_rpc_with_retry() != 60948) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_store_register_flow_type() != 32464) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_store_start_flow() != 23989) {
+        return InitializationResult.apiChecksumMismatch
+    }
     if (uniffi_attrflow_ffi_checksum_method_store_metrics() != 33112) {
         return InitializationResult.apiChecksumMismatch
     }
@@ -3535,10 +5019,17 @@ private let initializationResult: InitializationResult = {
     if (uniffi_attrflow_ffi_checksum_method_store_start_subscriber_archive() != 64453) {
         return InitializationResult.apiChecksumMismatch
     }
+    if (uniffi_attrflow_ffi_checksum_constructor_flowtypebuilder_new() != 38275) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_constructor_store_open_without_built_ins() != 36772) {
+        return InitializationResult.apiChecksumMismatch
+    }
     if (uniffi_attrflow_ffi_checksum_constructor_store_open() != 37945) {
         return InitializationResult.apiChecksumMismatch
     }
 
+    uniffiCallbackInitRpcHandler()
     return InitializationResult.ok
 }()
 

@@ -243,6 +243,22 @@ typedef void (*UniffiForeignFutureCompleteVoid)(uint64_t, UniffiForeignFutureRes
     );
 
 #endif
+#ifndef UNIFFI_FFIDEF_CALLBACK_INTERFACE_RPC_HANDLER_METHOD0
+#define UNIFFI_FFIDEF_CALLBACK_INTERFACE_RPC_HANDLER_METHOD0
+typedef void (*UniffiCallbackInterfaceRpcHandlerMethod0)(uint64_t, uint64_t, RustBuffer, RustBuffer* _Nonnull, 
+        RustCallStatus *_Nonnull uniffiCallStatus
+    );
+
+#endif
+#ifndef UNIFFI_FFIDEF_V_TABLE_CALLBACK_INTERFACE_RPC_HANDLER
+#define UNIFFI_FFIDEF_V_TABLE_CALLBACK_INTERFACE_RPC_HANDLER
+typedef struct UniffiVTableCallbackInterfaceRpcHandler {
+    UniffiCallbackInterfaceFree _Nonnull uniffiFree;
+    UniffiCallbackInterfaceClone _Nonnull uniffiClone;
+    UniffiCallbackInterfaceRpcHandlerMethod0 _Nonnull handle;
+} UniffiVTableCallbackInterfaceRpcHandler;
+
+#endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_CLONE_APPLOG
 #define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_CLONE_APPLOG
 uint64_t uniffi_attrflow_ffi_fn_clone_applog(uint64_t handle, RustCallStatus *_Nonnull out_status
@@ -353,6 +369,126 @@ RustBuffer uniffi_attrflow_ffi_fn_method_subscriberarchive_set_idempotency_windo
 RustBuffer uniffi_attrflow_ffi_fn_method_subscriberarchive_start(uint64_t ptr, RustCallStatus *_Nonnull out_status
 );
 #endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_CLONE_FLOWTYPE
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_CLONE_FLOWTYPE
+uint64_t uniffi_attrflow_ffi_fn_clone_flowtype(uint64_t handle, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_FREE_FLOWTYPE
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_FREE_FLOWTYPE
+void uniffi_attrflow_ffi_fn_free_flowtype(uint64_t handle, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_FLOWTYPE_NAME
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_FLOWTYPE_NAME
+RustBuffer uniffi_attrflow_ffi_fn_method_flowtype_name(uint64_t ptr, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_CLONE_FLOWTYPEBUILDER
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_CLONE_FLOWTYPEBUILDER
+uint64_t uniffi_attrflow_ffi_fn_clone_flowtypebuilder(uint64_t handle, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_FREE_FLOWTYPEBUILDER
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_FREE_FLOWTYPEBUILDER
+void uniffi_attrflow_ffi_fn_free_flowtypebuilder(uint64_t handle, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_CONSTRUCTOR_FLOWTYPEBUILDER_NEW
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_CONSTRUCTOR_FLOWTYPEBUILDER_NEW
+uint64_t uniffi_attrflow_ffi_fn_constructor_flowtypebuilder_new(RustBuffer flow_type, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_FLOWTYPEBUILDER_ATTRIBUTE
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_FLOWTYPEBUILDER_ATTRIBUTE
+void uniffi_attrflow_ffi_fn_method_flowtypebuilder_attribute(uint64_t ptr, RustBuffer name, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_FLOWTYPEBUILDER_BUILD
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_FLOWTYPEBUILDER_BUILD
+uint64_t uniffi_attrflow_ffi_fn_method_flowtypebuilder_build(uint64_t ptr, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_FLOWTYPEBUILDER_DEFAULT_VALUE
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_FLOWTYPEBUILDER_DEFAULT_VALUE
+void uniffi_attrflow_ffi_fn_method_flowtypebuilder_default_value(uint64_t ptr, RustBuffer physical_name, RustBuffer json, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_FLOWTYPEBUILDER_MAP
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_FLOWTYPEBUILDER_MAP
+void uniffi_attrflow_ffi_fn_method_flowtypebuilder_map(uint64_t ptr, RustBuffer name, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_FLOWTYPEBUILDER_RPC
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_FLOWTYPEBUILDER_RPC
+void uniffi_attrflow_ffi_fn_method_flowtypebuilder_rpc(uint64_t ptr, RustBuffer name, uint64_t handler, RustBuffer locks, RustBuffer loads, int8_t transactional, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_CLONE_RPCCONTEXT
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_CLONE_RPCCONTEXT
+uint64_t uniffi_attrflow_ffi_fn_clone_rpccontext(uint64_t handle, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_FREE_RPCCONTEXT
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_FREE_RPCCONTEXT
+void uniffi_attrflow_ffi_fn_free_rpccontext(uint64_t handle, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_RPCCONTEXT_ATTRIBUTE
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_RPCCONTEXT_ATTRIBUTE
+RustBuffer uniffi_attrflow_ffi_fn_method_rpccontext_attribute(uint64_t ptr, RustBuffer name, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_RPCCONTEXT_DELETE_ATTRIBUTE
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_RPCCONTEXT_DELETE_ATTRIBUTE
+void uniffi_attrflow_ffi_fn_method_rpccontext_delete_attribute(uint64_t ptr, RustBuffer name, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_RPCCONTEXT_DELETE_MAP_INSTANCE
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_RPCCONTEXT_DELETE_MAP_INSTANCE
+void uniffi_attrflow_ffi_fn_method_rpccontext_delete_map_instance(uint64_t ptr, RustBuffer map, RustBuffer instance, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_RPCCONTEXT_FLOW_ID
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_RPCCONTEXT_FLOW_ID
+RustBuffer uniffi_attrflow_ffi_fn_method_rpccontext_flow_id(uint64_t ptr, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_RPCCONTEXT_MAP_INSTANCE
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_RPCCONTEXT_MAP_INSTANCE
+RustBuffer uniffi_attrflow_ffi_fn_method_rpccontext_map_instance(uint64_t ptr, RustBuffer map, RustBuffer instance, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_RPCCONTEXT_SET_ATTRIBUTE
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_RPCCONTEXT_SET_ATTRIBUTE
+void uniffi_attrflow_ffi_fn_method_rpccontext_set_attribute(uint64_t ptr, RustBuffer name, RustBuffer json, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_RPCCONTEXT_SET_MAP_INSTANCE
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_RPCCONTEXT_SET_MAP_INSTANCE
+void uniffi_attrflow_ffi_fn_method_rpccontext_set_map_instance(uint64_t ptr, RustBuffer map, RustBuffer instance, RustBuffer json, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_CLONE_RPCHANDLER
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_CLONE_RPCHANDLER
+uint64_t uniffi_attrflow_ffi_fn_clone_rpchandler(uint64_t handle, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_FREE_RPCHANDLER
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_FREE_RPCHANDLER
+void uniffi_attrflow_ffi_fn_free_rpchandler(uint64_t handle, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_INIT_CALLBACK_VTABLE_RPCHANDLER
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_INIT_CALLBACK_VTABLE_RPCHANDLER
+void uniffi_attrflow_ffi_fn_init_callback_vtable_rpchandler(const UniffiVTableCallbackInterfaceRpcHandler* _Nonnull vtable
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_RPCHANDLER_HANDLE
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_RPCHANDLER_HANDLE
+RustBuffer uniffi_attrflow_ffi_fn_method_rpchandler_handle(uint64_t ptr, uint64_t context, RustBuffer input_json, RustCallStatus *_Nonnull out_status
+);
+#endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_CLONE_STORE
 #define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_CLONE_STORE
 uint64_t uniffi_attrflow_ffi_fn_clone_store(uint64_t handle, RustCallStatus *_Nonnull out_status
@@ -361,6 +497,11 @@ uint64_t uniffi_attrflow_ffi_fn_clone_store(uint64_t handle, RustCallStatus *_No
 #ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_FREE_STORE
 #define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_FREE_STORE
 void uniffi_attrflow_ffi_fn_free_store(uint64_t handle, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_CONSTRUCTOR_STORE_OPEN_WITHOUT_BUILT_INS
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_CONSTRUCTOR_STORE_OPEN_WITHOUT_BUILT_INS
+uint64_t uniffi_attrflow_ffi_fn_constructor_store_open_without_built_ins(RustBuffer location, RustBuffer durability, RustCallStatus *_Nonnull out_status
 );
 #endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_CONSTRUCTOR_STORE_OPEN
@@ -426,6 +567,26 @@ RustBuffer uniffi_attrflow_ffi_fn_method_store_start_customer_directory(uint64_t
 #ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_STORE_UPSERT_CUSTOMER_PROFILE
 #define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_STORE_UPSERT_CUSTOMER_PROFILE
 RustBuffer uniffi_attrflow_ffi_fn_method_store_upsert_customer_profile(uint64_t ptr, RustBuffer flow_id, RustBuffer profile, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_STORE_INVOKE_RPC
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_STORE_INVOKE_RPC
+RustBuffer uniffi_attrflow_ffi_fn_method_store_invoke_rpc(uint64_t ptr, RustBuffer flow_type, RustBuffer flow_id, RustBuffer rpc, RustBuffer input_json, RustBuffer options, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_STORE_INVOKE_RPC_WITH_RETRY
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_STORE_INVOKE_RPC_WITH_RETRY
+RustBuffer uniffi_attrflow_ffi_fn_method_store_invoke_rpc_with_retry(uint64_t ptr, RustBuffer flow_type, RustBuffer flow_id, RustBuffer rpc, RustBuffer input_json, RustBuffer options, RustBuffer retry, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_STORE_REGISTER_FLOW_TYPE
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_STORE_REGISTER_FLOW_TYPE
+void uniffi_attrflow_ffi_fn_method_store_register_flow_type(uint64_t ptr, uint64_t flow_type, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_STORE_START_FLOW
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_STORE_START_FLOW
+RustBuffer uniffi_attrflow_ffi_fn_method_store_start_flow(uint64_t ptr, RustBuffer flow_type, RustBuffer flow_id, RustBuffer initial, int8_t ignore_already_started, RustCallStatus *_Nonnull out_status
 );
 #endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_STORE_METRICS
@@ -888,6 +1049,90 @@ uint16_t uniffi_attrflow_ffi_checksum_method_subscriberarchive_start(void
     
 );
 #endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_FLOWTYPE_NAME
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_FLOWTYPE_NAME
+uint16_t uniffi_attrflow_ffi_checksum_method_flowtype_name(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_FLOWTYPEBUILDER_ATTRIBUTE
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_FLOWTYPEBUILDER_ATTRIBUTE
+uint16_t uniffi_attrflow_ffi_checksum_method_flowtypebuilder_attribute(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_FLOWTYPEBUILDER_BUILD
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_FLOWTYPEBUILDER_BUILD
+uint16_t uniffi_attrflow_ffi_checksum_method_flowtypebuilder_build(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_FLOWTYPEBUILDER_DEFAULT_VALUE
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_FLOWTYPEBUILDER_DEFAULT_VALUE
+uint16_t uniffi_attrflow_ffi_checksum_method_flowtypebuilder_default_value(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_FLOWTYPEBUILDER_MAP
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_FLOWTYPEBUILDER_MAP
+uint16_t uniffi_attrflow_ffi_checksum_method_flowtypebuilder_map(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_FLOWTYPEBUILDER_RPC
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_FLOWTYPEBUILDER_RPC
+uint16_t uniffi_attrflow_ffi_checksum_method_flowtypebuilder_rpc(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_RPCCONTEXT_ATTRIBUTE
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_RPCCONTEXT_ATTRIBUTE
+uint16_t uniffi_attrflow_ffi_checksum_method_rpccontext_attribute(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_RPCCONTEXT_DELETE_ATTRIBUTE
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_RPCCONTEXT_DELETE_ATTRIBUTE
+uint16_t uniffi_attrflow_ffi_checksum_method_rpccontext_delete_attribute(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_RPCCONTEXT_DELETE_MAP_INSTANCE
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_RPCCONTEXT_DELETE_MAP_INSTANCE
+uint16_t uniffi_attrflow_ffi_checksum_method_rpccontext_delete_map_instance(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_RPCCONTEXT_FLOW_ID
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_RPCCONTEXT_FLOW_ID
+uint16_t uniffi_attrflow_ffi_checksum_method_rpccontext_flow_id(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_RPCCONTEXT_MAP_INSTANCE
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_RPCCONTEXT_MAP_INSTANCE
+uint16_t uniffi_attrflow_ffi_checksum_method_rpccontext_map_instance(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_RPCCONTEXT_SET_ATTRIBUTE
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_RPCCONTEXT_SET_ATTRIBUTE
+uint16_t uniffi_attrflow_ffi_checksum_method_rpccontext_set_attribute(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_RPCCONTEXT_SET_MAP_INSTANCE
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_RPCCONTEXT_SET_MAP_INSTANCE
+uint16_t uniffi_attrflow_ffi_checksum_method_rpccontext_set_map_instance(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_RPCHANDLER_HANDLE
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_RPCHANDLER_HANDLE
+uint16_t uniffi_attrflow_ffi_checksum_method_rpchandler_handle(void
+    
+);
+#endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_STORE_APPEND_LOG_RECORD
 #define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_STORE_APPEND_LOG_RECORD
 uint16_t uniffi_attrflow_ffi_checksum_method_store_append_log_record(void
@@ -960,6 +1205,30 @@ uint16_t uniffi_attrflow_ffi_checksum_method_store_upsert_customer_profile(void
     
 );
 #endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_STORE_INVOKE_RPC
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_STORE_INVOKE_RPC
+uint16_t uniffi_attrflow_ffi_checksum_method_store_invoke_rpc(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_STORE_INVOKE_RPC_WITH_RETRY
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_STORE_INVOKE_RPC_WITH_RETRY
+uint16_t uniffi_attrflow_ffi_checksum_method_store_invoke_rpc_with_retry(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_STORE_REGISTER_FLOW_TYPE
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_STORE_REGISTER_FLOW_TYPE
+uint16_t uniffi_attrflow_ffi_checksum_method_store_register_flow_type(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_STORE_START_FLOW
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_STORE_START_FLOW
+uint16_t uniffi_attrflow_ffi_checksum_method_store_start_flow(void
+    
+);
+#endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_STORE_METRICS
 #define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_STORE_METRICS
 uint16_t uniffi_attrflow_ffi_checksum_method_store_metrics(void
@@ -1011,6 +1280,18 @@ uint16_t uniffi_attrflow_ffi_checksum_method_store_register_subscriber(void
 #ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_STORE_START_SUBSCRIBER_ARCHIVE
 #define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_STORE_START_SUBSCRIBER_ARCHIVE
 uint16_t uniffi_attrflow_ffi_checksum_method_store_start_subscriber_archive(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_CONSTRUCTOR_FLOWTYPEBUILDER_NEW
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_CONSTRUCTOR_FLOWTYPEBUILDER_NEW
+uint16_t uniffi_attrflow_ffi_checksum_constructor_flowtypebuilder_new(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_CONSTRUCTOR_STORE_OPEN_WITHOUT_BUILT_INS
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_CONSTRUCTOR_STORE_OPEN_WITHOUT_BUILT_INS
+uint16_t uniffi_attrflow_ffi_checksum_constructor_store_open_without_built_ins(void
     
 );
 #endif
