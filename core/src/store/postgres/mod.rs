@@ -561,6 +561,54 @@ impl Store for PostgresStore {
     fn location(&self) -> String {
         self.location.clone()
     }
+
+    fn list_flows(&self) -> Result<Vec<FlowRecord>> {
+        self.with_connection(|client, _, errors, untouched| {
+            let mut tx = self.begin(
+                client,
+                errors,
+                untouched,
+                IsolationLevel::RepeatableRead,
+                true,
+            )?;
+            let rows = tx
+                .query(
+                    "SELECT flow_id, flow_type, run_id FROM flows ORDER BY flow_id",
+                    &[],
+                )
+                .map_err(errors.doing("listing flows"))?;
+            rows.into_iter()
+                .map(|row| {
+                    Ok(FlowRecord {
+                        flow_id: row.get(0),
+                        flow_type: self.text(row.get(1))?,
+                        run_id: row.get(2),
+                    })
+                })
+                .collect()
+        })
+    }
+
+    fn stored_values(&self, flow_id: &str) -> Result<Vec<(String, String)>> {
+        self.with_connection(|client, _, errors, untouched| {
+            let mut tx = self.begin(
+                client,
+                errors,
+                untouched,
+                IsolationLevel::RepeatableRead,
+                true,
+            )?;
+            let rows = tx
+                .query(
+                    "SELECT name, value FROM attribute_values WHERE flow_id = $1 ORDER BY name",
+                    &[&flow_id],
+                )
+                .map_err(errors.doing("listing stored values"))?;
+            rows.into_iter()
+                .map(|row| Ok((self.text(row.get(0))?, row.get(1))))
+                .collect()
+        })
+    }
 }
 
 struct TxReader<'a, C: GenericClient> {
