@@ -155,6 +155,9 @@ class CustomerDirectory:
     """
 
     def __init__(self, client: Client, flow_id: str, retry: RetryPolicy | None = None) -> None:
+        # The core's client calls the built-in flow type, registered on first use like any
+        # flow's (an application's own flow type of that name is refused here, by name).
+        client.register_flow(CustomerDirectoryFlow())
         self._native = _native.CustomerDirectory(client._runtime, flow_id, retry)
 
     def start(self) -> str:
