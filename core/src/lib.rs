@@ -64,3 +64,13 @@ pub use typed::AttributeMap;
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
+
+/// The Rust examples of docs/rust.md, compiled as doctests so they cannot go stale.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/rust.md")]
+pub struct DocsRustDoctests;
+
+/// The Rust examples of docs/operations.md, compiled as doctests so they cannot go stale.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/operations.md")]
+pub struct DocsOperationsDoctests;
