@@ -6,7 +6,8 @@ import org.junit.jupiter.api.Test
 
 /**
  * The Kotlin flow example of docs/kotlin-swift.md is `ReadmeFlowExample.kt`, compiled with the
- * tests: this runs it on a fresh store and checks that the page shows exactly that file.
+ * tests: this runs it on a fresh store and checks that the page shows exactly that file. It
+ * lives outside `readme/`, whose files the Maven consumer project compiles as its own sources.
  */
 class ReadmeFlowExampleTest {
     @Test
