@@ -4097,6 +4097,24 @@ enum AttrflowError: Swift.Error, Equatable, Hashable, Foundation.LocalizedError 
          */reason: String
     )
     /**
+     * A page token, or the start of a read forward, names records a trim of the log
+     * dropped; restart from `oldestToken` (or `oldestSequence`).
+     */
+    case PageTrimmed(
+        /**
+         * The core's message.
+         */reason: String, 
+        /**
+         * The trimmed page's token.
+         */token: String, 
+        /**
+         * The token of the oldest retained page (`current` when no archive remains).
+         */oldestToken: String, 
+        /**
+         * The oldest retained sequence.
+         */oldestSequence: UInt64
+    )
+    /**
      * A record the call looked up by key (a customer profile, say) is not stored.
      */
     case RecordNotFound(
@@ -4185,18 +4203,24 @@ public struct FfiConverterTypeAttrflowError: FfiConverterRustBuffer {
         case 6: return .PageNotFound(
             reason: try FfiConverterString.read(from: &buf)
             )
-        case 7: return .RecordNotFound(
+        case 7: return .PageTrimmed(
+            reason: try FfiConverterString.read(from: &buf), 
+            token: try FfiConverterString.read(from: &buf), 
+            oldestToken: try FfiConverterString.read(from: &buf), 
+            oldestSequence: try FfiConverterUInt64.read(from: &buf)
+            )
+        case 8: return .RecordNotFound(
             reason: try FfiConverterString.read(from: &buf)
             )
-        case 8: return .AttributeMapNotLoaded(
+        case 9: return .AttributeMapNotLoaded(
             reason: try FfiConverterString.read(from: &buf), 
             physicalName: try FfiConverterString.read(from: &buf)
             )
-        case 9: return .HandlerFailure(
+        case 10: return .HandlerFailure(
             reason: try FfiConverterString.read(from: &buf), 
             errorType: try FfiConverterString.read(from: &buf)
             )
-        case 10: return .Storage(
+        case 11: return .Storage(
             reason: try FfiConverterString.read(from: &buf)
             )
 
@@ -4245,25 +4269,33 @@ public struct FfiConverterTypeAttrflowError: FfiConverterRustBuffer {
             FfiConverterString.write(reason, into: &buf)
             
         
-        case let .RecordNotFound(reason):
+        case let .PageTrimmed(reason,token,oldestToken,oldestSequence):
             writeInt(&buf, Int32(7))
+            FfiConverterString.write(reason, into: &buf)
+            FfiConverterString.write(token, into: &buf)
+            FfiConverterString.write(oldestToken, into: &buf)
+            FfiConverterUInt64.write(oldestSequence, into: &buf)
+            
+        
+        case let .RecordNotFound(reason):
+            writeInt(&buf, Int32(8))
             FfiConverterString.write(reason, into: &buf)
             
         
         case let .AttributeMapNotLoaded(reason,physicalName):
-            writeInt(&buf, Int32(8))
+            writeInt(&buf, Int32(9))
             FfiConverterString.write(reason, into: &buf)
             FfiConverterString.write(physicalName, into: &buf)
             
         
         case let .HandlerFailure(reason,errorType):
-            writeInt(&buf, Int32(9))
+            writeInt(&buf, Int32(10))
             FfiConverterString.write(reason, into: &buf)
             FfiConverterString.write(errorType, into: &buf)
             
         
         case let .Storage(reason):
-            writeInt(&buf, Int32(10))
+            writeInt(&buf, Int32(11))
             FfiConverterString.write(reason, into: &buf)
             
         }

@@ -1,0 +1,91 @@
+//! Trimming the archive and reading it forward: `TrimSubscribers` and
+//! `ReadSubscribersFrom`, with the rules of every chunked log
+//! ([`crate::chunked_log::retention`], [`crate::chunked_log::read_from`]).
+//!
+//! `TrimSubscribers` drops whole archived chunks, oldest first (`{"keepNewest": n}` or
+//! `{"dropBefore": sequence}`), under the locks of a registration; the chunks that remain,
+//! and their tokens, are unchanged, and a dropped chunk's token is `PageTrimmed`.
+//! `ReadSubscribersFrom` returns up to `limit` subscribers from `sequence` on, oldest
+//! first, with the next sequence to read from.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{
+    Subscriber, SubscriberArchive, FLOW_TYPE, LOG, READ_SUBSCRIBERS_FROM, TRIM_SUBSCRIBERS,
+};
+use crate::chunked_log::{ReadFromInput, Trim, TrimInput, TrimOutcome};
+use crate::context::RpcContext;
+use crate::definition::RpcDefinition;
+use crate::error::Result;
+use crate::typed::{decode_input, decode_stored, encode};
+
+/// Output of `ReadSubscribersFrom`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SubscribersFrom {
+    /// The subscribers from the start on, oldest first.
+    pub subscribers: Vec<Subscriber>,
+    /// The sequence to read from next.
+    pub next_sequence: u64,
+    /// Chunks the call must load to read anything (the client calls again with them);
+    /// empty, and not sent, when the read is complete.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub chunks_to_load: Vec<String>,
+}
+
+pub(super) fn trim_subscribers_rpc() -> RpcDefinition {
+    LOG.appending(RpcDefinition::new(TRIM_SUBSCRIBERS, trim_subscribers))
+}
+
+pub(super) fn read_subscribers_from_rpc() -> RpcDefinition {
+    RpcDefinition::new(READ_SUBSCRIBERS_FROM, read_subscribers_from)
+}
+
+fn trim_subscribers(ctx: &mut RpcContext<'_>, input: Value) -> Result<Value> {
+    let input: TrimInput = decode_input(TRIM_SUBSCRIBERS, input)?;
+    let outcome = LOG.trim(ctx, input.trim()?)?;
+    encode("trim outcome", &outcome)
+}
+
+fn read_subscribers_from(ctx: &mut RpcContext<'_>, input: Value) -> Result<Value> {
+    let input: ReadFromInput = decode_input(READ_SUBSCRIBERS_FROM, input)?;
+    let read = LOG.read_from::<Subscriber>(ctx, input.sequence, input.limit)?;
+    encode(
+        "subscribers",
+        &SubscribersFrom {
+            subscribers: read.records,
+            next_sequence: read.next_sequence,
+            chunks_to_load: read.chunks_to_load,
+        },
+    )
+}
+
+impl SubscriberArchive<'_> {
+    /// Drops whole archived chunks, oldest first, as `trim` says; see the
+    /// [module docs](self). Retry a lock conflict as for a registration.
+    pub fn trim(&self, trim: Trim) -> Result<TrimOutcome> {
+        trim.validate()?;
+        self.call(TRIM_SUBSCRIBERS, &TrimInput::from(trim))
+    }
+
+    /// Up to `limit` subscribers from `sequence` on, oldest first, with the sequence to read
+    /// from next. A trimmed `sequence` is [`crate::Error::PageTrimmed`].
+    pub fn read_from(&self, sequence: u64, limit: u64) -> Result<SubscribersFrom> {
+        crate::chunked_log::validate_read_start(sequence)?;
+        crate::chunked_log::validate_read_limit(limit)?;
+        let input = encode("input", &ReadFromInput { sequence, limit })?;
+        LOG.read_forward(|options| {
+            let output = self.runtime.invoke_rpc(
+                FLOW_TYPE,
+                self.flow_id,
+                READ_SUBSCRIBERS_FROM,
+                input.clone(),
+                &options,
+            )?;
+            let mut read: SubscribersFrom = decode_stored("ReadSubscribersFrom output", &output)?;
+            let to_load = std::mem::take(&mut read.chunks_to_load);
+            Ok((read, to_load))
+        })
+    }
+}
