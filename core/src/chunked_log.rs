@@ -27,7 +27,7 @@
 //!   remembered in the same transaction within a bounded [`IdempotencyWindow`].
 //! - **Retention** ([`retention`], [`ChunkedLog::trim`]): drops whole archived chunks,
 //!   oldest first, leaving the rest byte for byte; a dropped chunk's token is
-//!   [`Error::PageTrimmed`].
+//!   [`Error::PageTrimmed`]. A log's [`Retention`] applies the same rule on every append.
 //! - **Reading forward** ([`read_from`], [`ChunkedLog::read_from`]): records oldest first
 //!   from a sequence, across chunks and layouts.
 //! - **Named logs** ([`ChunkedLog::named`]): many logs in one flow, each with its state in
@@ -60,7 +60,7 @@ pub use paging::Page;
 pub use read_from::{
     validate_read_limit, validate_read_start, ForwardPage, ReadFromInput, MAX_READ_RECORDS,
 };
-pub use retention::{Trim, TrimInput, TrimOutcome};
+pub use retention::{Retention, RetentionChange, RetentionInput, Trim, TrimInput, TrimOutcome};
 pub use state::LogState;
 pub use token::{
     archive_token, normalize_page_token, PageToken, ARCHIVE_TOKEN_DIGITS, CURRENT_CHUNK,

@@ -11,6 +11,10 @@
 //!
 //! A trim of `N` chunks stages `N` deletes and one state write: its cost follows what it
 //! drops, not the length of the history.
+//!
+//! A log may also keep a [`Retention`]: every append then applies `KeepNewest` in its own
+//! transaction, so the log holds at least that many records (once it has had them) and
+//! fewer than that many plus one chunk, like Redis's `XADD MAXLEN ~`.
 
 use serde::{Deserialize, Serialize};
 
@@ -22,8 +26,7 @@ use crate::error::{Error, Result};
 
 /// Which archived chunks a trim drops. Only whole chunks go, so a log keeps a little more
 /// than asked (like Redis's `XTRIM ~`), never less.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Trim {
     /// Keep at least the newest `n` records (`n` ≥ 1): drop the oldest archived chunks as
     /// long as at least `n` records remain.
@@ -116,7 +119,68 @@ pub struct TrimOutcome {
     pub oldest_token: String,
 }
 
+/// A log's retention, kept in its state and applied by every append.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Retention {
+    /// Keep at least this many of the newest records (1 or more): an append drops the
+    /// oldest archived chunks as long as that many remain.
+    pub keep_newest: u64,
+}
+
+/// Input of a retention-setting RPC: `keepNewest`, or nothing (or `null`) to keep every
+/// record again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct RetentionInput {
+    /// Keep at least this many of the newest records; `None` keeps everything.
+    pub keep_newest: Option<u64>,
+}
+
+/// What setting a retention did: the retention now in force and the trim it applied at
+/// once.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RetentionChange {
+    /// The retention in force, `None` when the log keeps everything.
+    pub retention: Option<Retention>,
+    /// The trim applied when it was set.
+    pub trimmed: TrimOutcome,
+}
+
 impl ChunkedLog {
+    /// Sets (or with `None` clears) the log's retention and applies it at once; later
+    /// appends apply it too. A `keep_newest` of 0 is [`Error::InvalidInput`]. The RPC needs
+    /// [`ChunkedLog::appending`]'s locks and load.
+    pub fn set_retention(
+        &self,
+        ctx: &mut RpcContext<'_>,
+        retention: Option<Retention>,
+    ) -> Result<RetentionChange> {
+        if let Some(retention) = retention {
+            Trim::KeepNewest(retention.keep_newest).validate()?;
+        }
+        let mut open = self.open_chunk(ctx)?;
+        open.state.retention = retention;
+        let trimmed = self.apply_retention(ctx, &mut open)?;
+        self.write_state(ctx, &open.state)?;
+        Ok(RetentionChange { retention, trimmed })
+    }
+
+    /// Applies the retention of `open.state`, if any: what every append does before it
+    /// stages the state.
+    pub(super) fn apply_retention(
+        &self,
+        ctx: &mut RpcContext<'_>,
+        open: &mut OpenChunk,
+    ) -> Result<TrimOutcome> {
+        let keep = open
+            .state
+            .retention
+            .map_or(u64::MAX, |retention| retention.keep_newest);
+        self.drop_chunks(ctx, open, Trim::KeepNewest(keep))
+    }
+
     /// Drops the archived chunks `trim` names, oldest first, and returns what it did. A
     /// `DropBefore` past the first sequence of the open chunk is [`Error::InvalidInput`]
     /// naming both. A trim that drops nothing writes nothing. The RPC needs

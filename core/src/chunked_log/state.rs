@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::idempotency::IdempotencyWindow;
 use super::layout::{ChunkLayout, LayoutHistory};
+use super::retention::Retention;
 use super::token::{PageToken, CURRENT_CHUNK};
 use super::ChunkedLog;
 use crate::context::RpcContext;
@@ -30,6 +31,10 @@ pub struct LogState {
     /// default chunk size.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub layouts: Vec<ChunkLayout>,
+    /// The retention every append applies, absent (and not stored) while the log keeps
+    /// every record.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retention: Option<Retention>,
     /// The idempotency window, absent (and not stored) while it is the default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idempotency_window: Option<IdempotencyWindow>,
@@ -42,6 +47,7 @@ impl Default for LogState {
             latest_archived_chunk_token: String::new(),
             oldest_sequence: first_sequence(),
             layouts: Vec::new(),
+            retention: None,
             idempotency_window: None,
         }
     }

@@ -42,7 +42,7 @@ mod appends;
 mod retention;
 
 pub use appends::{AppendLogRecordOnceInput, AppendLogRecordsInput, AppendedLogEntries};
-pub use retention::{LogEntriesFrom, ReadLogFromInput, TrimLogInput};
+pub use retention::{LogEntriesFrom, ReadLogFromInput, SetLogRetentionInput, TrimLogInput};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -76,6 +76,8 @@ pub const APPEND_LOG_RECORD_ONCE: &str = "AppendLogRecordOnce";
 pub const TRIM_LOG: &str = "TrimLog";
 /// The RPC that reads a log forward from a sequence.
 pub const READ_LOG_FROM: &str = "ReadLogFrom";
+/// The RPC that sets the retention every append to a log applies.
+pub const SET_LOG_RETENTION: &str = "SetLogRetention";
 pub use crate::limits::MAX_LOG_NAME_BYTES;
 
 /// The field of a stored chunk that lists its entries.
@@ -167,6 +169,10 @@ pub fn definition() -> FlowDefinition {
         ))
         .rpc(RpcDefinition::new(TRIM_LOG, retention::trim_log))
         .rpc(RpcDefinition::new(READ_LOG_FROM, retention::read_log_from))
+        .rpc(RpcDefinition::new(
+            SET_LOG_RETENTION,
+            retention::set_log_retention,
+        ))
         .build()
         .unwrap_or_else(|e| unreachable!("the built-in definition is valid: {e}"))
 }

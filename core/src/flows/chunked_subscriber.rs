@@ -10,8 +10,8 @@
 //! `ChangeSubscriberChunkSize` moves new chunks to another size (the archive starts at
 //! [`SUBSCRIBER_CHUNK_SIZE`] = 100; old tokens stay valid), and
 //! `SetSubscriberIdempotencyWindow` bounds how long keys are remembered. [`retention`]:
-//! `TrimSubscribers` drops the oldest archived chunks and `ReadSubscribersFrom` reads
-//! forward from a sequence.
+//! `TrimSubscribers` drops the oldest archived chunks, `SetSubscriberRetention` makes every
+//! registration do so, and `ReadSubscribersFrom` reads forward from a sequence.
 
 pub mod appends;
 pub mod layout;
@@ -63,6 +63,8 @@ pub const SET_SUBSCRIBER_IDEMPOTENCY_WINDOW: &str = "SetSubscriberIdempotencyWin
 pub const TRIM_SUBSCRIBERS: &str = "TrimSubscribers";
 /// The RPC that reads subscribers forward from a sequence.
 pub const READ_SUBSCRIBERS_FROM: &str = "ReadSubscribersFrom";
+/// The RPC that sets the retention every registration applies.
+pub const SET_SUBSCRIBER_RETENTION: &str = "SetSubscriberRetention";
 
 /// The archive's layout.
 pub const LOG: ChunkedLog = ChunkedLog::new(
@@ -142,6 +144,7 @@ pub fn definition() -> FlowDefinition {
         .rpc(layout::set_idempotency_window_rpc())
         .rpc(retention::trim_subscribers_rpc())
         .rpc(retention::read_subscribers_from_rpc())
+        .rpc(retention::set_subscriber_retention_rpc())
         .build()
         .unwrap_or_else(|e| unreachable!("the built-in definition is valid: {e}"))
 }

@@ -4,15 +4,19 @@
 //! `TrimLog` drops whole archived chunks of one log, oldest first (`keepNewest` or
 //! `dropBefore`), under the locks of an append to it; `ReadLogFrom` returns up to `limit`
 //! entries from `sequence` on, oldest first, with the next sequence to read from.
+//! `SetLogRetention` makes every append to one log apply `keepNewest` (and applies it at
+//! once); `{"log": …}` alone keeps every entry again.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{
-    append_options, named_log, validate_log_name, AppLog, LogEntry, READ_LOG_FROM, TRIM_LOG,
+    append_options, named_log, validate_log_name, AppLog, LogEntry, READ_LOG_FROM,
+    SET_LOG_RETENTION, TRIM_LOG,
 };
 use crate::chunked_log::{
-    validate_read_limit, validate_read_start, ReadFromInput, Trim, TrimInput, TrimOutcome,
+    validate_read_limit, validate_read_start, ReadFromInput, Retention, RetentionChange,
+    RetentionInput, Trim, TrimInput, TrimOutcome,
 };
 use crate::context::RpcContext;
 use crate::error::Result;
@@ -27,6 +31,17 @@ pub struct TrimLogInput {
     /// The rule: exactly one of `keepNewest` and `dropBefore`.
     #[serde(flatten)]
     pub trim: TrimInput,
+}
+
+/// Input of `SetLogRetention`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SetLogRetentionInput {
+    /// The log's name; required.
+    pub log: String,
+    /// The retention: `keepNewest`, or nothing to keep every entry.
+    #[serde(flatten)]
+    pub retention: RetentionInput,
 }
 
 /// Input of `ReadLogFrom`.
@@ -63,6 +78,17 @@ pub(super) fn trim_log(ctx: &mut RpcContext<'_>, input: Value) -> Result<Value> 
     encode("trim outcome", &outcome)
 }
 
+pub(super) fn set_log_retention(ctx: &mut RpcContext<'_>, input: Value) -> Result<Value> {
+    let input: SetLogRetentionInput = decode_input(SET_LOG_RETENTION, input)?;
+    validate_log_name(&input.log)?;
+    let retention = input
+        .retention
+        .keep_newest
+        .map(|keep_newest| Retention { keep_newest });
+    let change = named_log(&input.log).set_retention(ctx, retention)?;
+    encode("retention change", &change)
+}
+
 pub(super) fn read_log_from(ctx: &mut RpcContext<'_>, input: Value) -> Result<Value> {
     let input: ReadLogFromInput = decode_input(READ_LOG_FROM, input)?;
     validate_log_name(&input.log)?;
@@ -91,6 +117,22 @@ impl AppLog<'_> {
         };
         let output = self.invoke(TRIM_LOG, encode("input", &input)?, &append_options(log))?;
         decode_stored("TrimLog output", &output)
+    }
+
+    /// Makes every append to `log` keep at least its newest `keep_newest` entries (dropping
+    /// whole archived chunks), or with `None` keep every one again, and applies it at once.
+    pub fn set_retention(&self, log: &str, keep_newest: Option<u64>) -> Result<RetentionChange> {
+        validate_log_name(log)?;
+        let input = SetLogRetentionInput {
+            log: log.to_owned(),
+            retention: RetentionInput { keep_newest },
+        };
+        let output = self.invoke(
+            SET_LOG_RETENTION,
+            encode("input", &input)?,
+            &append_options(log),
+        )?;
+        decode_stored("SetLogRetention output", &output)
     }
 
     /// Up to `limit` entries of `log` from `sequence` on, oldest first, with the sequence to

@@ -6,15 +6,20 @@
 //! `{"dropBefore": sequence}`), under the locks of a registration; the chunks that remain,
 //! and their tokens, are unchanged, and a dropped chunk's token is `PageTrimmed`.
 //! `ReadSubscribersFrom` returns up to `limit` subscribers from `sequence` on, oldest
-//! first, with the next sequence to read from.
+//! first, with the next sequence to read from. `SetSubscriberRetention`
+//! (`{"keepNewest": n}`, or `{}` to keep everything) makes every registration apply
+//! `keepNewest`, and applies it at once.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{
-    Subscriber, SubscriberArchive, FLOW_TYPE, LOG, READ_SUBSCRIBERS_FROM, TRIM_SUBSCRIBERS,
+    Subscriber, SubscriberArchive, FLOW_TYPE, LOG, READ_SUBSCRIBERS_FROM, SET_SUBSCRIBER_RETENTION,
+    TRIM_SUBSCRIBERS,
 };
-use crate::chunked_log::{ReadFromInput, Trim, TrimInput, TrimOutcome};
+use crate::chunked_log::{
+    ReadFromInput, Retention, RetentionChange, RetentionInput, Trim, TrimInput, TrimOutcome,
+};
 use crate::context::RpcContext;
 use crate::definition::RpcDefinition;
 use crate::error::Result;
@@ -42,6 +47,22 @@ pub(super) fn read_subscribers_from_rpc() -> RpcDefinition {
     RpcDefinition::new(READ_SUBSCRIBERS_FROM, read_subscribers_from)
 }
 
+pub(super) fn set_subscriber_retention_rpc() -> RpcDefinition {
+    LOG.appending(RpcDefinition::new(
+        SET_SUBSCRIBER_RETENTION,
+        set_subscriber_retention,
+    ))
+}
+
+fn set_subscriber_retention(ctx: &mut RpcContext<'_>, input: Value) -> Result<Value> {
+    let input: RetentionInput = decode_input(SET_SUBSCRIBER_RETENTION, input)?;
+    let retention = input
+        .keep_newest
+        .map(|keep_newest| Retention { keep_newest });
+    let change = LOG.set_retention(ctx, retention)?;
+    encode("retention change", &change)
+}
+
 fn trim_subscribers(ctx: &mut RpcContext<'_>, input: Value) -> Result<Value> {
     let input: TrimInput = decode_input(TRIM_SUBSCRIBERS, input)?;
     let outcome = LOG.trim(ctx, input.trim()?)?;
@@ -67,6 +88,13 @@ impl SubscriberArchive<'_> {
     pub fn trim(&self, trim: Trim) -> Result<TrimOutcome> {
         trim.validate()?;
         self.call(TRIM_SUBSCRIBERS, &TrimInput::from(trim))
+    }
+
+    /// Makes every registration keep at least the newest `keep_newest` subscribers
+    /// (dropping whole archived chunks), or with `None` keep every one again, and applies
+    /// it at once; see the [module docs](self).
+    pub fn set_retention(&self, keep_newest: Option<u64>) -> Result<RetentionChange> {
+        self.call(SET_SUBSCRIBER_RETENTION, &RetentionInput { keep_newest })
     }
 
     /// Up to `limit` subscribers from `sequence` on, oldest first, with the sequence to read
