@@ -58,7 +58,8 @@ pub use layout::{
 
 pub use paging::Page;
 pub use read_from::{
-    validate_read_limit, validate_read_start, ForwardPage, ReadFromInput, MAX_READ_RECORDS,
+    limit_out_of_range, validate_read_limit, validate_read_start, ForwardPage, ReadFromInput,
+    MAX_READ_RECORDS,
 };
 pub use retention::{Retention, RetentionChange, RetentionInput, Trim, TrimInput, TrimOutcome};
 pub use state::LogState;

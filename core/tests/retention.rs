@@ -216,7 +216,7 @@ fn bad_trims_are_refused_naming_the_value_and_change_nothing() {
         Err(Error::InvalidInput(message)) => message,
         other => panic!("{trim:?} gave {other:?}"),
     };
-    assert!(refused(Trim::KeepNewest(0)).starts_with("keepNewest must be at least 1, not 0"));
+    assert!(refused(Trim::KeepNewest(0)).starts_with("keepNewest must be from 1 to "));
     assert_eq!(
         refused(Trim::DropBefore(0)),
         format!("dropBefore must be from 1 to {}, not 0", u64::MAX)

@@ -9,7 +9,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use attrflow::chunked_log::token::out_of_range;
+use attrflow::chunked_log::{limit_out_of_range, Trim, TrimInput};
 use attrflow::flows::app_log::AppLog as CoreAppLog;
+use attrflow::flows::chunked_subscriber::SubscriberArchive as CoreArchive;
 use attrflow::flows::customer_directory::{CustomerDirectory as CoreDirectory, CustomerProfile};
 use attrflow::flows::{app_log, customer_directory};
 use attrflow::options::RpcInvokeOptions;
@@ -19,6 +22,7 @@ use pyo3::prelude::*;
 use serde_json::Value;
 
 use crate::errors::{to_py_err, IntoPyResult};
+use crate::integers::{optional_unsigned, unsigned};
 use crate::runtime::NativeRuntime;
 
 /// Locks and loads of one call, as `(map, instance)` pairs.
@@ -197,6 +201,31 @@ impl Target {
     }
 }
 
+/// A trim rule from its Python keyword arguments: exactly one of them, each 1 or more.
+fn trim_rule(
+    keep_newest: Option<&Bound<'_, PyAny>>,
+    drop_before: Option<&Bound<'_, PyAny>>,
+) -> PyResult<attrflow::Result<Trim>> {
+    let input = TrimInput {
+        keep_newest: optional_unsigned(keep_newest, |shown| out_of_range("keepNewest", shown))?,
+        drop_before: optional_unsigned(drop_before, |shown| out_of_range("dropBefore", shown))?,
+    };
+    Ok(input.trim())
+}
+
+/// A read forward's start and limit from their Python arguments.
+fn read_range(sequence: &Bound<'_, PyAny>, limit: &Bound<'_, PyAny>) -> PyResult<(u64, u64)> {
+    Ok((
+        unsigned(sequence, |shown| out_of_range("sequence", shown))?,
+        unsigned(limit, |shown| limit_out_of_range(shown))?,
+    ))
+}
+
+/// A result as JSON text.
+fn to_json<T: serde::Serialize>(result: attrflow::Result<T>) -> attrflow::Result<String> {
+    serde_json::to_string(&result?).map_err(encode_error)
+}
+
 /// A native client class `$native` (Python name `$name`) over the core client `$core`:
 /// its constructor `(runtime, flow_id, retry=None)`, `start()`, and `$methods`.
 macro_rules! native_client {
@@ -256,6 +285,102 @@ native_client!(
         })
         .into_py_result(py)
     }
+
+    /// Drops whole archived chunks of `log`, oldest first (exactly one of `keep_newest` and
+    /// `drop_before`), retrying lock conflicts by the client's policy; returns what it did
+    /// as JSON.
+    #[pyo3(signature = (log, keep_newest = None, drop_before = None))]
+    fn trim(
+        &self,
+        py: Python<'_>,
+        log: &str,
+        keep_newest: Option<&Bound<'_, PyAny>>,
+        drop_before: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<String> {
+        let trim = trim_rule(keep_newest, drop_before)?;
+        py.detach(|| to_json(trim.and_then(|trim| self.core().retrying(|logs| logs.trim(log, trim)))))
+            .into_py_result(py)
+    }
+
+    /// Sets (or with `None` clears) the retention of `log`, retrying lock conflicts by the
+    /// client's policy; returns the change as JSON.
+    #[pyo3(signature = (log, keep_newest))]
+    fn set_retention(
+        &self,
+        py: Python<'_>,
+        log: &str,
+        keep_newest: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<String> {
+        let keep = optional_unsigned(keep_newest, |shown| out_of_range("keepNewest", shown))?;
+        py.detach(|| to_json(self.core().retrying(|logs| logs.set_retention(log, keep))))
+            .into_py_result(py)
+    }
+
+    /// Up to `limit` entries of `log` from `sequence` on, oldest first, with the next
+    /// sequence, as JSON.
+    fn read_from(
+        &self,
+        py: Python<'_>,
+        log: &str,
+        sequence: &Bound<'_, PyAny>,
+        limit: &Bound<'_, PyAny>,
+    ) -> PyResult<String> {
+        let (sequence, limit) = read_range(sequence, limit)?;
+        py.detach(|| to_json(self.core().retrying(|logs| logs.read_from(log, sequence, limit))))
+            .into_py_result(py)
+    }
+});
+
+native_client!(
+    /// The subscriber archive (`ChunkedSubscriberFlow`) `flow_id` of a store, as the core's
+    /// typed client.
+    NativeSubscriberArchive, "SubscriberArchive", CoreArchive, {
+    /// Reads one page; returns it as JSON.
+    fn page(&self, py: Python<'_>, page_token: &str) -> PyResult<String> {
+        py.detach(|| to_json(self.core().page(page_token)))
+            .into_py_result(py)
+    }
+
+    /// Drops whole archived chunks, oldest first (exactly one of `keep_newest` and
+    /// `drop_before`), retrying lock conflicts by the client's policy; returns what it did
+    /// as JSON.
+    #[pyo3(signature = (keep_newest = None, drop_before = None))]
+    fn trim(
+        &self,
+        py: Python<'_>,
+        keep_newest: Option<&Bound<'_, PyAny>>,
+        drop_before: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<String> {
+        let trim = trim_rule(keep_newest, drop_before)?;
+        py.detach(|| to_json(trim.and_then(|trim| self.core().retrying(|archive| archive.trim(trim)))))
+            .into_py_result(py)
+    }
+
+    /// Sets (or with `None` clears) the archive's retention, retrying lock conflicts by the
+    /// client's policy; returns the change as JSON.
+    #[pyo3(signature = (keep_newest))]
+    fn set_retention(
+        &self,
+        py: Python<'_>,
+        keep_newest: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<String> {
+        let keep = optional_unsigned(keep_newest, |shown| out_of_range("keepNewest", shown))?;
+        py.detach(|| to_json(self.core().retrying(|archive| archive.set_retention(keep))))
+            .into_py_result(py)
+    }
+
+    /// Up to `limit` subscribers from `sequence` on, oldest first, with the next sequence,
+    /// as JSON.
+    fn read_from(
+        &self,
+        py: Python<'_>,
+        sequence: &Bound<'_, PyAny>,
+        limit: &Bound<'_, PyAny>,
+    ) -> PyResult<String> {
+        let (sequence, limit) = read_range(sequence, limit)?;
+        py.detach(|| to_json(self.core().retrying(|archive| archive.read_from(sequence, limit))))
+            .into_py_result(py)
+    }
 });
 
 native_client!(
@@ -286,6 +411,7 @@ native_client!(
 pub(crate) fn add_to(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyRetryPolicy>()?;
     m.add_class::<NativeAppLog>()?;
+    m.add_class::<NativeSubscriberArchive>()?;
     m.add_class::<NativeCustomerDirectory>()?;
     m.add_function(wrap_pyfunction!(app_log_append_plan, m)?)?;
     m.add_function(wrap_pyfunction!(app_log_page_plan, m)?)?;

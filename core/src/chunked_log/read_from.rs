@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use super::layout::LayoutHistory;
 use super::state::LogState;
-use super::token::{sequence_out_of_range, PageToken, CURRENT_CHUNK};
+use super::token::{out_of_range, PageToken, CURRENT_CHUNK};
 use super::ChunkedLog;
 use crate::context::RpcContext;
 use crate::error::{Error, Result};
@@ -36,17 +36,23 @@ pub const MAX_READ_ATTEMPTS: usize = 8;
 /// Checks a read's limit: 1 to [`MAX_READ_RECORDS`].
 pub fn validate_read_limit(limit: u64) -> Result<()> {
     if limit == 0 || limit > MAX_READ_RECORDS {
-        return Err(Error::invalid_input(format!(
-            "limit must be from 1 to {MAX_READ_RECORDS}, not {limit}"
-        )));
+        return Err(limit_out_of_range(limit));
     }
     Ok(())
+}
+
+/// The error for a read's limit outside 1 to [`MAX_READ_RECORDS`], showing it as the
+/// caller gave it (a binding shows integers no `u64` holds).
+pub fn limit_out_of_range(shown: impl std::fmt::Display) -> Error {
+    Error::invalid_input(format!(
+        "limit must be from 1 to {MAX_READ_RECORDS}, not {shown}"
+    ))
 }
 
 /// Checks a read's start: at least 1.
 pub fn validate_read_start(sequence: u64) -> Result<()> {
     if sequence == 0 {
-        return Err(sequence_out_of_range("sequence", 0));
+        return Err(out_of_range("sequence", 0));
     }
     Ok(())
 }

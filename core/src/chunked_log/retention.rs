@@ -19,7 +19,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::append::OpenChunk;
-use super::token::{sequence_out_of_range, PageToken};
+use super::token::{out_of_range, PageToken};
 use super::ChunkedLog;
 use crate::context::RpcContext;
 use crate::error::{Error, Result};
@@ -41,10 +41,9 @@ impl Trim {
     /// are [`Error::InvalidInput`] naming the value.
     pub fn validate(self) -> Result<()> {
         match self {
-            Trim::KeepNewest(0) => Err(Error::invalid_input(
-                "keepNewest must be at least 1, not 0: keeping no record would drop the open chunk",
-            )),
-            Trim::DropBefore(0) => Err(sequence_out_of_range("dropBefore", 0)),
+            // Keeping no record would drop the open chunk.
+            Trim::KeepNewest(0) => Err(out_of_range("keepNewest", 0)),
+            Trim::DropBefore(0) => Err(out_of_range("dropBefore", 0)),
             _ => Ok(()),
         }
     }
@@ -279,11 +278,10 @@ mod tests {
 
     #[test]
     fn zero_is_refused_naming_the_value() {
-        assert!(Trim::KeepNewest(0)
-            .validate()
-            .unwrap_err()
-            .to_string()
-            .starts_with("keepNewest must be at least 1, not 0"));
+        assert_eq!(
+            Trim::KeepNewest(0).validate().unwrap_err().to_string(),
+            format!("keepNewest must be from 1 to {}, not 0", u64::MAX)
+        );
         assert_eq!(
             Trim::DropBefore(0).validate().unwrap_err().to_string(),
             format!("dropBefore must be from 1 to {}, not 0", u64::MAX)

@@ -108,12 +108,13 @@ pub fn archive_token(first_sequence: u64) -> Result<String> {
 /// The error for a first sequence outside 1 to `u64::MAX`, showing it as the caller gave
 /// it (a binding shows integers no `u64` holds).
 pub fn first_sequence_out_of_range(shown: impl fmt::Display) -> Error {
-    sequence_out_of_range("first sequence", shown)
+    out_of_range("first sequence", shown)
 }
 
-/// The error for a sequence (`what` names it: `dropBefore`, `sequence`) outside 1 to
-/// `u64::MAX`, showing it as the caller gave it (a binding shows integers no `u64` holds).
-pub fn sequence_out_of_range(what: &str, shown: impl fmt::Display) -> Error {
+/// The error for a sequence or count (`what` names it: `dropBefore`, `keepNewest`,
+/// `sequence`) outside 1 to `u64::MAX`, showing it as the caller gave it (a binding shows
+/// integers no `u64` holds).
+pub fn out_of_range(what: &str, shown: impl fmt::Display) -> Error {
     Error::invalid_input(format!(
         "{what} must be from 1 to {}, not {shown}",
         u64::MAX

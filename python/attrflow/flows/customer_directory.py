@@ -155,6 +155,8 @@ class CustomerDirectory:
     """
 
     def __init__(self, client: Client, flow_id: str, retry: RetryPolicy | None = None) -> None:
+        # Built-in flow types are registered on first use.
+        client.register_flow(CustomerDirectoryFlow())
         self._native = _native.CustomerDirectory(client._runtime, flow_id, retry)
 
     def start(self) -> str:
