@@ -5,8 +5,6 @@
 
 mod common;
 
-use std::collections::BTreeMap;
-
 use attrflow::chunked_log::{archive_token, LogState, Retention};
 use attrflow::flows::app_log::AppLog;
 use attrflow::flows::chunked_subscriber::appends::NewSubscriber;
@@ -18,14 +16,7 @@ use serde_json::{json, Value};
 /// The stored state of the archive and the number of records it holds, after checking
 /// every invariant of the stored log.
 fn checked(t: &TestStore) -> (LogState, u64) {
-    let values: BTreeMap<String, Value> = t
-        .runtime
-        .store()
-        .stored_values(FLOW_ID)
-        .unwrap()
-        .into_iter()
-        .map(|(name, json)| (name, serde_json::from_str(&json).unwrap()))
-        .collect();
+    let values = t.stored_values(FLOW_ID);
     let summary = LOG.verify(&values).unwrap();
     let state: LogState =
         serde_json::from_value(values["subscriber_archive_state"].clone()).unwrap();
