@@ -29,7 +29,8 @@
 //!   oldest first, leaving the rest byte for byte; a dropped chunk's token is
 //!   [`Error::PageTrimmed`]. A log's [`Retention`] applies the same rule on every append.
 //! - **Reading forward** ([`read_from`], [`ChunkedLog::read_from`]): records oldest first
-//!   from a sequence, across chunks and layouts.
+//!   from a sequence, across chunks and layouts; a [tail](tail) waits for records after a
+//!   sequence, waking on its runtime's commits.
 //! - **Named logs** ([`ChunkedLog::named`]): many logs in one flow, each with its state in
 //!   an instance of a state map (`<state map>/<name>`, absent until the first append) and
 //!   its chunks under `<chunk map>/<name>.<instance>` (`<name>.current`, `<name>.<token>`,
@@ -43,6 +44,7 @@ mod paging;
 pub mod read_from;
 pub mod retention;
 mod state;
+pub mod tail;
 pub mod token;
 pub mod verify;
 
@@ -63,6 +65,10 @@ pub use read_from::{
 };
 pub use retention::{Retention, RetentionChange, RetentionInput, Trim, TrimInput, TrimOutcome};
 pub use state::LogState;
+pub use tail::{
+    after_out_of_range, tail_start, timeout_out_of_range, validate_tail_timeout, wait_for_records,
+    MAX_TAIL_TIMEOUT,
+};
 pub use token::{
     archive_token, normalize_page_token, PageToken, ARCHIVE_TOKEN_DIGITS, CURRENT_CHUNK,
 };

@@ -7,6 +7,8 @@
 //! `SetLogRetention` makes every append to one log apply `keepNewest` (and applies it at
 //! once); `{"log": …}` alone keeps every entry again.
 
+use std::time::Duration;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -15,8 +17,8 @@ use super::{
     SET_LOG_RETENTION, TRIM_LOG,
 };
 use crate::chunked_log::{
-    validate_read_limit, validate_read_start, ReadFromInput, Retention, RetentionChange,
-    RetentionInput, Trim, TrimInput, TrimOutcome,
+    tail_start, validate_read_limit, validate_read_start, wait_for_records, ReadFromInput,
+    Retention, RetentionChange, RetentionInput, Trim, TrimInput, TrimOutcome,
 };
 use crate::context::RpcContext;
 use crate::error::Result;
@@ -133,6 +135,26 @@ impl AppLog<'_> {
             &append_options(log),
         )?;
         decode_stored("SetLogRetention output", &output)
+    }
+
+    /// Waits up to `timeout` for entries of `log` after `after` (0: from the start) and
+    /// returns up to `limit` of them, oldest first, as soon as there are any; none once
+    /// `timeout` passes. See [`crate::chunked_log::tail`].
+    pub fn tail(
+        &self,
+        log: &str,
+        after: u64,
+        limit: u64,
+        timeout: Duration,
+    ) -> Result<LogEntriesFrom> {
+        let sequence = tail_start(after)?;
+        validate_log_name(log)?;
+        validate_read_limit(limit)?;
+        wait_for_records(self.runtime.commits(), timeout, || {
+            let read = self.read_from(log, sequence, limit)?;
+            let found = !read.entries.is_empty();
+            Ok((read, found))
+        })
     }
 
     /// Up to `limit` entries of `log` from `sequence` on, oldest first, with the sequence to

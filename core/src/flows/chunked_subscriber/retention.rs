@@ -10,6 +10,8 @@
 //! (`{"keepNewest": n}`, or `{}` to keep everything) makes every registration apply
 //! `keepNewest`, and applies it at once.
 
+use std::time::Duration;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -18,7 +20,8 @@ use super::{
     TRIM_SUBSCRIBERS,
 };
 use crate::chunked_log::{
-    ReadFromInput, Retention, RetentionChange, RetentionInput, Trim, TrimInput, TrimOutcome,
+    tail_start, wait_for_records, ReadFromInput, Retention, RetentionChange, RetentionInput, Trim,
+    TrimInput, TrimOutcome,
 };
 use crate::context::RpcContext;
 use crate::definition::RpcDefinition;
@@ -95,6 +98,20 @@ impl SubscriberArchive<'_> {
     /// it at once; see the [module docs](self).
     pub fn set_retention(&self, keep_newest: Option<u64>) -> Result<RetentionChange> {
         self.call(SET_SUBSCRIBER_RETENTION, &RetentionInput { keep_newest })
+    }
+
+    /// Waits up to `timeout` for subscribers with sequences after `after` (0: from the
+    /// start) and returns up to `limit` of them, oldest first, as soon as there are any;
+    /// none once `timeout` passes. Resume with the last sequence received; see
+    /// [`crate::chunked_log::tail`].
+    pub fn tail(&self, after: u64, limit: u64, timeout: Duration) -> Result<SubscribersFrom> {
+        let sequence = tail_start(after)?;
+        crate::chunked_log::validate_read_limit(limit)?;
+        wait_for_records(self.runtime.commits(), timeout, || {
+            let read = self.read_from(sequence, limit)?;
+            let found = !read.subscribers.is_empty();
+            Ok((read, found))
+        })
     }
 
     /// Up to `limit` subscribers from `sequence` on, oldest first, with the sequence to read
