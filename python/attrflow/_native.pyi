@@ -50,6 +50,7 @@ __all__ = [
     "MAX_IDEMPOTENCY_KEY_LEN",
     "MAX_LAYOUTS",
     "MAX_READ_RECORDS",
+    "MAX_TAIL_TIMEOUT_SECONDS",
     "METRICS_SPAN_COMMIT",
     "METRICS_SPAN_HANDLER",
     "METRICS_SPAN_LOCK_WAIT",
@@ -114,6 +115,7 @@ MAX_BATCH_SIZE: int
 MAX_CHUNK_SIZE: int
 MAX_LAYOUTS: int
 MAX_READ_RECORDS: int
+MAX_TAIL_TIMEOUT_SECONDS: float
 MAX_IDEMPOTENCY_KEY_LEN: int
 DEFAULT_IDEMPOTENCY_MAX_KEYS: int
 DEFAULT_IDEMPOTENCY_MAX_AGE_MS: int
@@ -321,6 +323,7 @@ class AppLog:
     ) -> str: ...
     def set_retention(self, log: str, keep_newest: int | None) -> str: ...
     def read_from(self, log: str, sequence: int, limit: int) -> str: ...
+    def tail(self, log: str, after: int, limit: int, timeout: float) -> str: ...
 
 @final
 class SubscriberArchive:
@@ -334,6 +337,7 @@ class SubscriberArchive:
     def trim(self, keep_newest: int | None = None, drop_before: int | None = None) -> str: ...
     def set_retention(self, keep_newest: int | None) -> str: ...
     def read_from(self, sequence: int, limit: int) -> str: ...
+    def tail(self, after: int, limit: int, timeout: float) -> str: ...
 
 @final
 class CustomerDirectory:

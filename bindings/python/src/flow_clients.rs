@@ -10,7 +10,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use attrflow::chunked_log::token::out_of_range;
-use attrflow::chunked_log::{limit_out_of_range, Trim, TrimInput};
+use attrflow::chunked_log::{
+    after_out_of_range, limit_out_of_range, timeout_out_of_range, Trim, TrimInput,
+};
 use attrflow::flows::app_log::AppLog as CoreAppLog;
 use attrflow::flows::chunked_subscriber::SubscriberArchive as CoreArchive;
 use attrflow::flows::customer_directory::{CustomerDirectory as CoreDirectory, CustomerProfile};
@@ -221,6 +223,15 @@ fn read_range(sequence: &Bound<'_, PyAny>, limit: &Bound<'_, PyAny>) -> PyResult
     ))
 }
 
+/// A tail's `after` and timeout from their Python arguments: an integer from 0, and
+/// seconds from 0 (the core checks the largest).
+fn tail_wait(py: Python<'_>, after: &Bound<'_, PyAny>, timeout: f64) -> PyResult<(u64, Duration)> {
+    let after = unsigned(after, |shown| after_out_of_range(shown))?;
+    let timeout = Duration::try_from_secs_f64(timeout)
+        .map_err(|_| to_py_err(py, timeout_out_of_range(format_args!("{timeout} seconds"))))?;
+    Ok((after, timeout))
+}
+
 /// A result as JSON text.
 fn to_json<T: serde::Serialize>(result: attrflow::Result<T>) -> attrflow::Result<String> {
     serde_json::to_string(&result?).map_err(encode_error)
@@ -316,6 +327,22 @@ native_client!(
             .into_py_result(py)
     }
 
+    /// Waits up to `timeout` seconds for entries of `log` after `after`; returns up to
+    /// `limit` of them, oldest first, with the next sequence, as JSON (none on timeout).
+    fn tail(
+        &self,
+        py: Python<'_>,
+        log: &str,
+        after: &Bound<'_, PyAny>,
+        limit: &Bound<'_, PyAny>,
+        timeout: f64,
+    ) -> PyResult<String> {
+        let (after, timeout) = tail_wait(py, after, timeout)?;
+        let limit = unsigned(limit, |shown| limit_out_of_range(shown))?;
+        py.detach(|| to_json(self.core().retrying(|logs| logs.tail(log, after, limit, timeout))))
+            .into_py_result(py)
+    }
+
     /// Up to `limit` entries of `log` from `sequence` on, oldest first, with the next
     /// sequence, as JSON.
     fn read_from(
@@ -366,6 +393,21 @@ native_client!(
     ) -> PyResult<String> {
         let keep = optional_unsigned(keep_newest, |shown| out_of_range("keepNewest", shown))?;
         py.detach(|| to_json(self.core().retrying(|archive| archive.set_retention(keep))))
+            .into_py_result(py)
+    }
+
+    /// Waits up to `timeout` seconds for subscribers after `after`; returns up to `limit`
+    /// of them, oldest first, with the next sequence, as JSON (none on timeout).
+    fn tail(
+        &self,
+        py: Python<'_>,
+        after: &Bound<'_, PyAny>,
+        limit: &Bound<'_, PyAny>,
+        timeout: f64,
+    ) -> PyResult<String> {
+        let (after, timeout) = tail_wait(py, after, timeout)?;
+        let limit = unsigned(limit, |shown| limit_out_of_range(shown))?;
+        py.detach(|| to_json(self.core().retrying(|archive| archive.tail(after, limit, timeout))))
             .into_py_result(py)
     }
 

@@ -115,6 +115,10 @@ fn add_chunked_log_limits(m: &Bound<'_, PyModule>) -> PyResult<()> {
     }
     m.add("MAX_BATCH_SIZE", log::MAX_BATCH_SIZE)?;
     m.add("MAX_READ_RECORDS", log::MAX_READ_RECORDS)?;
+    m.add(
+        "MAX_TAIL_TIMEOUT_SECONDS",
+        log::MAX_TAIL_TIMEOUT.as_secs_f64(),
+    )?;
     m.add("MAX_CHUNK_SIZE", log::MAX_CHUNK_SIZE)?;
     m.add("MAX_LAYOUTS", log::MAX_LAYOUTS)?;
     m.add("MAX_IDEMPOTENCY_KEY_LEN", log::MAX_IDEMPOTENCY_KEY_LEN)?;

@@ -37,7 +37,9 @@ for a batch without a key).
 
 from __future__ import annotations
 
+import asyncio
 import json
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -46,6 +48,8 @@ from attrflow.attribute import AttributeMap
 from attrflow.flow import Flow, core_rpc
 from attrflow.flows._plans import plan_options
 from attrflow.flows.chunked_subscriber import (
+    FOLLOW_WAIT_SECONDS,
+    MAX_TAIL_TIMEOUT_SECONDS,
     ChunkLayout,
     IdempotencyWindow,
     Retention,
@@ -288,3 +292,21 @@ class AppLog:
         ``sequence`` raises ``PageTrimmedError``."""
         output = self._native.read_from(log, sequence, limit)
         return codec.from_json(output, LogEntriesFrom, what="log entries")
+
+    def tail(
+        self, log: str, after: int, limit: int = 100, timeout: float = MAX_TAIL_TIMEOUT_SECONDS
+    ) -> LogEntriesFrom:
+        """Waits up to ``timeout`` seconds for entries of ``log`` after ``after`` and returns
+        up to ``limit`` of them, oldest first; the rules of
+        :meth:`attrflow.flows.chunked_subscriber.SubscriberArchive.tail`."""
+        output = self._native.tail(log, after, limit, timeout)
+        return codec.from_json(output, LogEntriesFrom, what="log entries")
+
+    async def follow(self, log: str, after: int = 0, limit: int = 100) -> AsyncIterator[LogEntry]:
+        """Every entry of ``log`` after ``after``, oldest first, as it is appended, forever:
+        :meth:`tail` on a worker thread, resumed from the last entry delivered."""
+        while True:
+            read = await asyncio.to_thread(self.tail, log, after, limit, FOLLOW_WAIT_SECONDS)
+            for entry in read.entries:
+                yield entry
+            after = read.next_sequence - 1

@@ -51,6 +51,8 @@ byte; :meth:`~SubscriberArchive.set_retention` makes every registration do so;
 :meth:`~SubscriberArchive.read_from` reads up to :data:`MAX_READ_RECORDS` subscribers
 oldest first from a sequence. A token of a dropped chunk, or a read from a dropped
 sequence, raises ``PageTrimmedError`` naming the oldest retained page and sequence.
+:meth:`~SubscriberArchive.tail` waits (blocking) for subscribers after a sequence, and
+``async for subscriber in archive.follow(after)`` delivers them as they are registered.
 
 After a chunk-size change, check a token's form with :func:`validate_page_token_form`
 before loading it; the RPC checks it against the archive's layout history.
@@ -58,6 +60,8 @@ before loading it; the RPC checks it against the archive's layout history.
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Optional
 
@@ -77,11 +81,13 @@ __all__ = [
     "DEFAULT_IDEMPOTENCY_WINDOW",
     "FLOW_ID",
     "FLOW_TYPE",
+    "FOLLOW_WAIT_SECONDS",
     "GET_SUBSCRIBER_PAGE",
     "MAX_BATCH_SIZE",
     "MAX_CHUNK_SIZE",
     "MAX_IDEMPOTENCY_KEY_LEN",
     "MAX_READ_RECORDS",
+    "MAX_TAIL_TIMEOUT_SECONDS",
     "READ_SUBSCRIBERS_FROM",
     "REGISTER_SUBSCRIBER",
     "REGISTER_SUBSCRIBERS",
@@ -154,7 +160,12 @@ MAX_CHUNK_SIZE: int = _native.MAX_CHUNK_SIZE
 MAX_IDEMPOTENCY_KEY_LEN: int = _native.MAX_IDEMPOTENCY_KEY_LEN
 """The longest idempotency key (visible ASCII characters)."""
 MAX_READ_RECORDS: int = _native.MAX_READ_RECORDS
-"""The most records one read forward returns."""
+"""The most records one read forward (or tail) returns."""
+MAX_TAIL_TIMEOUT_SECONDS: float = _native.MAX_TAIL_TIMEOUT_SECONDS
+"""The longest one tail waits, in seconds."""
+FOLLOW_WAIT_SECONDS = 1.0
+"""How long each wait of :meth:`SubscriberArchive.follow` lasts: how long its worker thread
+may outlive a cancelled iteration."""
 
 
 @dataclass
@@ -410,6 +421,27 @@ class SubscriberArchive:
         more) on, oldest first. A trimmed ``sequence`` raises ``PageTrimmedError``."""
         output = self._native.read_from(sequence, limit)
         return codec.from_json(output, SubscribersFrom, what="subscribers")
+
+    def tail(
+        self, after: int, limit: int = 100, timeout: float = MAX_TAIL_TIMEOUT_SECONDS
+    ) -> SubscribersFrom:
+        """Waits up to ``timeout`` seconds (at most :data:`MAX_TAIL_TIMEOUT_SECONDS`) for
+        subscribers after the sequence ``after`` (0: from the start) and returns up to
+        ``limit`` of them, oldest first, as soon as there are any; none on timeout. A
+        registration of this process wakes it at once, one of another process within
+        50 ms. Resume with ``after=result.next_sequence - 1``: no subscriber comes twice.
+        """
+        output = self._native.tail(after, limit, timeout)
+        return codec.from_json(output, SubscribersFrom, what="subscribers")
+
+    async def follow(self, after: int = 0, limit: int = 100) -> AsyncIterator[Subscriber]:
+        """Every subscriber after ``after``, oldest first, as it is registered, forever:
+        :meth:`tail` on a worker thread, resumed from the last subscriber delivered."""
+        while True:
+            read = await asyncio.to_thread(self.tail, after, limit, FOLLOW_WAIT_SECONDS)
+            for subscriber in read.subscribers:
+                yield subscriber
+            after = read.next_sequence - 1
 
 
 def validate_subscriber_page_token(token: str) -> str:
