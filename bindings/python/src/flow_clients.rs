@@ -24,6 +24,7 @@ use pyo3::prelude::*;
 use serde_json::Value;
 
 use crate::errors::{to_py_err, IntoPyResult};
+use crate::executor;
 use crate::integers::{optional_unsigned, unsigned};
 use crate::runtime::NativeRuntime;
 
@@ -182,6 +183,7 @@ fn parse_error(what: &str, error: serde_json::Error) -> attrflow::Error {
 }
 
 /// The store, flow and policy a native client calls with.
+#[derive(Clone)]
 struct Target {
     runtime: Arc<Runtime>,
     flow_id: String,
@@ -230,6 +232,27 @@ fn tail_wait(py: Python<'_>, after: &Bound<'_, PyAny>, timeout: f64) -> PyResult
     let timeout = Duration::try_from_secs_f64(timeout)
         .map_err(|_| to_py_err(py, timeout_out_of_range(format_args!("{timeout} seconds"))))?;
     Ok((after, timeout))
+}
+
+/// Runs `work` (a tail, which may wait long) now with the GIL released and returns its
+/// JSON text; or with `done` on a worker thread of the binding's pool ([`executor`]),
+/// returning `None` at once and calling `done(text, None)` or `done(None, exception)`.
+fn run_or_submit<'py>(
+    py: Python<'py>,
+    done: Option<Py<PyAny>>,
+    work: impl FnOnce() -> attrflow::Result<String> + Send + 'static,
+) -> PyResult<Bound<'py, PyAny>> {
+    let finish = |py: Python<'_>, result: attrflow::Result<String>| -> PyResult<Py<PyAny>> {
+        Ok(result
+            .into_py_result(py)?
+            .into_pyobject(py)?
+            .into_any()
+            .unbind())
+    };
+    match done {
+        Some(done) => executor::submit(done, work, finish).map(|()| py.None().into_bound(py)),
+        None => Ok(finish(py, py.detach(work))?.into_bound(py)),
+    }
 }
 
 /// A result as JSON text.
@@ -329,18 +352,25 @@ native_client!(
 
     /// Waits up to `timeout` seconds for entries of `log` after `after`; returns up to
     /// `limit` of them, oldest first, with the next sequence, as JSON (none on timeout).
-    fn tail(
+    /// With `done`, waits on a worker thread instead (see `run_or_submit`).
+    #[pyo3(signature = (log, after, limit, timeout, *, done = None))]
+    fn tail<'py>(
         &self,
-        py: Python<'_>,
-        log: &str,
+        py: Python<'py>,
+        log: String,
         after: &Bound<'_, PyAny>,
         limit: &Bound<'_, PyAny>,
         timeout: f64,
-    ) -> PyResult<String> {
+        done: Option<Py<PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let (after, timeout) = tail_wait(py, after, timeout)?;
         let limit = unsigned(limit, |shown| limit_out_of_range(shown))?;
-        py.detach(|| to_json(self.core().retrying(|logs| logs.tail(log, after, limit, timeout))))
-            .into_py_result(py)
+        let target = self.0.clone();
+        run_or_submit(py, done, move || {
+            let logs = CoreAppLog::new(&target.runtime, &target.flow_id)
+                .with_retry_policy(target.retry);
+            to_json(logs.retrying(|logs| logs.tail(&log, after, limit, timeout)))
+        })
     }
 
     /// Up to `limit` entries of `log` from `sequence` on, oldest first, with the next
@@ -397,18 +427,25 @@ native_client!(
     }
 
     /// Waits up to `timeout` seconds for subscribers after `after`; returns up to `limit`
-    /// of them, oldest first, with the next sequence, as JSON (none on timeout).
-    fn tail(
+    /// of them, oldest first, with the next sequence, as JSON (none on timeout). With
+    /// `done`, waits on a worker thread instead (see `run_or_submit`).
+    #[pyo3(signature = (after, limit, timeout, *, done = None))]
+    fn tail<'py>(
         &self,
-        py: Python<'_>,
+        py: Python<'py>,
         after: &Bound<'_, PyAny>,
         limit: &Bound<'_, PyAny>,
         timeout: f64,
-    ) -> PyResult<String> {
+        done: Option<Py<PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let (after, timeout) = tail_wait(py, after, timeout)?;
         let limit = unsigned(limit, |shown| limit_out_of_range(shown))?;
-        py.detach(|| to_json(self.core().retrying(|archive| archive.tail(after, limit, timeout))))
-            .into_py_result(py)
+        let target = self.0.clone();
+        run_or_submit(py, done, move || {
+            let archive = CoreArchive::new(&target.runtime, &target.flow_id)
+                .with_retry_policy(target.retry);
+            to_json(archive.retrying(|archive| archive.tail(after, limit, timeout)))
+        })
     }
 
     /// Up to `limit` subscribers from `sequence` on, oldest first, with the next sequence,

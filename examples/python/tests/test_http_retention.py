@@ -1,10 +1,12 @@
 """``POST /trim``, ``PUT /retention`` and ``GET /subscribers?after=``: a trim drops whole
 archived chunks and leaves the other pages as they were; a trimmed page token or ``after``
 is 410 Gone naming the oldest retained page token and sequence; reading forward returns
-every subscriber once, oldest first; bad values are 400s with the core's message."""
+every subscriber once, oldest first; a long poll (``&wait=``) answers at once, on the next
+registration, or empty on timeout; bad values are 400s with the core's message."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -159,3 +161,27 @@ async def test_bad_values_are_400s_naming_them(
 async def test_a_trimmed_page_is_gone() -> None:
     error = PageTrimmedError.__new__(PageTrimmedError)
     assert rule_for(error, ERROR_RULES).status == 410
+
+
+async def test_a_long_poll_answers_at_once_waits_for_a_registration_or_times_out(
+    http: HttpClient,
+) -> None:
+    await register_range(http, 1, 5)
+    status, body = await read_after(http, after=2, wait=60)
+    assert (status, sequences(body), body["nextAfter"]) == (200, [3, 4, 5], 5)
+    status, body = await read_after(http, after=5, wait=0.05)
+    assert (status, body) == (200, {"subscribers": [], "nextAfter": 5})
+
+    waiting = asyncio.create_task(read_after(http, after=5, wait=60))
+    await register_range(http, 6, 6)
+    status, body = await waiting
+    assert (status, sequences(body), body["nextAfter"]) == (200, [6], 6)
+
+    for wait, message in [
+        ("soon", "wait must be a number of seconds, got 'soon'"),
+        ("nan", "wait must be a number of seconds, got 'nan'"),
+        ("61", "timeout must be from 0 to 60 seconds, not 61 seconds"),
+        ("-1", "timeout must be from 0 to 60 seconds, not -1 seconds"),
+    ]:
+        status, body = await read_after(http, after=5, wait=wait)
+        assert (status, body) == (400, {"error": message})

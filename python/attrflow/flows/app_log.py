@@ -37,13 +37,13 @@ for a batch without a key).
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional
 
 from attrflow import _native, codec
+from attrflow.async_client import _submit
 from attrflow.attribute import AttributeMap
 from attrflow.flow import Flow, core_rpc
 from attrflow.flows._plans import plan_options
@@ -302,11 +302,18 @@ class AppLog:
         output = self._native.tail(log, after, limit, timeout)
         return codec.from_json(output, LogEntriesFrom, what="log entries")
 
+    async def tail_async(
+        self, log: str, after: int, limit: int = 100, timeout: float = MAX_TAIL_TIMEOUT_SECONDS
+    ) -> LogEntriesFrom:
+        """:meth:`tail`, awaited on a worker thread of the native module."""
+        output: str = await _submit(self._native.tail, log, after, limit, timeout)
+        return codec.from_json(output, LogEntriesFrom, what="log entries")
+
     async def follow(self, log: str, after: int = 0, limit: int = 100) -> AsyncIterator[LogEntry]:
         """Every entry of ``log`` after ``after``, oldest first, as it is appended, forever:
-        :meth:`tail` on a worker thread, resumed from the last entry delivered."""
+        :meth:`tail_async` resumed from the last entry delivered."""
         while True:
-            read = await asyncio.to_thread(self.tail, log, after, limit, FOLLOW_WAIT_SECONDS)
+            read = await self.tail_async(log, after, limit, FOLLOW_WAIT_SECONDS)
             for entry in read.entries:
                 yield entry
             after = read.next_sequence - 1

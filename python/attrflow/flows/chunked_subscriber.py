@@ -60,13 +60,12 @@ before loading it; the RPC checks it against the archive's layout history.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Optional
 
 from attrflow import _native, codec
-from attrflow.async_client import AsyncClient
+from attrflow.async_client import AsyncClient, _submit
 from attrflow.attribute import Attribute, AttributeMap
 from attrflow.flow import Flow, core_rpc
 from attrflow.retry import RetryPolicy
@@ -165,7 +164,7 @@ MAX_TAIL_TIMEOUT_SECONDS: float = _native.MAX_TAIL_TIMEOUT_SECONDS
 """The longest one tail waits, in seconds."""
 FOLLOW_WAIT_SECONDS = 1.0
 """How long each wait of :meth:`SubscriberArchive.follow` lasts: how long its worker thread
-may outlive a cancelled iteration."""
+may go on waiting after the iteration was cancelled."""
 
 
 @dataclass
@@ -434,11 +433,19 @@ class SubscriberArchive:
         output = self._native.tail(after, limit, timeout)
         return codec.from_json(output, SubscribersFrom, what="subscribers")
 
+    async def tail_async(
+        self, after: int, limit: int = 100, timeout: float = MAX_TAIL_TIMEOUT_SECONDS
+    ) -> SubscribersFrom:
+        """:meth:`tail`, awaited: it waits on a worker thread of the native module (not the
+        event loop's default executor), so many waiting tails hold no loop thread."""
+        output: str = await _submit(self._native.tail, after, limit, timeout)
+        return codec.from_json(output, SubscribersFrom, what="subscribers")
+
     async def follow(self, after: int = 0, limit: int = 100) -> AsyncIterator[Subscriber]:
         """Every subscriber after ``after``, oldest first, as it is registered, forever:
-        :meth:`tail` on a worker thread, resumed from the last subscriber delivered."""
+        :meth:`tail_async` resumed from the last subscriber delivered."""
         while True:
-            read = await asyncio.to_thread(self.tail, after, limit, FOLLOW_WAIT_SECONDS)
+            read = await self.tail_async(after, limit, FOLLOW_WAIT_SECONDS)
             for subscriber in read.subscribers:
                 yield subscriber
             after = read.next_sequence - 1

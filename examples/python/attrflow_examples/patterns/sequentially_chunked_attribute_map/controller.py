@@ -5,8 +5,9 @@ subscriber, ``POST /register-batch`` appends many in one transaction, and
 ``GET /subscribers?pageToken=`` reads one chunk, newest first, loading only that chunk's
 AttributeMap instance. Both registering routes take an optional ``Idempotency-Key`` header:
 a retry with the same key and body returns the first response (same sequences) instead of
-appending again. ``POST /trim``, ``PUT /retention`` and ``GET /subscribers?after=`` drop old
-history and read forward (:mod:`.retention`). Errors are answered by
+appending again. ``POST /trim``, ``PUT /retention``, ``GET /subscribers?after=`` (with
+``&wait=``, a long poll) and ``GET /subscribers/stream`` (Server-Sent Events) drop old
+history, read forward and wait for new subscribers (:mod:`.retention`). Errors are answered by
 :mod:`attrflow_examples.http_errors`.
 """
 
@@ -33,6 +34,8 @@ from attrflow_examples.patterns.sequentially_chunked_attribute_map.keyed_appends
 )
 from attrflow_examples.patterns.sequentially_chunked_attribute_map.retention import (
     set_retention,
+    stream_start,
+    subscriber_events,
     subscribers_after,
     trim,
 )
@@ -100,6 +103,16 @@ def create_sequentially_chunked_attribute_map_blueprint(
                 {"subscribers": [subscriber_json(s) for s in subscribers], "nextAfter": next_after}
             )
         return jsonify(await subscriber_page(app_state, request.args.get("pageToken", "")))
+
+    @blueprint.get("/subscribers/stream")
+    async def stream_subscribers() -> Response:
+        after = stream_start(request.args, request.headers)
+        events = await subscriber_events(app_state, after, subscriber_json)
+        response = Response(
+            events, content_type="text/event-stream", headers={"Cache-Control": "no-store"}
+        )
+        response.timeout = None  # the stream lasts as long as the client stays
+        return response
 
     @blueprint.post("/trim")
     async def trim_archive() -> Response:
