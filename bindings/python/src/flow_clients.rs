@@ -27,6 +27,7 @@ use crate::errors::{to_py_err, IntoPyResult};
 use crate::executor;
 use crate::integers::{optional_unsigned, unsigned};
 use crate::runtime::NativeRuntime;
+use crate::text::{JsonText, Text};
 
 /// Locks and loads of one call, as `(map, instance)` pairs.
 type Plan = (Vec<(String, String)>, Vec<(String, String)>);
@@ -48,20 +49,20 @@ fn plan(options: RpcInvokeOptions) -> Plan {
 /// also locks and loads `<log>.idempotency-keys`); raises `InvalidInputError` for a bad
 /// log name.
 #[pyfunction]
-fn app_log_append_plan(py: Python<'_>, log: &str, idempotent: bool) -> PyResult<Plan> {
-    app_log::validate_log_name(log).into_py_result(py)?;
+fn app_log_append_plan(py: Python<'_>, log: Text, idempotent: bool) -> PyResult<Plan> {
+    app_log::validate_log_name(&log).into_py_result(py)?;
     Ok(plan(if idempotent {
-        app_log::idempotent_append_options(log)
+        app_log::idempotent_append_options(&log)
     } else {
-        app_log::append_options(log)
+        app_log::append_options(&log)
     }))
 }
 
 /// The loads of a read of the app log `log`'s page `page_token`; raises
 /// `InvalidInputError` for a bad log name and `InvalidPageTokenError` for a bad token.
 #[pyfunction]
-fn app_log_page_plan(py: Python<'_>, log: &str, page_token: &str) -> PyResult<Plan> {
-    app_log::page_options(log, page_token)
+fn app_log_page_plan(py: Python<'_>, log: Text, page_token: Text) -> PyResult<Plan> {
+    app_log::page_options(&log, &page_token)
         .map(plan)
         .into_py_result(py)
 }
@@ -69,16 +70,16 @@ fn app_log_page_plan(py: Python<'_>, log: &str, page_token: &str) -> PyResult<Pl
 /// The locks and loads of an upsert of `email_address`'s customer profile (its
 /// partition); raises `InvalidInputError` for an empty or non-ASCII address.
 #[pyfunction]
-fn customer_directory_upsert_plan(py: Python<'_>, email_address: &str) -> PyResult<Plan> {
-    customer_directory::upsert_options(email_address)
+fn customer_directory_upsert_plan(py: Python<'_>, email_address: Text) -> PyResult<Plan> {
+    customer_directory::upsert_options(&email_address)
         .map(plan)
         .into_py_result(py)
 }
 
 /// The loads of a read of `email_address`'s customer profile (its partition).
 #[pyfunction]
-fn customer_directory_read_plan(py: Python<'_>, email_address: &str) -> PyResult<Plan> {
-    customer_directory::read_options(email_address)
+fn customer_directory_read_plan(py: Python<'_>, email_address: Text) -> PyResult<Plan> {
+    customer_directory::read_options(&email_address)
         .map(plan)
         .into_py_result(py)
 }
@@ -281,10 +282,10 @@ macro_rules! native_client {
             fn new(
                 py: Python<'_>,
                 runtime: &NativeRuntime,
-                flow_id: String,
+                flow_id: Text,
                 retry: Option<&PyRetryPolicy>,
             ) -> PyResult<Self> {
-                Target::new(py, runtime, flow_id, retry).map($native)
+                Target::new(py, runtime, flow_id.into(), retry).map($native)
             }
 
             /// Starts the flow, or returns the running one's run ID.
@@ -302,20 +303,20 @@ native_client!(
     NativeAppLog, "AppLog", CoreAppLog, {
     /// Appends the JSON record `record_json` to `log`, retrying lock conflicts by the
     /// client's policy; returns the entry as JSON.
-    fn append_with_retry(&self, py: Python<'_>, log: &str, record_json: &str) -> PyResult<String> {
+    fn append_with_retry(&self, py: Python<'_>, log: Text, record_json: JsonText) -> PyResult<String> {
         py.detach(|| {
             let record: Value =
-                serde_json::from_str(record_json).map_err(|e| parse_error("record", e))?;
-            serde_json::to_string(&self.core().append_with_retry(log, record)?)
+                serde_json::from_str(&record_json).map_err(|e| parse_error("record", e))?;
+            serde_json::to_string(&self.core().append_with_retry(&log, record)?)
                 .map_err(encode_error)
         })
         .into_py_result(py)
     }
 
     /// Reads one page of `log`; returns it as JSON.
-    fn page(&self, py: Python<'_>, log: &str, page_token: &str) -> PyResult<String> {
+    fn page(&self, py: Python<'_>, log: Text, page_token: Text) -> PyResult<String> {
         py.detach(|| {
-            serde_json::to_string(&self.core().page(log, page_token)?).map_err(encode_error)
+            serde_json::to_string(&self.core().page(&log, &page_token)?).map_err(encode_error)
         })
         .into_py_result(py)
     }
@@ -327,12 +328,12 @@ native_client!(
     fn trim(
         &self,
         py: Python<'_>,
-        log: &str,
+        log: Text,
         keep_newest: Option<&Bound<'_, PyAny>>,
         drop_before: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<String> {
         let trim = trim_rule(keep_newest, drop_before)?;
-        py.detach(|| to_json(trim.and_then(|trim| self.core().retrying(|logs| logs.trim(log, trim)))))
+        py.detach(|| to_json(trim.and_then(|trim| self.core().retrying(|logs| logs.trim(&log, trim)))))
             .into_py_result(py)
     }
 
@@ -342,11 +343,11 @@ native_client!(
     fn set_retention(
         &self,
         py: Python<'_>,
-        log: &str,
+        log: Text,
         keep_newest: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<String> {
         let keep = optional_unsigned(keep_newest, |shown| out_of_range("keepNewest", shown))?;
-        py.detach(|| to_json(self.core().retrying(|logs| logs.set_retention(log, keep))))
+        py.detach(|| to_json(self.core().retrying(|logs| logs.set_retention(&log, keep))))
             .into_py_result(py)
     }
 
@@ -357,7 +358,7 @@ native_client!(
     fn tail<'py>(
         &self,
         py: Python<'py>,
-        log: String,
+        log: Text,
         after: &Bound<'_, PyAny>,
         limit: &Bound<'_, PyAny>,
         timeout: f64,
@@ -378,12 +379,12 @@ native_client!(
     fn read_from(
         &self,
         py: Python<'_>,
-        log: &str,
+        log: Text,
         sequence: &Bound<'_, PyAny>,
         limit: &Bound<'_, PyAny>,
     ) -> PyResult<String> {
         let (sequence, limit) = read_range(sequence, limit)?;
-        py.detach(|| to_json(self.core().retrying(|logs| logs.read_from(log, sequence, limit))))
+        py.detach(|| to_json(self.core().retrying(|logs| logs.read_from(&log, sequence, limit))))
             .into_py_result(py)
     }
 });
@@ -393,8 +394,8 @@ native_client!(
     /// typed client.
     NativeSubscriberArchive, "SubscriberArchive", CoreArchive, {
     /// Reads one page; returns it as JSON.
-    fn page(&self, py: Python<'_>, page_token: &str) -> PyResult<String> {
-        py.detach(|| to_json(self.core().page(page_token)))
+    fn page(&self, py: Python<'_>, page_token: Text) -> PyResult<String> {
+        py.detach(|| to_json(self.core().page(&page_token)))
             .into_py_result(py)
     }
 
@@ -468,9 +469,9 @@ native_client!(
     NativeCustomerDirectory, "CustomerDirectory", CoreDirectory, {
     /// Saves the profile `profile_json`, retrying lock conflicts by the client's policy;
     /// returns it as stored, as JSON.
-    fn upsert_with_retry(&self, py: Python<'_>, profile_json: &str) -> PyResult<String> {
+    fn upsert_with_retry(&self, py: Python<'_>, profile_json: JsonText) -> PyResult<String> {
         py.detach(|| {
-            let profile: CustomerProfile = serde_json::from_str(profile_json)
+            let profile: CustomerProfile = serde_json::from_str(&profile_json)
                 .map_err(|e| parse_error("customer profile", e))?;
             serde_json::to_string(&self.core().upsert_with_retry(&profile)?).map_err(encode_error)
         })
@@ -478,9 +479,9 @@ native_client!(
     }
 
     /// The profile of `email_address`, as JSON.
-    fn get(&self, py: Python<'_>, email_address: &str) -> PyResult<String> {
+    fn get(&self, py: Python<'_>, email_address: Text) -> PyResult<String> {
         py.detach(|| {
-            serde_json::to_string(&self.core().get(email_address)?).map_err(encode_error)
+            serde_json::to_string(&self.core().get(&email_address)?).map_err(encode_error)
         })
         .into_py_result(py)
     }

@@ -14,6 +14,7 @@ use pyo3::prelude::*;
 use serde_json::Value;
 
 use crate::errors::IntoPyResult;
+use crate::text::{JsonText, Text};
 
 /// The core context of the call in progress, its lifetime erased.
 struct OpenContext(NonNull<RpcContext<'static>>);
@@ -91,21 +92,21 @@ impl NativeRpcContext {
     }
 
     /// The singleton Attribute's value as JSON text, `None` when it holds none.
-    fn attribute(&self, py: Python<'_>, name: &str) -> PyResult<Option<String>> {
-        self.with(|ctx| Ok(ctx.attribute(name)?.map(Value::to_string)))
+    fn attribute(&self, py: Python<'_>, name: Text) -> PyResult<Option<String>> {
+        self.with(|ctx| Ok(ctx.attribute(&name)?.map(Value::to_string)))
             .into_py_result(py)
     }
 
     /// Stages a new value (JSON text) of a singleton Attribute.
-    fn set_attribute(&self, py: Python<'_>, name: &str, json: &str) -> PyResult<()> {
-        self.with(|ctx| ctx.set_attribute(name, parse(json, name)?))
+    fn set_attribute(&self, py: Python<'_>, name: Text, json: JsonText) -> PyResult<()> {
+        self.with(|ctx| ctx.set_attribute(&name, parse(&json, &name)?))
             .into_py_result(py)
     }
 
     /// A map instance's value as JSON text, `None` when loaded but absent; raises
     /// `AttributeMapNotLoadedError` for an instance the call did not load.
-    fn map_instance(&self, py: Python<'_>, map: &str, instance: &str) -> PyResult<Option<String>> {
-        self.with(|ctx| Ok(ctx.map_instance(map, instance)?.map(Value::to_string)))
+    fn map_instance(&self, py: Python<'_>, map: Text, instance: Text) -> PyResult<Option<String>> {
+        self.with(|ctx| Ok(ctx.map_instance(&map, &instance)?.map(Value::to_string)))
             .into_py_result(py)
     }
 
@@ -113,17 +114,17 @@ impl NativeRpcContext {
     fn set_map_instance(
         &self,
         py: Python<'_>,
-        map: &str,
-        instance: &str,
-        json: &str,
+        map: Text,
+        instance: Text,
+        json: JsonText,
     ) -> PyResult<()> {
-        self.with(|ctx| ctx.set_map_instance(map, instance, parse(json, map)?))
+        self.with(|ctx| ctx.set_map_instance(&map, &instance, parse(&json, &map)?))
             .into_py_result(py)
     }
 
     /// Stages the deletion of a map instance.
-    fn delete_map_instance(&self, py: Python<'_>, map: &str, instance: &str) -> PyResult<()> {
-        self.with(|ctx| ctx.delete_map_instance(map, instance))
+    fn delete_map_instance(&self, py: Python<'_>, map: Text, instance: Text) -> PyResult<()> {
+        self.with(|ctx| ctx.delete_map_instance(&map, &instance))
             .into_py_result(py)
     }
 

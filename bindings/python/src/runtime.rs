@@ -204,7 +204,7 @@ impl NativeRuntime {
 
     /// Registers the built-in flow type `flow_type`; raises `InvalidInputError` when no
     /// built-in flow type has that name or the name is already registered.
-    fn register_built_in(&self, py: Python<'_>, flow_type: String) -> PyResult<()> {
+    fn register_built_in(&self, py: Python<'_>, flow_type: Text) -> PyResult<()> {
         let runtime = self.runtime().into_py_result(py)?;
         let registered = py.detach(move || {
             let definition = attrflow::flows::built_in_named(&flow_type).ok_or_else(|| {

@@ -255,7 +255,8 @@ class AppLog:
     """
 
     def __init__(self, client: Client, flow_id: str, retry: RetryPolicy | None = None) -> None:
-        # Built-in flow types are registered on first use.
+        # The core's client calls the built-in flow type, registered on first use like any
+        # flow's (an application's own flow type of that name is refused here, by name).
         client.register_flow(ChunkedLogFlow())
         self._native = _native.AppLog(client._runtime, flow_id, retry)
 

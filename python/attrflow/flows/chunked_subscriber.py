@@ -385,7 +385,8 @@ class SubscriberArchive:
         retry: RetryPolicy | None = None,
     ) -> None:
         sync = client._client if isinstance(client, AsyncClient) else client
-        # Built-in flow types are registered on first use.
+        # The core's client calls the built-in flow type, registered on first use like any
+        # flow's (an application's own flow type of that name is refused here, by name).
         sync.register_flow(ChunkedSubscriberFlow())
         self._native = _native.SubscriberArchive(sync._runtime, flow_id, retry)
 
