@@ -226,13 +226,19 @@ fn read_range(sequence: &Bound<'_, PyAny>, limit: &Bound<'_, PyAny>) -> PyResult
     ))
 }
 
-/// A tail's `after` and timeout from their Python arguments: an integer from 0, and
-/// seconds from 0 (the core checks the largest).
-fn tail_wait(py: Python<'_>, after: &Bound<'_, PyAny>, timeout: f64) -> PyResult<(u64, Duration)> {
+/// A tail's `after`, limit and timeout from their Python arguments: integers from 0 and
+/// from 1, and seconds from 0 (the core checks the largest of each).
+fn tail_arguments(
+    py: Python<'_>,
+    after: &Bound<'_, PyAny>,
+    limit: &Bound<'_, PyAny>,
+    timeout: f64,
+) -> PyResult<(u64, u64, Duration)> {
     let after = unsigned(after, |shown| after_out_of_range(shown))?;
+    let limit = unsigned(limit, |shown| limit_out_of_range(shown))?;
     let timeout = Duration::try_from_secs_f64(timeout)
         .map_err(|_| to_py_err(py, timeout_out_of_range(format_args!("{timeout} seconds"))))?;
-    Ok((after, timeout))
+    Ok((after, limit, timeout))
 }
 
 /// Runs `work` (a tail, which may wait long) now with the GIL released and returns its
@@ -364,8 +370,7 @@ native_client!(
         timeout: f64,
         done: Option<Py<PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let (after, timeout) = tail_wait(py, after, timeout)?;
-        let limit = unsigned(limit, |shown| limit_out_of_range(shown))?;
+        let (after, limit, timeout) = tail_arguments(py, after, limit, timeout)?;
         let target = self.0.clone();
         run_or_submit(py, done, move || {
             let logs = CoreAppLog::new(&target.runtime, &target.flow_id)
@@ -439,8 +444,7 @@ native_client!(
         timeout: f64,
         done: Option<Py<PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let (after, timeout) = tail_wait(py, after, timeout)?;
-        let limit = unsigned(limit, |shown| limit_out_of_range(shown))?;
+        let (after, limit, timeout) = tail_arguments(py, after, limit, timeout)?;
         let target = self.0.clone();
         run_or_submit(py, done, move || {
             let archive = CoreArchive::new(&target.runtime, &target.flow_id)
