@@ -38,6 +38,7 @@
 //! ```
 
 pub mod chunked_log;
+pub mod commits;
 pub mod context;
 pub mod definition;
 pub mod error;
