@@ -77,12 +77,15 @@ def test_initial_values_from_python_are_stored_in_camel_case(store_path: Path) -
     assert "nextSequence" in text
     assert "next_sequence" not in text
     # The mirror carries every field of the core's state; the core reads the empty
-    # layout history and the absent window as the defaults it leaves out itself.
+    # layout history, the absent window, the first sequence as the oldest retained one
+    # and the absent retention as the defaults it leaves out itself.
     assert json.loads(text) == {
         "nextSequence": 41,
         "latestArchivedChunkToken": "",
         "layouts": [],
         "idempotencyWindow": None,
+        "oldestSequence": 1,
+        "retention": None,
     }
     with Client(store_path) as client:
         added = client.invoke_rpc(
