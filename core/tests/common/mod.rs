@@ -21,7 +21,7 @@ use attrflow::flows::chunked_subscriber::{
 };
 use attrflow::retry::RetryPolicy;
 use attrflow::store::{
-    FlowRecord, PostgresStore, SqliteOptions, SqliteStore, Store, StoreUrl, Synchronous,
+    FlowRecord, GroupStats, PostgresStore, SqliteOptions, SqliteStore, Store, StoreUrl, Synchronous,
 };
 use attrflow::{Error, Result, RpcInvokeOptions, Runtime};
 use serde_json::{json, Value};
@@ -115,6 +115,24 @@ impl OpenedStore {
         match self {
             OpenedStore::Sqlite(store) => store.held_lock_count(),
             OpenedStore::Postgres(store) => store.held_lock_count(),
+        }
+    }
+
+    /// Groups committed through this store so far, the calls they held, and the callers
+    /// waiting for a turn now.
+    pub fn group_stats(&self) -> GroupStats {
+        match self {
+            OpenedStore::Sqlite(store) => store.group_stats(),
+            OpenedStore::Postgres(store) => store.group_stats(),
+        }
+    }
+
+    /// The faults injected into this store's commits.
+    #[cfg(feature = "fault-injection")]
+    pub fn faults(&self) -> &attrflow::store::fault::FaultPlan {
+        match self {
+            OpenedStore::Sqlite(store) => store.faults(),
+            OpenedStore::Postgres(store) => store.faults(),
         }
     }
 

@@ -11,9 +11,10 @@ use std::time::Duration;
 
 pub use super::tls::SslMode;
 use crate::error::{Error, Result};
+use crate::store::group_commit::GroupLimits;
 
 /// The parameters attrflow itself reads from a `postgresql://` URL.
-pub const KNOWN_PARAMETERS: [&str; 7] = [
+pub const KNOWN_PARAMETERS: [&str; 11] = [
     "schema",
     "pool_max_size",
     "pool_timeout_ms",
@@ -21,6 +22,10 @@ pub const KNOWN_PARAMETERS: [&str; 7] = [
     "idle_in_transaction_timeout_ms",
     "sslmode",
     "sslrootcert",
+    "group_commit",
+    "group_max_calls",
+    "group_max_bytes",
+    "commit_delay_us",
 ];
 
 /// The longest schema name PostgreSQL keeps without truncating it.
@@ -54,6 +59,13 @@ pub struct PostgresOptions {
     /// The PEM file of the CAs trusted to sign the server's certificate
     /// (`sslrootcert=FILE`); needed by `verify-ca` and `verify-full`.
     pub ssl_root_cert: Option<PathBuf>,
+    /// Whether concurrent writing RPCs of this process share one transaction and one
+    /// COMMIT (`group_commit=on|off`, default on; see [`crate::store::group_commit`]). Off,
+    /// every RPC is a transaction of its own.
+    pub group_commit: bool,
+    /// Bounds of a commit group (`group_max_calls=N`, `group_max_bytes=N`,
+    /// `commit_delay_us=N`, as on SQLite).
+    pub group: GroupLimits,
 }
 
 impl Default for PostgresOptions {
@@ -66,6 +78,8 @@ impl Default for PostgresOptions {
             idle_in_transaction_timeout: Duration::from_secs(60),
             ssl_mode: SslMode::default(),
             ssl_root_cert: None,
+            group_commit: true,
+            group: GroupLimits::default(),
         }
     }
 }
@@ -79,14 +93,7 @@ impl PostgresOptions {
             let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
             match key {
                 "schema" => options.schema = validate_schema(url, value)?,
-                "pool_max_size" => {
-                    options.pool_max_size = whole_number(url, key, value)?;
-                    if options.pool_max_size == 0 {
-                        return Err(Error::invalid_input(format!(
-                            "store URL {url:?}: pool_max_size must be at least 1"
-                        )));
-                    }
-                }
+                "pool_max_size" => options.pool_max_size = at_least_one(url, key, value)?,
                 "pool_timeout_ms" => options.pool_timeout = millis(url, key, value)?,
                 "lock_timeout_ms" => options.lock_timeout = millis(url, key, value)?,
                 "idle_in_transaction_timeout_ms" => {
@@ -104,6 +111,25 @@ impl PostgresOptions {
                     }
                     options.ssl_root_cert = Some(PathBuf::from(percent_decoded(value)));
                     rest.push(pair.to_owned());
+                }
+                "group_commit" => options.group_commit = match value {
+                    "on" => true,
+                    "off" => false,
+                    _ => return Err(Error::invalid_input(format!(
+                        "store URL {url:?}: group_commit must be \"on\" or \"off\", not {value:?}"
+                    ))),
+                },
+                "group_max_calls" => {
+                    options.group.max_members = at_least_one(url, key, value)?;
+                }
+                "group_max_bytes" => options.group.max_bytes = at_least_one(url, key, value)?,
+                "commit_delay_us" => {
+                    let micros: u64 = value.parse().map_err(|_| {
+                        Error::invalid_input(format!(
+                            "store URL {url:?}: {key} must be a whole number of microseconds, not {value:?}"
+                        ))
+                    })?;
+                    options.group.commit_delay = Duration::from_micros(micros);
                 }
                 _ => rest.push(pair.to_owned()),
             }
@@ -177,6 +203,15 @@ fn whole_number(url: &str, key: &str, value: &str) -> Result<usize> {
     })
 }
 
+fn at_least_one(url: &str, key: &str, value: &str) -> Result<usize> {
+    match whole_number(url, key, value)? {
+        0 => Err(Error::invalid_input(format!(
+            "store URL {url:?}: {key} must be at least 1"
+        ))),
+        n => Ok(n),
+    }
+}
+
 fn millis(url: &str, key: &str, value: &str) -> Result<Duration> {
     let ms: u64 = value.parse().map_err(|_| {
         Error::invalid_input(format!(
@@ -221,6 +256,21 @@ mod tests {
             PostgresOptions::from_query("u", "").unwrap().0,
             PostgresOptions::default()
         );
+        let (grouped, rest) = PostgresOptions::from_query(
+            "u",
+            "group_commit=off&group_max_calls=4&group_max_bytes=4096&commit_delay_us=250",
+        )
+        .unwrap();
+        assert!(rest.is_empty());
+        assert!(!grouped.group_commit);
+        assert_eq!(
+            grouped.group,
+            GroupLimits {
+                max_members: 4,
+                max_bytes: 4096,
+                commit_delay: Duration::from_micros(250),
+            }
+        );
     }
 
     #[test]
@@ -237,5 +287,8 @@ mod tests {
         assert!(message("lock_timeout_ms=-1").contains("lock_timeout_ms"));
         assert!(message("sslmode=allow").contains(r#"sslmode="allow" is not one of"#));
         assert!(message("sslrootcert=").contains("sslrootcert names no file"));
+        assert!(message("group_commit=yes").contains(r#"group_commit must be "on" or "off""#));
+        assert!(message("group_max_calls=0").contains("group_max_calls must be at least 1"));
+        assert!(message("commit_delay_us=x").contains("commit_delay_us must be a whole number"));
     }
 }
