@@ -112,13 +112,17 @@ impl PostgresOptions {
                     options.ssl_root_cert = Some(PathBuf::from(percent_decoded(value)));
                     rest.push(pair.to_owned());
                 }
-                "group_commit" => options.group_commit = match value {
-                    "on" => true,
-                    "off" => false,
-                    _ => return Err(Error::invalid_input(format!(
+                "group_commit" => {
+                    options.group_commit = match value {
+                        "on" => true,
+                        "off" => false,
+                        _ => {
+                            return Err(Error::invalid_input(format!(
                         "store URL {url:?}: group_commit must be \"on\" or \"off\", not {value:?}"
-                    ))),
-                },
+                    )))
+                        }
+                    }
+                }
                 "group_max_calls" => {
                     options.group.max_members = at_least_one(url, key, value)?;
                 }
