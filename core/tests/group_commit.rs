@@ -71,8 +71,10 @@ fn grouped(first: Pause, second: Pause) -> FlowDefinition {
         .unwrap()
 }
 
+/// A store with `flows` started. On PostgreSQL its RPCs share one lane, so calls on
+/// different flows join one group.
 fn store_with(first: Pause, second: Pause, flows: &[&str]) -> TestStore {
-    let t = TestStore::fast();
+    let t = TestStore::fast_with_postgres_parameters("group_lanes=1");
     t.runtime.register(grouped(first, second)).unwrap();
     for flow in flows {
         t.runtime

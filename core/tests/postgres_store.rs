@@ -284,7 +284,8 @@ fn a_row_lock_held_by_another_transaction_fails_only_its_own_member_of_a_group()
     let _server = sharing_the_server();
     require_postgres();
     let (checkpoint, pause) = checkpoint();
-    let t = TestStore::fast();
+    // One lane: the calls on three flows join one group.
+    let t = TestStore::fast_with_postgres_parameters("group_lanes=1");
     t.runtime.register(locking(pause)).unwrap();
     let set = |flow: &str, value: &str| {
         t.runtime.invoke_rpc(
@@ -302,7 +303,8 @@ fn a_row_lock_held_by_another_transaction_fails_only_its_own_member_of_a_group()
         set(flow, "before").unwrap();
     }
     // Another session, as another process would, holds the lock row of f1's `v`.
-    let schema = t.url.rsplit("schema=").next().unwrap().to_owned();
+    let schema = t.url.rsplit("schema=").next().unwrap();
+    let schema = schema.split('&').next().unwrap().to_owned();
     let mut other = postgres::Client::connect(
         &std::env::var(common::POSTGRES_URL_ENV).unwrap(),
         postgres::NoTls,

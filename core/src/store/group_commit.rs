@@ -17,7 +17,7 @@
 //!
 //! # How a call goes through
 //!
-//! One state mutex per store file (per database for a server backend) holds: whether a
+//! One state mutex per store file (per opened store for PostgreSQL) holds: whether a
 //! thread is *executing* (running a member in the open transaction, or committing it), the
 //! queue of callers waiting for that turn, the open group (its transaction, members, bytes),
 //! and the published outcome of every group whose members have not all read it yet.

@@ -203,6 +203,15 @@ impl TestStore {
         })
     }
 
+    /// [`TestStore::fast`] with `parameters` added to the store URL on the PostgreSQL
+    /// backend (`group_lanes=1`, say); the SQLite backend ignores them.
+    pub fn fast_with_postgres_parameters(parameters: &str) -> Self {
+        match Backend::under_test() {
+            Backend::Sqlite => Self::fast(),
+            Backend::Postgres => Self::postgres_with(parameters),
+        }
+    }
+
     /// A store with the given SQLite options (used by the SQLite backend only).
     pub fn with_options(options: SqliteOptions) -> Self {
         match Backend::under_test() {
@@ -241,10 +250,17 @@ impl TestStore {
     }
 
     fn postgres() -> Self {
+        Self::postgres_with("")
+    }
+
+    fn postgres_with(parameters: &str) -> Self {
         let base_url = postgres_base_url();
         let schema = format!("test_{}", uuid::Uuid::new_v4().simple());
         let separator = if base_url.contains('?') { '&' } else { '?' };
-        let url = format!("{base_url}{separator}schema={schema}");
+        let mut url = format!("{base_url}{separator}schema={schema}");
+        if !parameters.is_empty() {
+            url = format!("{url}&{parameters}");
+        }
         Self::open_in(url, PathBuf::new(), Place::Schema { base_url, schema })
     }
 

@@ -1,17 +1,24 @@
 //! The shared store: one PostgreSQL database (or one schema in it) that many processes on
 //! many hosts use at once.
 //!
-//! Every RPC runs in one transaction on one pooled connection:
+//! Writing RPCs of one process go through the store's group-commit pipeline
+//! ([`super::group_commit`], the PostgreSQL side in `postgres/group.rs`) unless the URL says
+//! `group_commit=off`: concurrent RPCs share one transaction and one COMMIT round trip on
+//! one pooled connection, each in a savepoint of its own, taking its row locks inside it.
+//! With `group_commit=off`, every RPC runs in one transaction on one pooled connection.
+//! Either way:
 //!
 //! - an exclusive RPC runs at `REPEATABLE READ`. It takes its locks as row locks on
-//!   `attribute_locks` with `FOR UPDATE NOWAIT`, so a held lock fails at once with
-//!   [`Error::LockConflict`] (SQLSTATE `55P03`), and bumps the rows it locked: a
-//!   transaction whose snapshot was taken before the previous holder committed fails with
+//!   `attribute_locks` with `FOR UPDATE NOWAIT`, so a lock another transaction holds fails
+//!   at once with [`Error::LockConflict`] (SQLSTATE `55P03`), and bumps the rows it locked:
+//!   a transaction whose snapshot was taken before the previous holder committed fails with
 //!   a serialization error (`40001`), also a retryable lock conflict, instead of reading a
 //!   stale value. Values are read, the handler runs, and its writes commit together, or
-//!   the transaction rolls back and nothing is written;
-//! - a shared RPC reads one consistent snapshot (`REPEATABLE READ READ ONLY`) and commits
-//!   any writes afterwards in a transaction of their own, last writer wins.
+//!   they are rolled back and nothing is written;
+//! - a shared RPC reads one consistent snapshot (`REPEATABLE READ READ ONLY`) on a pooled
+//!   connection of its own and commits any writes afterwards: grouped, only if every value
+//!   it read is unchanged by then; with `group_commit=off`, in a transaction of its own,
+//!   last writer wins.
 //!
 //! A process that dies while it holds locks closes its connections; the server aborts its
 //! transaction and the locks are free again. A peer that hangs without closing its
@@ -164,7 +171,9 @@ pub struct PostgresStore {
     options: PostgresOptions,
     pool: Pool,
     locks: Arc<LockTable>,
-    pipeline: GroupCommit<PostgresGroup>,
+    /// The group-commit pipelines (*lanes*), each with a transaction of its own; the RPCs
+    /// of one flow always go through the same lane.
+    lanes: Vec<GroupCommit<PostgresGroup>>,
     faults: Arc<FaultPlan>,
 }
 
@@ -202,12 +211,13 @@ impl PostgresStore {
         let pool = Pool::new(config, tls, options.clone(), location.clone());
         let mut client = pool.connect_bare()?;
         schema::migrate(&mut client, &options.schema, &location)?;
+        let lanes = options.lanes();
         Ok(PostgresStore {
+            lanes: (0..lanes).map(|_| GroupCommit::new()).collect(),
             options,
             pool,
             locks: locks_for(&location),
             location,
-            pipeline: GroupCommit::new(),
             faults: Arc::default(),
         })
     }
@@ -221,7 +231,23 @@ impl PostgresStore {
     /// benchmarks: fewer commits than calls means groups formed). All zero with
     /// `group_commit=off`.
     pub fn group_stats(&self) -> GroupStats {
-        self.pipeline.stats()
+        self.lanes
+            .iter()
+            .map(GroupCommit::stats)
+            .fold(GroupStats::default(), |sum, lane| GroupStats {
+                commits: sum.commits + lane.commits,
+                members: sum.members + lane.members,
+                waiting: sum.waiting + lane.waiting,
+            })
+    }
+
+    /// The lane of the flow `flow_id`: the same for every RPC of the flow, so a later RPC
+    /// taking a lock an earlier one released early runs in the same transaction.
+    fn lane(&self, flow_id: &str) -> &GroupCommit<PostgresGroup> {
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        std::hash::Hash::hash(flow_id, &mut hasher);
+        let at = std::hash::Hasher::finish(&hasher) % self.lanes.len().max(1) as u64;
+        &self.lanes[usize::try_from(at).unwrap_or(0)]
     }
 
     /// The faults injected into this store's group commits (for tests that prove failure
@@ -581,7 +607,9 @@ impl PostgresStore {
 impl Store for PostgresStore {
     fn start_flow(&self, flow: &FlowRecord, initial: &[(String, String)]) -> Result<StartOutcome> {
         if self.options.group_commit {
-            return self.pipeline.start_flow(self, flow, initial);
+            // The scope refuses a handler writing to its own store through another lane.
+            let _scope = self.write_scope()?;
+            return self.lane(&flow.flow_id).start_flow(self, flow, initial);
         }
         let _scope = self.write_scope()?;
         self.with_connection(|client, statements, errors, untouched| {
@@ -602,7 +630,8 @@ impl Store for PostgresStore {
 
     fn run_rpc(&self, flow_id: &str, isolation: &Isolation, body: &mut RpcBody<'_>) -> Result<()> {
         if self.options.group_commit {
-            return self.pipeline.run_rpc(self, flow_id, isolation, body);
+            let _scope = self.write_scope()?;
+            return self.lane(flow_id).run_rpc(self, flow_id, isolation, body);
         }
         match isolation {
             Isolation::Exclusive { locks } => self.run_exclusive(flow_id, locks, body),

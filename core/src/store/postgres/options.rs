@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::store::group_commit::GroupLimits;
 
 /// The parameters attrflow itself reads from a `postgresql://` URL.
-pub const KNOWN_PARAMETERS: [&str; 11] = [
+pub const KNOWN_PARAMETERS: [&str; 12] = [
     "schema",
     "pool_max_size",
     "pool_timeout_ms",
@@ -23,6 +23,7 @@ pub const KNOWN_PARAMETERS: [&str; 11] = [
     "sslmode",
     "sslrootcert",
     "group_commit",
+    "group_lanes",
     "group_max_calls",
     "group_max_bytes",
     "commit_delay_us",
@@ -63,6 +64,11 @@ pub struct PostgresOptions {
     /// COMMIT (`group_commit=on|off`, default on; see [`crate::store::group_commit`]). Off,
     /// every RPC is a transaction of its own.
     pub group_commit: bool,
+    /// Groups of one process open at once, each on a connection of its own
+    /// (`group_lanes=N`; `None`: half of `pool_max_size`, at least 1; never more than
+    /// `pool_max_size`): the RPCs of one flow always share a lane, those of different flows
+    /// spread over the lanes.
+    pub group_lanes: Option<usize>,
     /// Bounds of a commit group (`group_max_calls=N`, `group_max_bytes=N`,
     /// `commit_delay_us=N`, as on SQLite).
     pub group: GroupLimits,
@@ -79,6 +85,7 @@ impl Default for PostgresOptions {
             ssl_mode: SslMode::default(),
             ssl_root_cert: None,
             group_commit: true,
+            group_lanes: None,
             group: GroupLimits::default(),
         }
     }
@@ -123,6 +130,7 @@ impl PostgresOptions {
                         }
                     }
                 }
+                "group_lanes" => options.group_lanes = Some(at_least_one(url, key, value)?),
                 "group_max_calls" => {
                     options.group.max_members = at_least_one(url, key, value)?;
                 }
@@ -139,6 +147,13 @@ impl PostgresOptions {
             }
         }
         Ok((options, rest))
+    }
+
+    /// The group-commit lanes a store opens: see [`PostgresOptions::group_lanes`]. Lanes
+    /// hold a connection each while a group is open, and reads need connections too.
+    pub(crate) fn lanes(&self) -> usize {
+        let pool = self.pool_max_size.max(1);
+        self.group_lanes.unwrap_or(pool / 2).clamp(1, pool)
     }
 
     /// The statements that set up every new connection.
@@ -262,11 +277,20 @@ mod tests {
         );
         let (grouped, rest) = PostgresOptions::from_query(
             "u",
-            "group_commit=off&group_max_calls=4&group_max_bytes=4096&commit_delay_us=250",
+            "group_commit=off&group_lanes=2&group_max_calls=4&group_max_bytes=4096&commit_delay_us=250",
         )
         .unwrap();
         assert!(rest.is_empty());
         assert!(!grouped.group_commit);
+        assert_eq!(grouped.lanes(), 2);
+        let lanes = |query: &str| PostgresOptions::from_query("u", query).unwrap().0.lanes();
+        assert_eq!(lanes(""), 4, "half the pool");
+        assert_eq!(lanes("pool_max_size=1"), 1);
+        assert_eq!(
+            lanes("pool_max_size=2&group_lanes=5"),
+            2,
+            "no more than connections"
+        );
         assert_eq!(
             grouped.group,
             GroupLimits {
