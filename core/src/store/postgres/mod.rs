@@ -439,7 +439,7 @@ impl PostgresStore {
         errors: Errors<'_>,
         flow_id: &str,
         locks: &[String],
-    ) -> Result<Option<(FlowRecord, HashMap<String, Option<String>>)>> {
+    ) -> Result<Option<(FlowRecord, Prefetched)>> {
         let row = client
             .query_opt(&statements.open_rpc, &[&flow_id, &as_bytes(locks)])
             .map_err(|e| match e.code() {
@@ -465,8 +465,7 @@ impl PostgresStore {
             flow_type: self.text(row.get(0))?,
             run_id: row.get(1),
         };
-        let mut prefetched: HashMap<String, Option<String>> =
-            locks.iter().map(|name| (name.clone(), None)).collect();
+        let mut prefetched: Prefetched = locks.iter().map(|name| (name.clone(), None)).collect();
         let known: Vec<Vec<u8>> = row.get(3);
         let values: Vec<String> = row.get(4);
         for (name, value) in known.into_iter().zip(values) {
@@ -705,14 +704,17 @@ impl Store for PostgresStore {
     }
 }
 
+/// Values read ahead in an RPC's snapshot, by name (`None`: no value stored).
+type Prefetched = HashMap<String, Option<String>>;
+
 struct TxReader<'a, C: GenericClient> {
     store: &'a PostgresStore,
     tx: &'a mut C,
     statements: &'a Statements,
     errors: Errors<'a>,
     flow: FlowRecord,
-    /// Values read ahead in the same snapshot, by name (`None`: no value stored).
-    prefetched: HashMap<String, Option<String>>,
+    /// Values read ahead in the same snapshot.
+    prefetched: Prefetched,
 }
 
 impl<C: GenericClient> SnapshotReader for TxReader<'_, C> {
