@@ -33,7 +33,7 @@ use std::time::Duration;
 use postgres::IsolationLevel;
 
 use super::errors::Errors;
-use super::pool::Connection;
+use super::pool::{Connection, Statements};
 use super::{as_bytes, PostgresStore, TxReader};
 use crate::error::{Error, Result};
 use crate::store::fault::FaultPoint;
@@ -66,6 +66,20 @@ impl PostgresStore {
             location: &self.location,
             broken,
         }
+    }
+
+    /// A group connection's client, statements and error mapping.
+    fn parts<'c>(
+        &'c self,
+        conn: &'c mut Connection,
+    ) -> (&'c mut postgres::Client, &'c Statements, Errors<'c>) {
+        let Connection {
+            client,
+            statements,
+            broken,
+            ..
+        } = conn;
+        (client, statements, self.errors(broken))
     }
 
     /// Runs `sql` (no rows) on the group's connection.
@@ -168,13 +182,7 @@ impl GroupBackend for PostgresStore {
         locks: &[String],
         body: &mut RpcBody<'_>,
     ) -> Result<usize> {
-        let Connection {
-            client,
-            statements,
-            broken,
-            ..
-        } = &mut group.conn;
-        let errors = self.errors(broken);
+        let (client, statements, errors) = self.parts(&mut group.conn);
         let names = as_bytes(locks);
         let (flow, prefetched) = match self
             .open_member(client, statements, errors, flow_id, locks)?
@@ -222,36 +230,21 @@ impl GroupBackend for PostgresStore {
         flow: &FlowRecord,
         initial: &[(String, String)],
     ) -> Result<StartOutcome> {
-        let Connection {
-            client,
-            statements,
-            broken,
-            ..
-        } = &mut group.conn;
-        let errors = self.errors(broken);
+        let (client, statements, errors) = self.parts(&mut group.conn);
         self.insert_flow(client, statements, errors, flow, initial)
     }
 
     fn read_committed(&self, flow_id: &str, body: &mut RpcBody<'_>) -> Result<Vec<Write>> {
-        self.with_connection(|client, statements, errors, untouched| {
-            let mut tx = self.begin(
-                client,
-                errors,
-                untouched,
-                IsolationLevel::RepeatableRead,
-                true,
-            )?;
-            let flow = self.require_flow(&mut tx, statements, errors, flow_id)?;
-            let writes = body(&mut TxReader {
+        self.read_only(IsolationLevel::RepeatableRead, |tx, statements, errors| {
+            let flow = self.require_flow(tx, statements, errors, flow_id)?;
+            body(&mut TxReader {
                 store: self,
-                tx: &mut tx,
+                tx,
                 statements,
                 errors,
                 flow,
                 prefetched: Default::default(),
-            })?;
-            tx.commit().map_err(errors.doing("ending a read"))?;
-            Ok(writes)
+            })
         })
     }
 

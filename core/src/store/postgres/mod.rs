@@ -342,6 +342,20 @@ impl PostgresStore {
         Ok(tx)
     }
 
+    /// Runs `read` in a read-only transaction at `isolation` on a pooled connection.
+    fn read_only<T>(
+        &self,
+        isolation: IsolationLevel,
+        mut read: impl FnMut(&mut Transaction<'_>, &Statements, Errors<'_>) -> Result<T>,
+    ) -> Result<T> {
+        self.with_connection(|client, statements, errors, untouched| {
+            let mut tx = self.begin(client, errors, untouched, isolation, true)?;
+            let value = read(&mut tx, statements, errors)?;
+            tx.commit().map_err(errors.doing("ending a read"))?;
+            Ok(value)
+        })
+    }
+
     fn load_flow(
         &self,
         tx: &mut Transaction<'_>,
@@ -639,15 +653,8 @@ impl Store for PostgresStore {
     }
 
     fn flow(&self, flow_id: &str) -> Result<Option<FlowRecord>> {
-        self.with_connection(|client, statements, errors, untouched| {
-            let mut tx = self.begin(
-                client,
-                errors,
-                untouched,
-                IsolationLevel::ReadCommitted,
-                true,
-            )?;
-            self.load_flow(&mut tx, statements, errors, flow_id)
+        self.read_only(IsolationLevel::ReadCommitted, |tx, statements, errors| {
+            self.load_flow(tx, statements, errors, flow_id)
         })
     }
 
@@ -656,14 +663,7 @@ impl Store for PostgresStore {
     }
 
     fn list_flows(&self) -> Result<Vec<FlowRecord>> {
-        self.with_connection(|client, _, errors, untouched| {
-            let mut tx = self.begin(
-                client,
-                errors,
-                untouched,
-                IsolationLevel::RepeatableRead,
-                true,
-            )?;
+        self.read_only(IsolationLevel::RepeatableRead, |tx, _, errors| {
             let rows = tx
                 .query(
                     "SELECT flow_id, flow_type, run_id FROM flows ORDER BY flow_id",
@@ -683,14 +683,7 @@ impl Store for PostgresStore {
     }
 
     fn stored_values(&self, flow_id: &str) -> Result<Vec<(String, String)>> {
-        self.with_connection(|client, _, errors, untouched| {
-            let mut tx = self.begin(
-                client,
-                errors,
-                untouched,
-                IsolationLevel::RepeatableRead,
-                true,
-            )?;
+        self.read_only(IsolationLevel::RepeatableRead, |tx, _, errors| {
             let rows = tx
                 .query(
                     "SELECT name, value FROM attribute_values WHERE flow_id = $1 ORDER BY name",
