@@ -34,7 +34,7 @@ use postgres::IsolationLevel;
 
 use super::errors::Errors;
 use super::pool::{Connection, Statements};
-use super::{as_bytes, PostgresStore, TxReader};
+use super::{as_bytes, lock_rows_batch, PostgresStore, TxReader};
 use crate::error::{Error, Result};
 use crate::store::fault::FaultPoint;
 use crate::store::group_commit::{GroupBackend, GroupLimits};
@@ -183,17 +183,22 @@ impl GroupBackend for PostgresStore {
         body: &mut RpcBody<'_>,
     ) -> Result<usize> {
         let (client, statements, errors) = self.parts(&mut group.conn);
-        let names = as_bytes(locks);
         let (flow, prefetched) = match self
             .open_member(client, statements, errors, flow_id, locks)?
         {
             Some(opened) => opened,
             None => {
                 // The lock rows are created inside the group's transaction (so its
-                // snapshot sees them) and locked by it from then on.
-                client
-                    .execute(&statements.create_lock_rows, &[&flow_id, &names])
-                    .map_err(errors.doing("creating lock rows"))?;
+                // snapshot sees them) and locked by it from then on. A row another
+                // transaction created and has not committed is a lock it holds: that is a
+                // conflict at once, not a wait.
+                match lock_rows_batch(flow_id, locks, self.options.lock_timeout) {
+                    Some(batch) => client.batch_execute(&batch),
+                    None => client
+                        .execute(&statements.create_lock_rows, &[&flow_id, &as_bytes(locks)])
+                        .map(drop),
+                }
+                .map_err(errors.doing("creating lock rows"))?;
                 self.open_member(client, statements, errors, flow_id, locks)?
                     .ok_or_else(|| {
                         Error::storage(format!(

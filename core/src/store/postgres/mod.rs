@@ -770,11 +770,6 @@ fn end_batch(flow_id: &str, writes: &[Write], end: &str) -> Option<String> {
     {
         return None;
     }
-    let quote = |text: &str| format!("'{}'", text.replace('\'', "''"));
-    let bytea = |name: &str| {
-        let hex: String = name.bytes().map(|b| format!("{b:02x}")).collect();
-        format!("'\\x{hex}'::bytea")
-    };
     let flow = quote(flow_id);
     let (mut upserts, mut deletes) = (Vec::new(), Vec::new());
     for (name, value) in writes {
@@ -799,6 +794,38 @@ fn end_batch(flow_id: &str, writes: &[Write], end: &str) -> Option<String> {
     }
     batch.push_str(end);
     Some(batch)
+}
+
+/// `text` as an SQL string literal (standard conforming strings).
+fn quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "''"))
+}
+
+/// `name` as a hex `bytea` literal.
+fn bytea(name: &str) -> String {
+    let hex: String = name.bytes().map(|b| format!("{b:02x}")).collect();
+    format!("'\\x{hex}'::bytea")
+}
+
+/// A batch that creates the lock rows of `names` in the open transaction, waiting at most
+/// 1 ms for another transaction that inserted one of them and has not ended (it holds that
+/// lock), then restores `lock_timeout`; `None` when the flow ID holds a NUL character.
+fn lock_rows_batch(flow_id: &str, names: &[String], lock_timeout: Duration) -> Option<String> {
+    if flow_id.contains('\0') {
+        return None;
+    }
+    let flow = quote(flow_id);
+    let rows: Vec<String> = names
+        .iter()
+        .map(|name| format!("({flow}, {})", bytea(name)))
+        .collect();
+    Some(format!(
+        "SET LOCAL lock_timeout = 1; \
+         INSERT INTO attribute_locks (flow_id, name) VALUES {} ON CONFLICT DO NOTHING; \
+         SET LOCAL lock_timeout = {}",
+        rows.join(", "),
+        lock_timeout.as_millis()
+    ))
 }
 
 /// Names as the byte strings the tables hold.
@@ -827,6 +854,18 @@ mod tests {
         );
         assert_eq!(end_batch("f\0", &writes, "COMMIT"), None);
         assert_eq!(end_batch("f", &[("n\0".to_owned(), None)], "COMMIT"), None);
+    }
+
+    #[test]
+    fn lock_rows_are_created_without_waiting_and_the_lock_timeout_is_restored() {
+        let names = ["a".to_owned(), "b'".to_owned()];
+        assert_eq!(
+            lock_rows_batch("f'1", &names, Duration::from_secs(5)).unwrap(),
+            "SET LOCAL lock_timeout = 1; INSERT INTO attribute_locks (flow_id, name) VALUES \
+             ('f''1', '\\x61'::bytea), ('f''1', '\\x6227'::bytea) ON CONFLICT DO NOTHING; \
+             SET LOCAL lock_timeout = 5000"
+        );
+        assert_eq!(lock_rows_batch("f\0", &names, Duration::from_secs(5)), None);
     }
 
     #[test]
