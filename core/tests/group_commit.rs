@@ -222,6 +222,80 @@ fn a_reader_during_a_group_sees_the_state_before_it_and_no_member_is_answered_ea
     assert_eq!(read(&t, "f1"), "b");
 }
 
+/// PostgreSQL only (ignored in the SQLite pass; scripts/test.sh runs it with
+/// `--include-ignored` on PostgreSQL): a row lock another session holds, as another process
+/// would, fails only its own member of a group, which the others commit without.
+#[test]
+#[ignore = "PostgreSQL only"]
+fn a_row_lock_held_by_another_transaction_fails_only_its_own_member_of_a_group() {
+    let (checkpoint, pause) = checkpoint();
+    let (_unused, second) = common::checkpoint();
+    let t = store_with(pause, second, &["f0", "f1", "f2"]);
+    assert_eq!(
+        t.backend(),
+        common::Backend::Postgres,
+        "a PostgreSQL-only test: run it with ATTRFLOW_TEST_BACKEND=postgres"
+    );
+    for flow in ["f0", "f1", "f2"] {
+        call(&t.runtime, flow, "Set", json!("before")).unwrap();
+    }
+    let schema = t.url.rsplit("schema=").next().unwrap();
+    let schema = schema.split('&').next().unwrap().to_owned();
+    let mut other = postgres::Client::connect(
+        &std::env::var(common::POSTGRES_URL_ENV).unwrap(),
+        postgres::NoTls,
+    )
+    .unwrap();
+    other
+        .batch_execute(&format!(
+            "BEGIN; SELECT 1 FROM \"{schema}\".attribute_locks WHERE flow_id = 'f1' FOR UPDATE"
+        ))
+        .unwrap();
+    let before = t.store.group_stats();
+    let results = thread::scope(|s| {
+        let mut checkpoint = checkpoint;
+        let rt = &t.runtime;
+        let holder = s.spawn(move || call(rt, "f0", "Hold", json!("a")));
+        checkpoint.wait_until_entered();
+        let queued: Vec<_> = [("f1", "b"), ("f2", "c")]
+            .into_iter()
+            .map(|(flow, value)| s.spawn(move || call(rt, flow, "Set", json!(value))))
+            .collect();
+        until_waiting(&t, 2);
+        checkpoint.release();
+        let mut results = vec![holder.join().unwrap()];
+        results.extend(queued.into_iter().map(|q| q.join().unwrap()));
+        results
+    });
+    assert_eq!(results[0], Ok(Value::Null));
+    assert!(
+        matches!(&results[1], Err(Error::LockConflict(m)) if m.contains("locked")),
+        "{:?}",
+        results[1]
+    );
+    assert_eq!(results[2], Ok(Value::Null));
+    let after = t.store.group_stats();
+    assert_eq!(
+        (
+            after.commits - before.commits,
+            after.members - before.members
+        ),
+        (1, 2),
+        "one COMMIT for the two calls that ran"
+    );
+    assert_eq!(t.stored_values("f0")["v"], "a");
+    assert_eq!(
+        t.stored_values("f1")["v"],
+        "before",
+        "the refused call wrote nothing"
+    );
+    assert_eq!(t.stored_values("f2")["v"], "c");
+    other.batch_execute("ROLLBACK").unwrap();
+    call(&t.runtime, "f1", "Set", json!("b")).unwrap();
+    assert_eq!(read(&t, "f1"), "b");
+    assert_eq!(t.held_locks(), 0);
+}
+
 #[test]
 fn lock_free_read_modify_writes_from_eight_threads_lose_no_update() {
     let (_c1, first) = checkpoint();

@@ -1,6 +1,5 @@
 //! What only the PostgreSQL store has: a transaction that lost a race on the server is a
-//! retryable lock conflict, a row lock another transaction holds fails only its own member
-//! of a commit group, the connection pool is bounded, schemas keep stores apart, and
+//! retryable lock conflict, the connection pool is bounded, schemas keep stores apart, and
 //! connection failures name the store without its password, a server restart costs no
 //! call more than a retry, and TLS checks the server's certificate as `sslmode` says.
 //!
@@ -253,120 +252,6 @@ fn a_call_cut_off_by_a_restart_before_its_commit_is_retryable_and_wrote_nothing(
     });
     assert_eq!(t.stored_values(FLOW)["count"], 0, "nothing was written");
     assert_eq!(call(&runtime, "Bump").unwrap(), json!(1));
-}
-
-/// `Set` locks `v` and writes its input; `Hold` does the same, then parks at `pause`.
-fn locking(pause: Pause) -> FlowDefinition {
-    FlowDefinition::builder("Locking")
-        .attribute("v")
-        .rpc(
-            RpcDefinition::new("Set", |ctx, input| {
-                ctx.set_attribute("v", input)?;
-                Ok(Value::Null)
-            })
-            .lock_attribute("v"),
-        )
-        .rpc(
-            RpcDefinition::new("Hold", move |ctx, input| {
-                ctx.set_attribute("v", input)?;
-                pause.wait();
-                Ok(Value::Null)
-            })
-            .lock_attribute("v"),
-        )
-        .build()
-        .unwrap()
-}
-
-#[test]
-#[ignore = "PostgreSQL only"]
-fn a_row_lock_held_by_another_transaction_fails_only_its_own_member_of_a_group() {
-    let _server = sharing_the_server();
-    require_postgres();
-    let (checkpoint, pause) = checkpoint();
-    // One lane: the calls on three flows join one group.
-    let t = TestStore::fast_with_postgres_parameters("group_lanes=1");
-    t.runtime.register(locking(pause)).unwrap();
-    let set = |flow: &str, value: &str| {
-        t.runtime.invoke_rpc(
-            "Locking",
-            flow,
-            "Set",
-            json!(value),
-            &RpcInvokeOptions::new(),
-        )
-    };
-    for flow in ["f0", "f1", "f2"] {
-        t.runtime
-            .start_flow("Locking", flow, &StartFlowOptions::new())
-            .unwrap();
-        set(flow, "before").unwrap();
-    }
-    // Another session, as another process would, holds the lock row of f1's `v`.
-    let schema = t.url.rsplit("schema=").next().unwrap();
-    let schema = schema.split('&').next().unwrap().to_owned();
-    let mut other = postgres::Client::connect(
-        &std::env::var(common::POSTGRES_URL_ENV).unwrap(),
-        postgres::NoTls,
-    )
-    .unwrap();
-    other
-        .batch_execute(&format!(
-            "BEGIN; SELECT 1 FROM \"{schema}\".attribute_locks WHERE flow_id = 'f1' FOR UPDATE"
-        ))
-        .unwrap();
-    let before = t.store.group_stats();
-    let results = thread::scope(|s| {
-        let mut checkpoint = checkpoint;
-        let holder = s.spawn(|| {
-            t.runtime.invoke_rpc(
-                "Locking",
-                "f0",
-                "Hold",
-                json!("a"),
-                &RpcInvokeOptions::new(),
-            )
-        });
-        checkpoint.wait_until_entered();
-        let queued: Vec<_> = [("f1", "b"), ("f2", "c")]
-            .into_iter()
-            .map(|(flow, value)| s.spawn(move || set(flow, value)))
-            .collect();
-        while t.store.group_stats().waiting < 2 {
-            thread::sleep(std::time::Duration::from_millis(1));
-        }
-        checkpoint.release();
-        let mut results = vec![holder.join().unwrap()];
-        results.extend(queued.into_iter().map(|q| q.join().unwrap()));
-        results
-    });
-    assert_eq!(results[0], Ok(Value::Null));
-    assert!(
-        matches!(&results[1], Err(Error::LockConflict(m)) if m.contains("locked")),
-        "{:?}",
-        results[1]
-    );
-    assert_eq!(results[2], Ok(Value::Null));
-    let after = t.store.group_stats();
-    assert_eq!(
-        (
-            after.commits - before.commits,
-            after.members - before.members
-        ),
-        (1, 2),
-        "one COMMIT for the two calls that ran"
-    );
-    assert_eq!(t.stored_values("f0")["v"], "a");
-    assert_eq!(
-        t.stored_values("f1")["v"],
-        "before",
-        "the refused call wrote nothing"
-    );
-    assert_eq!(t.stored_values("f2")["v"], "c");
-    other.batch_execute("ROLLBACK").unwrap();
-    set("f1", "b").unwrap();
-    assert_eq!(t.stored_values("f1")["v"], "b");
-    assert_eq!(t.held_locks(), 0);
 }
 
 /// A CA file that scripts/postgres.sh wrote next to the test server: `ca.crt` signed its
