@@ -46,7 +46,7 @@ rm -rf bindings/ffi/kotlin/target/surefire-reports examples/kotlin-consumer/targ
         -Dattrflow.python="$(cd "../../../$venv/bin" && pwd)/python" \
         install
 )
-"$venv/bin/python" -m zipfile -l bindings/ffi/kotlin/target/attrflow-0.1.0.jar | grep -q '^linux-x86-64/libattrflow_ffi.so '
+"$venv/bin/python" -m zipfile -l bindings/ffi/kotlin/target/attrflow-0.1.0.jar | grep '^linux-x86-64/libattrflow_ffi.so ' >/dev/null
 
 echo "--- Kotlin: the README example from the coordinates io.attrflow:attrflow"
 (

@@ -35,6 +35,8 @@ ATTRFLOW_TEST_BACKEND=postgres cargo test -p attrflow --locked --features fault-
     --test group_commit -- --include-ignored
 ATTRFLOW_TEST_BACKEND=postgres cargo test -p attrflow --locked --test multi_process_appends -- \
     --ignored --exact a_hung_lock_holder_is_cut_off_by_the_server_after_its_idle_timeout
+ATTRFLOW_TEST_BACKEND=postgres cargo test -p attrflow --locked --test crash_driver -- \
+    --ignored --exact sigkill_near_rollover_loses_nothing_acknowledged_on_postgresql
 
 section "Rust: a PostgreSQL failover under traffic (a pg_auto_failover formation on loopback)"
 (

@@ -25,6 +25,12 @@
 //!   one transaction, filling and archiving as many chunks as they need.
 //! - **Idempotent append** ([`idempotency`], [`ChunkedLog::append_once`]): a key per append,
 //!   remembered in the same transaction within a bounded [`IdempotencyWindow`].
+//! - **Retention** ([`retention`], [`ChunkedLog::trim`]): drops whole archived chunks,
+//!   oldest first, leaving the rest byte for byte; a dropped chunk's token is
+//!   [`Error::PageTrimmed`]. A log's [`Retention`] applies the same rule on every append.
+//! - **Reading forward** ([`read_from`], [`ChunkedLog::read_from`]): records oldest first
+//!   from a sequence, across chunks and layouts; a [tail](tail) waits for records after a
+//!   sequence, waking on its runtime's commits.
 //! - **Named logs** ([`ChunkedLog::named`]): many logs in one flow, each with its state in
 //!   an instance of a state map (`<state map>/<name>`, absent until the first append) and
 //!   its chunks under `<chunk map>/<name>.<instance>` (`<name>.current`, `<name>.<token>`,
@@ -35,7 +41,10 @@ mod append;
 pub mod idempotency;
 pub mod layout;
 mod paging;
+pub mod read_from;
+pub mod retention;
 mod state;
+pub mod tail;
 pub mod token;
 pub mod verify;
 
@@ -50,7 +59,16 @@ pub use layout::{
 };
 
 pub use paging::Page;
+pub use read_from::{
+    limit_out_of_range, validate_read_limit, validate_read_start, ForwardPage, ReadFromInput,
+    MAX_READ_RECORDS,
+};
+pub use retention::{Retention, RetentionChange, RetentionInput, Trim, TrimInput, TrimOutcome};
 pub use state::LogState;
+pub use tail::{
+    after_out_of_range, tail_start, timeout_out_of_range, validate_tail_timeout, wait_for_records,
+    MAX_TAIL_TIMEOUT,
+};
 pub use token::{
     archive_token, normalize_page_token, PageToken, ARCHIVE_TOKEN_DIGITS, CURRENT_CHUNK,
 };

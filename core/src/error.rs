@@ -43,6 +43,23 @@ pub enum Error {
     #[error("{0}")]
     PageNotFound(String),
 
+    /// A well-formed page token, or the start of a read forward, names records a trim of
+    /// the log dropped. `oldest_token` is the page token of the oldest chunk the log still
+    /// holds (`current` when it holds no archived chunk), so a walk can restart there.
+    #[error(
+        "page {token:?} was trimmed; the oldest retained page is {oldest_token:?}, from sequence {oldest_sequence}"
+    )]
+    PageTrimmed {
+        /// The token of the trimmed chunk (for a read forward, of the chunk that held its
+        /// start).
+        token: String,
+        /// The token of the oldest retained page.
+        oldest_token: String,
+        /// The sequence of the oldest retained record (the next one the log gets, when it
+        /// holds none).
+        oldest_sequence: u64,
+    },
+
     /// A lookup by key found no stored record (`customer profile "<email>" not found`).
     #[error("{0}")]
     RecordNotFound(String),
@@ -104,6 +121,7 @@ impl Error {
             Error::InvalidInput(_) => ErrorKind::InvalidInput,
             Error::InvalidPageToken { .. } => ErrorKind::InvalidPageToken,
             Error::PageNotFound(_) => ErrorKind::PageNotFound,
+            Error::PageTrimmed { .. } => ErrorKind::PageTrimmed,
             Error::RecordNotFound(_) => ErrorKind::RecordNotFound,
             Error::AttributeMapNotLoaded { .. } => ErrorKind::AttributeMapNotLoaded,
             Error::HandlerFailure { .. } => ErrorKind::HandlerFailure,
@@ -133,6 +151,8 @@ pub enum ErrorKind {
     InvalidPageToken,
     /// See [`Error::PageNotFound`].
     PageNotFound,
+    /// See [`Error::PageTrimmed`].
+    PageTrimmed,
     /// See [`Error::RecordNotFound`].
     RecordNotFound,
     /// See [`Error::AttributeMapNotLoaded`].
@@ -148,13 +168,14 @@ pub enum ErrorKind {
 impl ErrorKind {
     /// Every kind, in declaration order: the table each binding maps onto its own error
     /// types (and tests that none is left out).
-    pub const ALL: [ErrorKind; 11] = [
+    pub const ALL: [ErrorKind; 12] = [
         ErrorKind::LockConflict,
         ErrorKind::FlowNotFound,
         ErrorKind::FlowAlreadyStarted,
         ErrorKind::InvalidInput,
         ErrorKind::InvalidPageToken,
         ErrorKind::PageNotFound,
+        ErrorKind::PageTrimmed,
         ErrorKind::RecordNotFound,
         ErrorKind::AttributeMapNotLoaded,
         ErrorKind::HandlerFailure,
@@ -172,6 +193,7 @@ impl ErrorKind {
             ErrorKind::InvalidInput => "invalid_input",
             ErrorKind::InvalidPageToken => "invalid_page_token",
             ErrorKind::PageNotFound => "page_not_found",
+            ErrorKind::PageTrimmed => "page_trimmed",
             ErrorKind::RecordNotFound => "record_not_found",
             ErrorKind::AttributeMapNotLoaded => "attribute_map_not_loaded",
             ErrorKind::HandlerFailure => "handler_failure",

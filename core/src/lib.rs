@@ -38,6 +38,7 @@
 //! ```
 
 pub mod chunked_log;
+pub mod commits;
 pub mod context;
 pub mod definition;
 pub mod error;
@@ -64,3 +65,13 @@ pub use typed::AttributeMap;
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
+
+/// The Rust examples of docs/rust.md, compiled as doctests so they cannot go stale.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/rust.md")]
+pub struct DocsRustDoctests;
+
+/// The Rust examples of docs/operations.md, compiled as doctests so they cannot go stale.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/operations.md")]
+pub struct DocsOperationsDoctests;

@@ -18,6 +18,8 @@
 //! | records in one chunk | [`MAX_CHUNK_SIZE`] | [`crate::chunked_log::validate_chunk_size`] |
 //! | chunk layouts of one log | [`MAX_LAYOUTS`] | [`crate::chunked_log::LayoutHistory::change_chunk_size`] |
 //! | records in one batch append | [`MAX_BATCH_SIZE`] | [`crate::chunked_log::validate_batch_size`] |
+//! | records one read forward returns | [`MAX_READ_RECORDS`] | [`crate::chunked_log::validate_read_limit`] |
+//! | how long one tail waits | [`MAX_TAIL_TIMEOUT`] | [`crate::chunked_log::validate_tail_timeout`] |
 //! | idempotency key | [`MAX_IDEMPOTENCY_KEY_LEN`] | [`crate::chunked_log::validate_idempotency_key`] |
 //! | keys an idempotency window keeps | [`MAX_WINDOW_KEYS`] | [`crate::chunked_log::IdempotencyWindow::validate`] |
 //! | records the remembered keys hold | [`MAX_REMEMBERED_RECORDS`] | pruned on each keyed append |
@@ -63,6 +65,15 @@ pub const MAX_LOG_NAME_BYTES: usize = 200;
 /// The most records one batch append takes. It bounds the writes of one transaction
 /// (at most this many records plus the chunks they fill).
 pub const MAX_BATCH_SIZE: usize = 1_000;
+
+/// The most records one read forward ([`crate::chunked_log::ChunkedLog::read_from`])
+/// returns. It bounds the chunks one read loads (at most this many plus one) and the size
+/// of its answer (this many records of at most [`MAX_RECORD_BYTES`]).
+pub const MAX_READ_RECORDS: u64 = 1_000;
+
+/// The longest a tail ([`crate::chunked_log::tail`]) waits for new records; a caller
+/// that wants to wait longer tails again.
+pub const MAX_TAIL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// The longest idempotency key, in bytes.
 pub const MAX_IDEMPOTENCY_KEY_LEN: usize = 128;

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use parking_lot::RwLock;
 use serde_json::Value;
 
+use crate::commits::CommitSignal;
 use crate::context::RpcContext;
 use crate::definition::{FlowDefinition, MapInstance, RpcDefinition};
 use crate::error::{Error, Result};
@@ -36,6 +37,8 @@ pub struct Runtime {
     flows: RwLock<HashMap<String, Arc<FlowDefinition>>>,
     /// The process that opened the store; see [`Runtime::check_process`].
     process_id: u32,
+    /// Raised by every call of this runtime that committed writes.
+    commits: CommitSignal,
 }
 
 impl Drop for Runtime {
@@ -65,6 +68,7 @@ impl Runtime {
             store,
             flows: RwLock::new(HashMap::new()),
             process_id: std::process::id(),
+            commits: CommitSignal::default(),
         }
     }
 
@@ -88,6 +92,11 @@ impl Runtime {
     /// The store this runtime runs on.
     pub fn store(&self) -> &Arc<dyn Store> {
         &self.store
+    }
+
+    /// The commits of this runtime's calls, for readers that wait for new records.
+    pub fn commits(&self) -> &CommitSignal {
+        &self.commits
     }
 
     /// Registers a flow type. A second definition of the same type is rejected.
@@ -184,6 +193,7 @@ impl Runtime {
         let plan = CallPlan::new(&definition, rpc, options)?;
         let mut input = Some(input);
         let mut output = None;
+        let mut wrote = false;
         self.store.run_rpc(
             flow_id,
             &plan.isolation,
@@ -191,9 +201,14 @@ impl Runtime {
                 let input = input.take().unwrap_or(Value::Null);
                 let (value, writes) = plan.run(&definition, rpc, reader, input)?;
                 output = Some(value);
+                wrote = !writes.is_empty();
                 Ok(writes)
             },
         )?;
+        // run_rpc returns once the writes are committed.
+        if wrote {
+            self.commits.notify();
+        }
         output.ok_or_else(|| Error::storage("the store did not run the RPC body"))
     }
 }

@@ -7,6 +7,8 @@
 //!   or disappears).
 //!
 //! The test binary runs itself again as the appending processes (the `#[ignore]`d test).
+//! It runs on the backend under test: an SQLite file, or a PostgreSQL schema in the
+//! PostgreSQL pass of `make test`, read back with a PostgreSQL row reader.
 
 mod common;
 
@@ -17,11 +19,11 @@ use std::thread;
 
 use attrflow::flows::chunked_subscriber::{Subscriber, SubscriberArchive};
 use attrflow::Runtime;
-use common::invariants::assert_archive_sound;
+use common::invariants::assert_store_archive_sound;
 use common::{all_subscribers, retry_lock_conflicts, TestStore};
 
 const CHILD_TEST: &str = "child_process_appends_from_threads";
-const DB_PATH_ENV: &str = "ATTRFLOW_TEST_ORACLE_DB";
+const STORE_URL_ENV: &str = "ATTRFLOW_TEST_ORACLE_STORE";
 const CHILD_INDEX_ENV: &str = "ATTRFLOW_TEST_ORACLE_CHILD";
 const FLOWS_ENV: &str = "ATTRFLOW_TEST_ORACLE_FLOWS";
 const ACK_MARKER: &str = "<ack>";
@@ -62,18 +64,17 @@ impl ReadOracle {
 
 /// Runs the children against `flows`, reading all the while, and checks the oracle.
 fn run_oracle(flows: &[String]) {
-    let t = TestStore::sqlite_fast();
+    let t = TestStore::fast();
     for flow in flows {
         SubscriberArchive::new(&t.runtime, flow).start().unwrap();
     }
-    let path = t.path.to_str().unwrap().to_owned();
     let flow_list = flows.join(",");
     let children: Vec<_> = (0..PROCESSES)
         .map(|child| {
             common::spawn_test_process(
                 CHILD_TEST,
                 &[
-                    (DB_PATH_ENV, &path),
+                    (STORE_URL_ENV, &t.url),
                     (CHILD_INDEX_ENV, &child.to_string()),
                     (FLOWS_ENV, &flow_list),
                 ],
@@ -123,7 +124,7 @@ fn run_oracle(flows: &[String]) {
     let mut stored_total = 0;
     for flow in flows {
         let acked_here = acked.get(flow).cloned().unwrap_or_default();
-        let summary = assert_archive_sound(&t.path, flow, &acked_here);
+        let summary = assert_store_archive_sound(&t, flow, &acked_here);
         assert_eq!(
             summary.subscribers.len(),
             acked_here.len(),
@@ -156,8 +157,8 @@ fn threads_in_several_processes_appending_to_many_flows_satisfy_the_append_oracl
 #[test]
 #[ignore = "a child process of the append oracle tests"]
 fn child_process_appends_from_threads() {
-    let (Ok(path), Ok(child), Ok(flows)) = (
-        std::env::var(DB_PATH_ENV),
+    let (Ok(url), Ok(child), Ok(flows)) = (
+        std::env::var(STORE_URL_ENV),
         std::env::var(CHILD_INDEX_ENV),
         std::env::var(FLOWS_ENV),
     ) else {
@@ -165,7 +166,7 @@ fn child_process_appends_from_threads() {
     };
     let child: u64 = child.parse().unwrap();
     let flows: Vec<&str> = flows.split(',').collect();
-    let runtime = Runtime::open(&path).unwrap();
+    let runtime = Runtime::open(&url).unwrap();
     thread::scope(|s| {
         for thread in 0..THREADS_PER_PROCESS {
             let (runtime, flows) = (&runtime, &flows);

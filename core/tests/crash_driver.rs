@@ -15,6 +15,10 @@
 //! Each store takes [`KILLS_PER_STORE`] kills, then a fresh one starts, so checking stays
 //! cheap. The seed is printed (and replayed with `ATTRFLOW_TEST_SEED`); `ATTRFLOW_CRASH_KILLS`
 //! raises the number of kills for a longer run by hand.
+//!
+//! The same rounds run on PostgreSQL (the `#[ignore]`d PostgreSQL-only test, run by
+//! `make test` against its server): there the rows are read back from the store's schema
+//! with a PostgreSQL row reader, and a kill mid-transaction must leave no row lock behind.
 
 mod common;
 
@@ -26,9 +30,9 @@ use attrflow::flows::chunked_subscriber::{
     Subscriber, SubscriberArchive, FLOW_ID, SUBSCRIBER_CHUNK_SIZE,
 };
 use attrflow::Runtime;
-use common::invariants::assert_archive_sound;
+use common::invariants::assert_store_archive_sound;
 use common::seeded_rng::SeededRng;
-use common::TestStore;
+use common::{Backend, TestStore};
 
 const CHILD_TEST: &str = "child_process_appends_until_killed";
 const STORE_URL_ENV: &str = "ATTRFLOW_TEST_CRASH_STORE";
@@ -97,7 +101,9 @@ fn kill_round(url: &str, round: u32, target: u64, delay: Duration) -> Round {
     Round { acked }
 }
 
-fn crash_rounds(test: &str, synchronous: &str, default_kills: u32) {
+/// Runs `default_kills` kills (or `ATTRFLOW_CRASH_KILLS`) on fresh stores made by `new_store`,
+/// which also gives the URL the children open the store with.
+fn crash_rounds(test: &str, default_kills: u32, new_store: impl Fn() -> (TestStore, String)) {
     let kills = std::env::var(KILLS_ENV)
         .ok()
         .and_then(|k| k.parse().ok())
@@ -108,10 +114,8 @@ fn crash_rounds(test: &str, synchronous: &str, default_kills: u32) {
     let mut appends = 0;
     let mut unacknowledged_commits = 0;
     while kills_done < kills {
-        let t = TestStore::sqlite_fast();
+        let (t, url) = new_store();
         t.archive().start().unwrap();
-        drop(t.runtime);
-        let url = format!("sqlite:{}?synchronous={synchronous}", t.path.display());
         let mut acked: BTreeMap<u64, Subscriber> = BTreeMap::new();
         let mut next = 1;
         for _ in 0..KILLS_PER_STORE.min(kills - kills_done) {
@@ -125,7 +129,7 @@ fn crash_rounds(test: &str, synchronous: &str, default_kills: u32) {
                     panic!("kill {kills_done}: sequence {sequence} acknowledged twice, first as {earlier:?}");
                 }
             }
-            let summary = assert_archive_sound(&t.path, FLOW_ID, &acked);
+            let summary = assert_store_archive_sound(&t, FLOW_ID, &acked);
             let stored = summary.subscribers.len() as u64;
             assert!(
                 stored == last_acked || stored == last_acked + 1,
@@ -149,14 +153,36 @@ fn crash_rounds(test: &str, synchronous: &str, default_kills: u32) {
     );
 }
 
+/// A fresh SQLite file, opened by the children at `synchronous`.
+fn sqlite_store(synchronous: &str) -> (TestStore, String) {
+    let t = TestStore::sqlite_fast();
+    let url = format!("sqlite:{}?synchronous={synchronous}", t.path.display());
+    (t, url)
+}
+
 #[test]
 fn sigkill_near_rollover_loses_nothing_acknowledged_with_synchronous_normal() {
-    crash_rounds("crash_normal", "normal", 1000);
+    crash_rounds("crash_normal", 1000, || sqlite_store("normal"));
 }
 
 #[test]
 fn sigkill_near_rollover_loses_nothing_acknowledged_with_synchronous_full() {
-    crash_rounds("crash_full", "full", 100);
+    crash_rounds("crash_full", 100, || sqlite_store("full"));
+}
+
+#[test]
+#[ignore = "PostgreSQL only"]
+fn sigkill_near_rollover_loses_nothing_acknowledged_on_postgresql() {
+    crash_rounds("crash_postgres", 100, || {
+        let t = TestStore::new();
+        assert_eq!(
+            t.backend(),
+            Backend::Postgres,
+            "run with ATTRFLOW_TEST_BACKEND=postgres"
+        );
+        let url = t.url.clone();
+        (t, url)
+    });
 }
 
 /// The child side of the tests above: appends until killed; does nothing run on its own.

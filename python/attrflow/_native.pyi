@@ -28,10 +28,13 @@ __all__ = [
     "CHUNKED_SUBSCRIBER_FLOW_ID",
     "CHUNKED_SUBSCRIBER_FLOW_TYPE",
     "CHUNKED_SUBSCRIBER_GET_SUBSCRIBER_PAGE",
+    "CHUNKED_SUBSCRIBER_READ_SUBSCRIBERS_FROM",
     "CHUNKED_SUBSCRIBER_REGISTER_SUBSCRIBER",
     "CHUNKED_SUBSCRIBER_REGISTER_SUBSCRIBERS",
     "CHUNKED_SUBSCRIBER_REGISTER_SUBSCRIBER_ONCE",
     "CHUNKED_SUBSCRIBER_SET_IDEMPOTENCY_WINDOW",
+    "CHUNKED_SUBSCRIBER_SET_RETENTION",
+    "CHUNKED_SUBSCRIBER_TRIM_SUBSCRIBERS",
     "CUSTOMER_DIRECTORY_DELETE_CUSTOMER_PROFILE",
     "CUSTOMER_DIRECTORY_FLOW_ID",
     "CUSTOMER_DIRECTORY_FLOW_TYPE",
@@ -46,6 +49,8 @@ __all__ = [
     "MAX_CHUNK_SIZE",
     "MAX_IDEMPOTENCY_KEY_LEN",
     "MAX_LAYOUTS",
+    "MAX_READ_RECORDS",
+    "MAX_TAIL_TIMEOUT_SECONDS",
     "METRICS_SPAN_COMMIT",
     "METRICS_SPAN_HANDLER",
     "METRICS_SPAN_LOCK_WAIT",
@@ -57,6 +62,7 @@ __all__ = [
     "RetryPolicy",
     "RpcContext",
     "Runtime",
+    "SubscriberArchive",
     "__version__",
     "app_log_append_plan",
     "app_log_page_chunk_key",
@@ -102,9 +108,14 @@ CHUNKED_SUBSCRIBER_REGISTER_SUBSCRIBERS: str
 CHUNKED_SUBSCRIBER_REGISTER_SUBSCRIBER_ONCE: str
 CHUNKED_SUBSCRIBER_CHANGE_CHUNK_SIZE: str
 CHUNKED_SUBSCRIBER_SET_IDEMPOTENCY_WINDOW: str
+CHUNKED_SUBSCRIBER_TRIM_SUBSCRIBERS: str
+CHUNKED_SUBSCRIBER_SET_RETENTION: str
+CHUNKED_SUBSCRIBER_READ_SUBSCRIBERS_FROM: str
 MAX_BATCH_SIZE: int
 MAX_CHUNK_SIZE: int
 MAX_LAYOUTS: int
+MAX_READ_RECORDS: int
+MAX_TAIL_TIMEOUT_SECONDS: float
 MAX_IDEMPOTENCY_KEY_LEN: int
 DEFAULT_IDEMPOTENCY_MAX_KEYS: int
 DEFAULT_IDEMPOTENCY_MAX_AGE_MS: int
@@ -307,6 +318,34 @@ class AppLog:
     def start(self) -> str: ...
     def append_with_retry(self, log: str, record_json: str) -> str: ...
     def page(self, log: str, page_token: str) -> str: ...
+    def trim(
+        self, log: str, keep_newest: int | None = None, drop_before: int | None = None
+    ) -> str: ...
+    def set_retention(self, log: str, keep_newest: int | None) -> str: ...
+    def read_from(self, log: str, sequence: int, limit: int) -> str: ...
+    @overload
+    def tail(
+        self, log: str, after: int, limit: int, timeout: float, *, done: None = None
+    ) -> str: ...
+    @overload
+    def tail(self, log: str, after: int, limit: int, timeout: float, *, done: _Done) -> None: ...
+
+@final
+class SubscriberArchive:
+    """The core's typed subscriber-archive client (JSON text out)."""
+
+    def __new__(
+        cls, runtime: Runtime, flow_id: str, retry: RetryPolicy | None = None
+    ) -> SubscriberArchive: ...
+    def start(self) -> str: ...
+    def page(self, page_token: str) -> str: ...
+    def trim(self, keep_newest: int | None = None, drop_before: int | None = None) -> str: ...
+    def set_retention(self, keep_newest: int | None) -> str: ...
+    def read_from(self, sequence: int, limit: int) -> str: ...
+    @overload
+    def tail(self, after: int, limit: int, timeout: float, *, done: None = None) -> str: ...
+    @overload
+    def tail(self, after: int, limit: int, timeout: float, *, done: _Done) -> None: ...
 
 @final
 class CustomerDirectory:

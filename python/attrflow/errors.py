@@ -26,6 +26,7 @@ __all__ = [
     "InvalidInputError",
     "InvalidPageTokenError",
     "PageNotFoundError",
+    "PageTrimmedError",
     "RecordNotFoundError",
     "RpcLockConflictError",
     "StorageError",
@@ -113,6 +114,25 @@ class PageNotFoundError(AttrflowError, LookupError):
     """A well-formed page token names a chunk that is not stored."""
 
 
+class PageTrimmedError(AttrflowError, LookupError):
+    """A page token, or the start of a read forward, names records a trim of the log
+    dropped. ``oldest_token`` is the page token of the oldest retained chunk (``current``
+    when no archived chunk remains) and ``oldest_sequence`` the oldest retained sequence,
+    so a walk or a reader can restart there; ``token`` is the trimmed page's token."""
+
+    token: str
+    oldest_token: str
+    oldest_sequence: int
+
+    def __init__(
+        self, message: str, token: str = "", oldest_token: str = "", oldest_sequence: int = 0
+    ) -> None:
+        super().__init__(message)
+        self.token = token
+        self.oldest_token = oldest_token
+        self.oldest_sequence = oldest_sequence
+
+
 class RecordNotFoundError(AttrflowError, LookupError):
     """A lookup by key found no stored record, such as a customer profile by email."""
 
@@ -163,6 +183,7 @@ CORE_ERROR_CLASSES: MappingProxyType[str, type[AttrflowError]] = MappingProxyTyp
         "invalid_input": InvalidInputError,
         "invalid_page_token": InvalidPageTokenError,
         "page_not_found": PageNotFoundError,
+        "page_trimmed": PageTrimmedError,
         "record_not_found": RecordNotFoundError,
         "attribute_map_not_loaded": AttributeMapNotLoadedError,
         "handler_failure": WorkerInvocationError,

@@ -107,9 +107,18 @@ def test_the_subscriber_archive_mirrors_match_the_core(store_url: str) -> None:
     page = core.call(cs.GET_SUBSCRIBER_PAGE, {"pageToken": archive[1]}, loads=[archive])
     assert_mirrors(page, cs.SubscriberPage, "SubscriberPage")
 
+    assert_mirrors(core.stored(*archive), cs.SubscriberChunk, "SubscriberChunk")
+    current = (cs.SUBSCRIBER_CHUNKS_MAP, cs.CURRENT_CHUNK_INSTANCE)
+    read = core.call(cs.READ_SUBSCRIBERS_FROM, {"sequence": 101, "limit": 5}, loads=[current])
+    assert_mirrors(read, cs.SubscribersFrom, "SubscribersFrom")
+    trim = core.call(cs.TRIM_SUBSCRIBERS, {"keepNewest": 1000})
+    assert_mirrors(trim, cs.TrimOutcome, "TrimOutcome")
+    # Dropping the one archive stores the oldest retained sequence.
+    retention = core.call(cs.SET_SUBSCRIBER_RETENTION, {"keepNewest": 1})
+    assert_mirrors(retention, cs.RetentionChange, "RetentionChange")
+
     state = core.stored(cs.ARCHIVE_STATE_ATTRIBUTE)
     assert_mirrors(state, cs.SubscriberArchiveState, "SubscriberArchiveState")
-    assert_mirrors(core.stored(*archive), cs.SubscriberChunk, "SubscriberChunk")
 
 
 def test_the_customer_directory_mirrors_match_the_core(store_url: str) -> None:

@@ -17,6 +17,7 @@ from attrflow import (
     InvalidInputError,
     InvalidPageTokenError,
     PageNotFoundError,
+    PageTrimmedError,
     RpcLockConflictError,
     StorageError,
     ValueMappingError,
@@ -32,6 +33,7 @@ ALL = [
     InvalidInputError,
     InvalidPageTokenError,
     PageNotFoundError,
+    PageTrimmedError,
     RpcLockConflictError,
     StorageError,
     ValueMappingError,
@@ -53,6 +55,7 @@ def test_built_in_bases() -> None:
     assert issubclass(InvalidPageTokenError, ValueError)
     assert issubclass(ValueMappingError, InvalidInputError)
     assert issubclass(PageNotFoundError, LookupError)
+    assert issubclass(PageTrimmedError, LookupError)
     assert issubclass(FlowNotFoundError, LookupError)
     assert not issubclass(AttributeMapNotLoadedError, LookupError)
     assert not issubclass(RpcLockConflictError, ValueError)

@@ -1,4 +1,6 @@
-"""The README's Python quick start runs unchanged and prints the pages it promises."""
+"""The README's Python quick start runs unchanged and prints the pages it promises.
+
+The other pages' Python examples (docs/*.md) run through the same helpers, by page."""
 
 from __future__ import annotations
 
@@ -7,22 +9,29 @@ import subprocess
 import sys
 from pathlib import Path
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+ROOT = Path(__file__).resolve().parents[2]
+README = ROOT / "README.md"
 
 
-def readme_python_example(index: int = 0) -> str:
-    blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
-    assert len(blocks) > index, f"the README has Python example {index}"
+def readme_python_example(index: int = 0, page: Path = README) -> str:
+    """The Python example ``index`` (counted from 0) of ``page``, the README unless given."""
+    blocks = re.findall(r"```python\n(.*?)```", page.read_text(encoding="utf-8"), re.S)
+    assert len(blocks) > index, f"{page.relative_to(ROOT)} has Python example {index}"
     return blocks[index]
 
 
 def run_readme_python_example(
-    index: int, folder: Path, python: str = sys.executable, env: dict[str, str] | None = None
+    index: int,
+    folder: Path,
+    python: str = sys.executable,
+    env: dict[str, str] | None = None,
+    page: Path = README,
 ) -> list[str]:
-    """Runs the README's Python example ``index`` in ``folder`` with ``python`` (this test's
-    interpreter unless given), in ``env`` if given; returns its output lines."""
-    script = folder / f"readme_example_{index}.py"
-    script.write_text(readme_python_example(index), encoding="utf-8")
+    """Runs the Python example ``index`` of ``page`` (the README unless given) in ``folder``
+    with ``python`` (this test's interpreter unless given), in ``env`` if given; returns its
+    output lines."""
+    script = folder / f"{page.stem.lower()}_example_{index}.py"
+    script.write_text(readme_python_example(index, page), encoding="utf-8")
     result = subprocess.run(
         [python, str(script)],
         cwd=folder,

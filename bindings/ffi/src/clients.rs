@@ -125,7 +125,7 @@ impl Store {
 pub struct SubscriberArchive(Target);
 
 impl SubscriberArchive {
-    fn core(&self) -> CoreArchive<'_> {
+    pub(crate) fn core(&self) -> CoreArchive<'_> {
         CoreArchive::new(&self.0.store.runtime, &self.0.flow_id).with_retry_policy(self.0.retry)
     }
 }
@@ -219,7 +219,7 @@ impl SubscriberArchive {
 pub struct AppLog(Target);
 
 impl AppLog {
-    fn core(&self) -> CoreAppLog<'_> {
+    pub(crate) fn core(&self) -> CoreAppLog<'_> {
         CoreAppLog::new(&self.0.store.runtime, &self.0.flow_id).with_retry_policy(self.0.retry)
     }
 }

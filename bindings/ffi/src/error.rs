@@ -3,8 +3,8 @@
 //!
 //! Each variant carries the core's message unchanged as `reason` (it names the flow ID,
 //! token or instance that was wrong, and reads exactly as the Python exception does) and
-//! the core error's own fields as properties: `flowId`, `runId`, `token`, `physicalName`,
-//! `errorType`.
+//! the core error's own fields as properties: `flowId`, `runId`, `token`, `oldestToken`,
+//! `oldestSequence`, `physicalName`, `errorType`.
 
 /// An error of any attrflow call; the variant says what kind of failure, `reason` what
 /// exactly was wrong.
@@ -54,6 +54,19 @@ pub enum AttrflowError {
         /// The core's message.
         reason: String,
     },
+    /// A page token, or the start of a read forward, names records a trim of the log
+    /// dropped; restart from `oldestToken` (or `oldestSequence`).
+    #[error("{reason}")]
+    PageTrimmed {
+        /// The core's message.
+        reason: String,
+        /// The trimmed page's token.
+        token: String,
+        /// The token of the oldest retained page (`current` when no archive remains).
+        oldest_token: String,
+        /// The oldest retained sequence.
+        oldest_sequence: u64,
+    },
     /// A record the call looked up by key (a customer profile, say) is not stored.
     #[error("{reason}")]
     RecordNotFound {
@@ -99,6 +112,16 @@ impl From<attrflow::Error> for AttrflowError {
             E::InvalidInput(_) => AttrflowError::InvalidInput { reason },
             E::InvalidPageToken { token } => AttrflowError::InvalidPageToken { reason, token },
             E::PageNotFound(_) => AttrflowError::PageNotFound { reason },
+            E::PageTrimmed {
+                token,
+                oldest_token,
+                oldest_sequence,
+            } => AttrflowError::PageTrimmed {
+                reason,
+                token,
+                oldest_token,
+                oldest_sequence,
+            },
             E::RecordNotFound(_) => AttrflowError::RecordNotFound { reason },
             E::AttributeMapNotLoaded { physical_name } => AttrflowError::AttributeMapNotLoaded {
                 reason,
@@ -141,6 +164,20 @@ mod tests {
         assert!(matches!(
             started,
             AttrflowError::FlowAlreadyStarted { flow_id, run_id, .. } if flow_id == "f" && run_id == "r"
+        ));
+    }
+
+    #[test]
+    fn a_trimmed_page_names_the_oldest_retained_one() {
+        let trimmed = AttrflowError::from(attrflow::Error::PageTrimmed {
+            token: "00000000000000000001".into(),
+            oldest_token: "current".into(),
+            oldest_sequence: 501,
+        });
+        assert!(matches!(
+            trimmed,
+            AttrflowError::PageTrimmed { oldest_token, oldest_sequence: 501, .. }
+                if oldest_token == "current"
         ));
     }
 

@@ -26,6 +26,7 @@ mod customer_directory;
 mod error;
 mod foreign_flow;
 mod metrics;
+mod retention;
 mod store;
 mod subscriber_appends;
 mod subscribers;
@@ -39,6 +40,7 @@ pub use foreign_flow::{
     MapInstanceRef, RpcContext, RpcHandler,
 };
 pub use metrics::{LatencyBucket, Metrics};
+pub use retention::{LogEntriesFrom, RetentionChange, SubscribersFrom, TrimOutcome, TrimRule};
 pub use store::{Durability, Store};
 pub use subscriber_appends::{ChunkLayout, ChunkSizeChange, IdempotencyWindow, NewSubscriber};
 pub use subscribers::{Subscriber, SubscriberPage};

@@ -25,12 +25,21 @@ static FACTORY: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 pub(crate) fn to_py_err(py: Python<'_>, error: Error) -> PyErr {
     let kind = error.kind().name();
     let message = error.to_string();
+    let mut numbers: Vec<(&str, u64)> = Vec::new();
     let fields: Vec<(&str, String)> = match error {
         Error::FlowNotFound { flow_id } => vec![("flow_id", flow_id)],
         Error::FlowAlreadyStarted { flow_id, run_id } => {
             vec![("flow_id", flow_id), ("run_id", run_id)]
         }
         Error::InvalidPageToken { token } => vec![("token", token)],
+        Error::PageTrimmed {
+            token,
+            oldest_token,
+            oldest_sequence,
+        } => {
+            numbers.push(("oldest_sequence", oldest_sequence));
+            vec![("token", token), ("oldest_token", oldest_token)]
+        }
         Error::AttributeMapNotLoaded { physical_name } => {
             vec![("physical_name", physical_name)]
         }
@@ -52,6 +61,9 @@ pub(crate) fn to_py_err(py: Python<'_>, error: Error) -> PyErr {
         let factory = FACTORY.import(py, ERRORS_MODULE, FROM_CORE)?;
         let keywords = PyDict::new(py);
         for (name, value) in fields {
+            keywords.set_item(name, value)?;
+        }
+        for (name, value) in numbers {
             keywords.set_item(name, value)?;
         }
         let exception = factory.call((kind, message), Some(&keywords))?;

@@ -9,7 +9,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use attrflow::chunked_log::token::out_of_range;
+use attrflow::chunked_log::{
+    after_out_of_range, limit_out_of_range, timeout_out_of_range, Trim, TrimInput,
+};
 use attrflow::flows::app_log::AppLog as CoreAppLog;
+use attrflow::flows::chunked_subscriber::SubscriberArchive as CoreArchive;
 use attrflow::flows::customer_directory::{CustomerDirectory as CoreDirectory, CustomerProfile};
 use attrflow::flows::{app_log, customer_directory};
 use attrflow::options::RpcInvokeOptions;
@@ -19,6 +24,8 @@ use pyo3::prelude::*;
 use serde_json::Value;
 
 use crate::errors::{to_py_err, IntoPyResult};
+use crate::executor;
+use crate::integers::{optional_unsigned, unsigned};
 use crate::runtime::NativeRuntime;
 use crate::text::{JsonText, Text};
 
@@ -177,6 +184,7 @@ fn parse_error(what: &str, error: serde_json::Error) -> attrflow::Error {
 }
 
 /// The store, flow and policy a native client calls with.
+#[derive(Clone)]
 struct Target {
     runtime: Arc<Runtime>,
     flow_id: String,
@@ -196,6 +204,67 @@ impl Target {
             retry: retry.map_or(CorePolicy::DEFAULT, |policy| policy.0),
         })
     }
+}
+
+/// A trim rule from its Python keyword arguments: exactly one of them, each 1 or more.
+fn trim_rule(
+    keep_newest: Option<&Bound<'_, PyAny>>,
+    drop_before: Option<&Bound<'_, PyAny>>,
+) -> PyResult<attrflow::Result<Trim>> {
+    let input = TrimInput {
+        keep_newest: optional_unsigned(keep_newest, |shown| out_of_range("keepNewest", shown))?,
+        drop_before: optional_unsigned(drop_before, |shown| out_of_range("dropBefore", shown))?,
+    };
+    Ok(input.trim())
+}
+
+/// A read forward's start and limit from their Python arguments.
+fn read_range(sequence: &Bound<'_, PyAny>, limit: &Bound<'_, PyAny>) -> PyResult<(u64, u64)> {
+    Ok((
+        unsigned(sequence, |shown| out_of_range("sequence", shown))?,
+        unsigned(limit, |shown| limit_out_of_range(shown))?,
+    ))
+}
+
+/// A tail's `after`, limit and timeout from their Python arguments: integers from 0 and
+/// from 1, and seconds from 0 (the core checks the largest of each).
+fn tail_arguments(
+    py: Python<'_>,
+    after: &Bound<'_, PyAny>,
+    limit: &Bound<'_, PyAny>,
+    timeout: f64,
+) -> PyResult<(u64, u64, Duration)> {
+    let after = unsigned(after, |shown| after_out_of_range(shown))?;
+    let limit = unsigned(limit, |shown| limit_out_of_range(shown))?;
+    let timeout = Duration::try_from_secs_f64(timeout)
+        .map_err(|_| to_py_err(py, timeout_out_of_range(format_args!("{timeout} seconds"))))?;
+    Ok((after, limit, timeout))
+}
+
+/// Runs `work` (a tail, which may wait long) now with the GIL released and returns its
+/// JSON text; or with `done` on a worker thread of the binding's pool ([`executor`]),
+/// returning `None` at once and calling `done(text, None)` or `done(None, exception)`.
+fn run_or_submit<'py>(
+    py: Python<'py>,
+    done: Option<Py<PyAny>>,
+    work: impl FnOnce() -> attrflow::Result<String> + Send + 'static,
+) -> PyResult<Bound<'py, PyAny>> {
+    let finish = |py: Python<'_>, result: attrflow::Result<String>| -> PyResult<Py<PyAny>> {
+        Ok(result
+            .into_py_result(py)?
+            .into_pyobject(py)?
+            .into_any()
+            .unbind())
+    };
+    match done {
+        Some(done) => executor::submit(done, work, finish).map(|()| py.None().into_bound(py)),
+        None => Ok(finish(py, py.detach(work))?.into_bound(py)),
+    }
+}
+
+/// A result as JSON text.
+fn to_json<T: serde::Serialize>(result: attrflow::Result<T>) -> attrflow::Result<String> {
+    serde_json::to_string(&result?).map_err(encode_error)
 }
 
 /// A native client class `$native` (Python name `$name`) over the core client `$core`:
@@ -257,6 +326,145 @@ native_client!(
         })
         .into_py_result(py)
     }
+
+    /// Drops whole archived chunks of `log`, oldest first (exactly one of `keep_newest` and
+    /// `drop_before`), retrying lock conflicts by the client's policy; returns what it did
+    /// as JSON.
+    #[pyo3(signature = (log, keep_newest = None, drop_before = None))]
+    fn trim(
+        &self,
+        py: Python<'_>,
+        log: Text,
+        keep_newest: Option<&Bound<'_, PyAny>>,
+        drop_before: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<String> {
+        let trim = trim_rule(keep_newest, drop_before)?;
+        py.detach(|| to_json(trim.and_then(|trim| self.core().retrying(|logs| logs.trim(&log, trim)))))
+            .into_py_result(py)
+    }
+
+    /// Sets (or with `None` clears) the retention of `log`, retrying lock conflicts by the
+    /// client's policy; returns the change as JSON.
+    #[pyo3(signature = (log, keep_newest))]
+    fn set_retention(
+        &self,
+        py: Python<'_>,
+        log: Text,
+        keep_newest: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<String> {
+        let keep = optional_unsigned(keep_newest, |shown| out_of_range("keepNewest", shown))?;
+        py.detach(|| to_json(self.core().retrying(|logs| logs.set_retention(&log, keep))))
+            .into_py_result(py)
+    }
+
+    /// Waits up to `timeout` seconds for entries of `log` after `after`; returns up to
+    /// `limit` of them, oldest first, with the next sequence, as JSON (none on timeout).
+    /// With `done`, waits on a worker thread instead (see `run_or_submit`).
+    #[pyo3(signature = (log, after, limit, timeout, *, done = None))]
+    fn tail<'py>(
+        &self,
+        py: Python<'py>,
+        log: Text,
+        after: &Bound<'_, PyAny>,
+        limit: &Bound<'_, PyAny>,
+        timeout: f64,
+        done: Option<Py<PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let (after, limit, timeout) = tail_arguments(py, after, limit, timeout)?;
+        let target = self.0.clone();
+        run_or_submit(py, done, move || {
+            let logs = CoreAppLog::new(&target.runtime, &target.flow_id)
+                .with_retry_policy(target.retry);
+            to_json(logs.retrying(|logs| logs.tail(&log, after, limit, timeout)))
+        })
+    }
+
+    /// Up to `limit` entries of `log` from `sequence` on, oldest first, with the next
+    /// sequence, as JSON.
+    fn read_from(
+        &self,
+        py: Python<'_>,
+        log: Text,
+        sequence: &Bound<'_, PyAny>,
+        limit: &Bound<'_, PyAny>,
+    ) -> PyResult<String> {
+        let (sequence, limit) = read_range(sequence, limit)?;
+        py.detach(|| to_json(self.core().retrying(|logs| logs.read_from(&log, sequence, limit))))
+            .into_py_result(py)
+    }
+});
+
+native_client!(
+    /// The subscriber archive (`ChunkedSubscriberFlow`) `flow_id` of a store, as the core's
+    /// typed client.
+    NativeSubscriberArchive, "SubscriberArchive", CoreArchive, {
+    /// Reads one page; returns it as JSON.
+    fn page(&self, py: Python<'_>, page_token: Text) -> PyResult<String> {
+        py.detach(|| to_json(self.core().page(&page_token)))
+            .into_py_result(py)
+    }
+
+    /// Drops whole archived chunks, oldest first (exactly one of `keep_newest` and
+    /// `drop_before`), retrying lock conflicts by the client's policy; returns what it did
+    /// as JSON.
+    #[pyo3(signature = (keep_newest = None, drop_before = None))]
+    fn trim(
+        &self,
+        py: Python<'_>,
+        keep_newest: Option<&Bound<'_, PyAny>>,
+        drop_before: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<String> {
+        let trim = trim_rule(keep_newest, drop_before)?;
+        py.detach(|| to_json(trim.and_then(|trim| self.core().retrying(|archive| archive.trim(trim)))))
+            .into_py_result(py)
+    }
+
+    /// Sets (or with `None` clears) the archive's retention, retrying lock conflicts by the
+    /// client's policy; returns the change as JSON.
+    #[pyo3(signature = (keep_newest))]
+    fn set_retention(
+        &self,
+        py: Python<'_>,
+        keep_newest: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<String> {
+        let keep = optional_unsigned(keep_newest, |shown| out_of_range("keepNewest", shown))?;
+        py.detach(|| to_json(self.core().retrying(|archive| archive.set_retention(keep))))
+            .into_py_result(py)
+    }
+
+    /// Waits up to `timeout` seconds for subscribers after `after`; returns up to `limit`
+    /// of them, oldest first, with the next sequence, as JSON (none on timeout). With
+    /// `done`, waits on a worker thread instead (see `run_or_submit`).
+    #[pyo3(signature = (after, limit, timeout, *, done = None))]
+    fn tail<'py>(
+        &self,
+        py: Python<'py>,
+        after: &Bound<'_, PyAny>,
+        limit: &Bound<'_, PyAny>,
+        timeout: f64,
+        done: Option<Py<PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let (after, limit, timeout) = tail_arguments(py, after, limit, timeout)?;
+        let target = self.0.clone();
+        run_or_submit(py, done, move || {
+            let archive = CoreArchive::new(&target.runtime, &target.flow_id)
+                .with_retry_policy(target.retry);
+            to_json(archive.retrying(|archive| archive.tail(after, limit, timeout)))
+        })
+    }
+
+    /// Up to `limit` subscribers from `sequence` on, oldest first, with the next sequence,
+    /// as JSON.
+    fn read_from(
+        &self,
+        py: Python<'_>,
+        sequence: &Bound<'_, PyAny>,
+        limit: &Bound<'_, PyAny>,
+    ) -> PyResult<String> {
+        let (sequence, limit) = read_range(sequence, limit)?;
+        py.detach(|| to_json(self.core().retrying(|archive| archive.read_from(sequence, limit))))
+            .into_py_result(py)
+    }
 });
 
 native_client!(
@@ -287,6 +495,7 @@ native_client!(
 pub(crate) fn add_to(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyRetryPolicy>()?;
     m.add_class::<NativeAppLog>()?;
+    m.add_class::<NativeSubscriberArchive>()?;
     m.add_class::<NativeCustomerDirectory>()?;
     m.add_function(wrap_pyfunction!(app_log_append_plan, m)?)?;
     m.add_function(wrap_pyfunction!(app_log_page_plan, m)?)?;

@@ -3,9 +3,9 @@
 use attrflow::chunked_log::token::first_sequence_out_of_range;
 use attrflow::flows::{chunked_subscriber, customer_directory};
 use pyo3::prelude::*;
-use pyo3::types::PyInt;
 
-use crate::errors::{to_py_err, IntoPyResult};
+use crate::errors::IntoPyResult;
+use crate::integers::unsigned;
 use crate::text::Text;
 
 /// Checks a flow ID; raises `InvalidInputError` naming what is wrong.
@@ -44,16 +44,8 @@ pub(crate) fn validate_subscriber_page_token(py: Python<'_>, token: Text) -> PyR
 /// `InvalidInputError` (not `OverflowError`), as every other bad input does.
 #[pyfunction]
 pub(crate) fn archive_chunk_token(first_sequence: &Bound<'_, PyAny>) -> PyResult<String> {
-    let py = first_sequence.py();
-    let first = if first_sequence.is_instance_of::<PyInt>() {
-        match first_sequence.extract::<u64>() {
-            Ok(first) => first,
-            Err(_) => return Err(to_py_err(py, first_sequence_out_of_range(first_sequence))),
-        }
-    } else {
-        first_sequence.extract()?
-    };
-    chunked_subscriber::archive_chunk_token(first).into_py_result(py)
+    let first = unsigned(first_sequence, |shown| first_sequence_out_of_range(shown))?;
+    chunked_subscriber::archive_chunk_token(first).into_py_result(first_sequence.py())
 }
 
 /// The canonical form of an email address (ASCII only, trimmed, A-Z lowercased); raises

@@ -13,6 +13,7 @@ mod errors;
 mod executor;
 mod flow_clients;
 mod functions;
+mod integers;
 mod metrics;
 mod python_flow;
 mod rpc_context;
@@ -99,11 +100,25 @@ fn add_chunked_log_limits(m: &Bound<'_, PyModule>) -> PyResult<()> {
             "CHUNKED_SUBSCRIBER_SET_IDEMPOTENCY_WINDOW",
             cs::SET_SUBSCRIBER_IDEMPOTENCY_WINDOW,
         ),
+        ("CHUNKED_SUBSCRIBER_TRIM_SUBSCRIBERS", cs::TRIM_SUBSCRIBERS),
+        (
+            "CHUNKED_SUBSCRIBER_SET_RETENTION",
+            cs::SET_SUBSCRIBER_RETENTION,
+        ),
+        (
+            "CHUNKED_SUBSCRIBER_READ_SUBSCRIBERS_FROM",
+            cs::READ_SUBSCRIBERS_FROM,
+        ),
     ];
     for (name, value) in names {
         m.add(name, value)?;
     }
     m.add("MAX_BATCH_SIZE", log::MAX_BATCH_SIZE)?;
+    m.add("MAX_READ_RECORDS", log::MAX_READ_RECORDS)?;
+    m.add(
+        "MAX_TAIL_TIMEOUT_SECONDS",
+        log::MAX_TAIL_TIMEOUT.as_secs_f64(),
+    )?;
     m.add("MAX_CHUNK_SIZE", log::MAX_CHUNK_SIZE)?;
     m.add("MAX_LAYOUTS", log::MAX_LAYOUTS)?;
     m.add("MAX_IDEMPOTENCY_KEY_LEN", log::MAX_IDEMPOTENCY_KEY_LEN)?;

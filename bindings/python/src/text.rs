@@ -14,12 +14,12 @@ use pyo3::types::{PyBytes, PyString};
 
 use crate::errors::to_py_err;
 
-/// A `str` argument.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+/// A `str` argument (its `Debug` form is the string's, quoted, as in messages).
+#[derive(Clone, PartialEq, Eq, Hash, Default)]
 pub(crate) struct Text(pub(crate) String);
 
 /// A `str` argument holding JSON text (an RPC input, a value written).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[derive(Clone, PartialEq, Eq, Hash, Default)]
 pub(crate) struct JsonText(pub(crate) String);
 
 impl Deref for Text {
@@ -35,6 +35,18 @@ impl Deref for JsonText {
 
     fn deref(&self) -> &str {
         &self.0
+    }
+}
+
+impl std::fmt::Debug for Text {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&self.0, f)
+    }
+}
+
+impl std::fmt::Debug for JsonText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&self.0, f)
     }
 }
 

@@ -123,8 +123,9 @@ impl ChunkedLog {
         Ok(())
     }
 
-    /// Stages the open chunk and the state.
-    pub(super) fn close_chunk(&self, ctx: &mut RpcContext<'_>, open: OpenChunk) -> Result<()> {
+    /// Applies the log's retention, if any, and stages the open chunk and the state.
+    pub(super) fn close_chunk(&self, ctx: &mut RpcContext<'_>, mut open: OpenChunk) -> Result<()> {
+        self.apply_retention(ctx, &mut open)?;
         ctx.set_map_instance(
             self.chunk_map,
             &self.chunk_key(CURRENT_CHUNK),

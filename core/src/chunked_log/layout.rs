@@ -145,6 +145,22 @@ impl LayoutHistory {
         Some(layout.from_sequence + offset)
     }
 
+    /// The first sequence after the archived chunk starting at `first_sequence`: where its
+    /// layout's chunk size ends it, or where the next layout starts when that comes first
+    /// (a legacy layout's chunk closed early). `None` past `u64::MAX`.
+    pub fn next_boundary(&self, first_sequence: u64) -> Option<u64> {
+        let end = first_sequence.checked_add(self.chunk_size_at(first_sequence));
+        let next_layout = self
+            .layouts
+            .iter()
+            .map(|layout| layout.from_sequence)
+            .find(|&from| from > first_sequence);
+        match (end, next_layout) {
+            (Some(end), Some(next)) => Some(end.min(next)),
+            (end, next) => end.or(next),
+        }
+    }
+
     /// How many records the open chunk starting at `first_sequence` takes before it
     /// closes: its layout's chunk size, or at most [`MAX_CHUNK_SIZE`] in a legacy layout.
     pub fn capacity_at(&self, first_sequence: u64) -> u64 {
@@ -254,6 +270,17 @@ mod tests {
     }
 
     #[test]
+    fn next_boundaries_walk_forward_across_layouts() {
+        let history = migrated();
+        let mut walked = vec![1];
+        while *walked.last().unwrap() < 781 {
+            walked.push(history.next_boundary(*walked.last().unwrap()).unwrap());
+        }
+        assert_eq!(walked, [1, 101, 201, 251, 301, 421, 541, 661, 781]);
+        assert_eq!(LayoutHistory::single(1).next_boundary(u64::MAX), None);
+    }
+
+    #[test]
     fn an_unreached_change_is_replaced_or_cancelled() {
         let mut history = LayoutHistory::single(100);
         history.change_chunk_size(1, 1, 50).unwrap();
@@ -340,6 +367,8 @@ mod tests {
         assert!(!history.is_boundary(201 + LEGACY_MAX_CHUNK_SIZE));
         assert_eq!(history.previous_boundary(from), Some(201));
         assert_eq!(history.previous_boundary(from + 10), Some(from));
+        assert_eq!(history.next_boundary(201), Some(from));
+        assert_eq!(history.next_boundary(from), Some(from + 10));
         // A legacy chunk already over the bound closes at its next append.
         let mut full = LayoutHistory::from_stored(&legacy, 100).unwrap();
         full.close_legacy_chunk(201, 201 + 500);

@@ -1,5 +1,7 @@
 //! Reading a chunked log: one page is one whole chunk, newest record first, naming the
-//! token of the next older page; tokens are checked by [`super::token`].
+//! token of the next older page; tokens are checked by [`super::token`]. The walk ends at
+//! the oldest chunk a trim ([`super::retention`]) left; the token of a dropped chunk is
+//! [`Error::PageTrimmed`].
 
 use serde::de::DeserializeOwned;
 
@@ -32,11 +34,16 @@ impl ChunkedLog {
     }
     /// Reads the page `token` names, newest record first. The chunk must be loaded: the
     /// caller loads `token`'s instance (`current` for `""`) through RPC invoke options.
+    /// The token of a chunk a trim dropped is [`Error::PageTrimmed`], naming the oldest
+    /// retained page.
     pub fn page<R: DeserializeOwned>(&self, ctx: &RpcContext<'_>, token: &str) -> Result<Page<R>> {
         let state = self.state(ctx)?;
         let history = self.layout_history_of(&state)?;
         let parsed = PageToken::parse_in(&history, token)?;
         let key = parsed.instance_key();
+        if matches!(parsed, PageToken::Archive(first) if first < state.oldest_sequence) {
+            return Err(state.trimmed(key));
+        }
         let records = match (parsed, self.records(ctx, &key)?) {
             (_, Some(records)) => records,
             (PageToken::Current, None) => &[],
@@ -56,8 +63,10 @@ impl ChunkedLog {
         let next_page_token = match parsed {
             _ if records.is_empty() => String::new(),
             PageToken::Current => state.latest_archived_chunk_token,
+            // The walk ends at the oldest chunk a trim left.
             PageToken::Archive(first) => history
                 .previous_boundary(first)
+                .filter(|previous| *previous >= state.oldest_sequence)
                 .map(|previous| PageToken::Archive(previous).to_string())
                 .unwrap_or_default(),
         };

@@ -5,6 +5,8 @@ use serde::{Deserialize, Serialize};
 
 use super::idempotency::IdempotencyWindow;
 use super::layout::{ChunkLayout, LayoutHistory};
+use super::retention::Retention;
+use super::token::{PageToken, CURRENT_CHUNK};
 use super::ChunkedLog;
 use crate::context::RpcContext;
 use crate::error::{Error, Result};
@@ -16,13 +18,23 @@ use crate::typed::{decode_stored, encode};
 pub struct LogState {
     /// The sequence the next appended record gets.
     pub next_sequence: u64,
-    /// The token of the newest archived chunk, `""` before the first archive.
+    /// The token of the newest archived chunk, `""` while the log holds none (before the
+    /// first archive, or after a trim dropped them all).
     #[serde(default)]
     pub latest_archived_chunk_token: String,
+    /// The sequence of the oldest record the log holds: 1 until a trim drops chunks, then
+    /// the first sequence of the oldest retained chunk. Not stored while it is 1, so a log
+    /// never trimmed keeps the state it was written with.
+    #[serde(default = "first_sequence", skip_serializing_if = "is_first_sequence")]
+    pub oldest_sequence: u64,
     /// The layout history, oldest first; empty (and not stored) while the log keeps its
     /// default chunk size.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub layouts: Vec<ChunkLayout>,
+    /// The retention every append applies, absent (and not stored) while the log keeps
+    /// every record.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retention: Option<Retention>,
     /// The idempotency window, absent (and not stored) while it is the default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idempotency_window: Option<IdempotencyWindow>,
@@ -33,8 +45,40 @@ impl Default for LogState {
         LogState {
             next_sequence: 1,
             latest_archived_chunk_token: String::new(),
+            oldest_sequence: first_sequence(),
             layouts: Vec::new(),
+            retention: None,
             idempotency_window: None,
+        }
+    }
+}
+
+fn first_sequence() -> u64 {
+    1
+}
+
+fn is_first_sequence(sequence: &u64) -> bool {
+    *sequence == first_sequence()
+}
+
+impl LogState {
+    /// The page token of the oldest chunk the log holds: its oldest archive's, or
+    /// `current` when it holds no archive.
+    pub fn oldest_page_token(&self) -> String {
+        if self.latest_archived_chunk_token.is_empty() {
+            CURRENT_CHUNK.to_owned()
+        } else {
+            PageToken::Archive(self.oldest_sequence.max(1)).to_string()
+        }
+    }
+
+    /// The error for the page `token` (of a chunk before the oldest retained one), which a
+    /// trim dropped.
+    pub fn trimmed(&self, token: String) -> Error {
+        Error::PageTrimmed {
+            token,
+            oldest_token: self.oldest_page_token(),
+            oldest_sequence: self.oldest_sequence,
         }
     }
 }

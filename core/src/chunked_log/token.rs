@@ -108,8 +108,15 @@ pub fn archive_token(first_sequence: u64) -> Result<String> {
 /// The error for a first sequence outside 1 to `u64::MAX`, showing it as the caller gave
 /// it (a binding shows integers no `u64` holds).
 pub fn first_sequence_out_of_range(shown: impl fmt::Display) -> Error {
+    out_of_range("first sequence", shown)
+}
+
+/// The error for a sequence or count (`what` names it: `dropBefore`, `keepNewest`,
+/// `sequence`) outside 1 to `u64::MAX`, showing it as the caller gave it (a binding shows
+/// integers no `u64` holds).
+pub fn out_of_range(what: &str, shown: impl fmt::Display) -> Error {
     Error::invalid_input(format!(
-        "first sequence must be from 1 to {}, not {shown}",
+        "{what} must be from 1 to {}, not {shown}",
         u64::MAX
     ))
 }

@@ -12,7 +12,7 @@ use super::{
 /// What a log that passed [`ChunkedLog::verify`] holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LogSummary {
-    /// Records stored, archived and open (their sequences are 1 to this).
+    /// Records stored, archived and open (dense from the oldest retained sequence).
     pub records: u64,
     /// Archived chunks.
     pub archives: u64,
@@ -41,8 +41,8 @@ impl ChunkedLog {
     /// - the state decodes and its layout history is valid;
     /// - archives are named by their first record's sequence, lie on the layout's chunk
     ///   boundaries and hold exactly one chunk of their layout's size;
-    /// - sequences are dense from 1 across the archives and the open chunk, which holds at
-    ///   most one chunk;
+    /// - sequences are dense from the oldest retained one (1 until a trim) across the
+    ///   archives and the open chunk, which holds at most one chunk;
     /// - the state's next sequence is the last sequence + 1 and it names the newest archive.
     pub fn verify(&self, values: &BTreeMap<String, Value>) -> Result<LogSummary, Violation> {
         let (state_name, state, history) = self.stored_state(values)?;
@@ -61,7 +61,8 @@ impl ChunkedLog {
             }
         }
 
-        let mut expected = 1u64;
+        // A trim drops the oldest chunks: what stays starts at the state's oldest sequence.
+        let mut expected = state.oldest_sequence;
         let mut latest = String::new();
         for (name, key, value) in &archives {
             let sequences = self.sequences(name, value)?;
@@ -129,7 +130,7 @@ impl ChunkedLog {
             ));
         }
         Ok(LogSummary {
-            records: expected - 1,
+            records: expected - state.oldest_sequence,
             archives: archives.len() as u64,
         })
     }

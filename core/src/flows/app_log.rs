@@ -17,7 +17,8 @@
 //! the subscriber archive does; only its locks and loads are per call.
 //!
 //! Page tokens follow the same rules as every chunked log: `""` or `current`, else the
-//! 20-digit first sequence of an archived chunk.
+//! 20-digit first sequence of an archived chunk. `TrimLog` drops a log's oldest archived
+//! chunks and `ReadLogFrom` reads it forward from a sequence, as for every chunked log.
 //!
 //! ```
 //! use attrflow::flows::app_log::AppLog;
@@ -38,8 +39,10 @@
 //! ```
 
 mod appends;
+mod retention;
 
 pub use appends::{AppendLogRecordOnceInput, AppendLogRecordsInput, AppendedLogEntries};
+pub use retention::{LogEntriesFrom, ReadLogFromInput, SetLogRetentionInput, TrimLogInput};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -69,6 +72,12 @@ pub const GET_LOG_PAGE: &str = "GetLogPage";
 pub const APPEND_LOG_RECORDS: &str = "AppendLogRecords";
 /// The idempotent appending RPC.
 pub const APPEND_LOG_RECORD_ONCE: &str = "AppendLogRecordOnce";
+/// The RPC that drops a log's oldest archived chunks.
+pub const TRIM_LOG: &str = "TrimLog";
+/// The RPC that reads a log forward from a sequence.
+pub const READ_LOG_FROM: &str = "ReadLogFrom";
+/// The RPC that sets the retention every append to a log applies.
+pub const SET_LOG_RETENTION: &str = "SetLogRetention";
 pub use crate::limits::MAX_LOG_NAME_BYTES;
 
 /// The field of a stored chunk that lists its entries.
@@ -157,6 +166,12 @@ pub fn definition() -> FlowDefinition {
         .rpc(RpcDefinition::new(
             APPEND_LOG_RECORD_ONCE,
             appends::append_log_record_once,
+        ))
+        .rpc(RpcDefinition::new(TRIM_LOG, retention::trim_log))
+        .rpc(RpcDefinition::new(READ_LOG_FROM, retention::read_log_from))
+        .rpc(RpcDefinition::new(
+            SET_LOG_RETENTION,
+            retention::set_log_retention,
         ))
         .build()
         .unwrap_or_else(|e| unreachable!("the built-in definition is valid: {e}"))

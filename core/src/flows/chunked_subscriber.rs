@@ -9,10 +9,13 @@
 //! transaction, `RegisterSubscriberOnce` appends under an idempotency key,
 //! `ChangeSubscriberChunkSize` moves new chunks to another size (the archive starts at
 //! [`SUBSCRIBER_CHUNK_SIZE`] = 100; old tokens stay valid), and
-//! `SetSubscriberIdempotencyWindow` bounds how long keys are remembered.
+//! `SetSubscriberIdempotencyWindow` bounds how long keys are remembered. [`retention`]:
+//! `TrimSubscribers` drops the oldest archived chunks, `SetSubscriberRetention` makes every
+//! registration do so, and `ReadSubscribersFrom` reads forward from a sequence.
 
 pub mod appends;
 pub mod layout;
+pub mod retention;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -56,6 +59,12 @@ pub const REGISTER_SUBSCRIBER_ONCE: &str = "RegisterSubscriberOnce";
 pub const CHANGE_SUBSCRIBER_CHUNK_SIZE: &str = "ChangeSubscriberChunkSize";
 /// The RPC that sets the idempotency window.
 pub const SET_SUBSCRIBER_IDEMPOTENCY_WINDOW: &str = "SetSubscriberIdempotencyWindow";
+/// The RPC that drops the oldest archived chunks.
+pub const TRIM_SUBSCRIBERS: &str = "TrimSubscribers";
+/// The RPC that reads subscribers forward from a sequence.
+pub const READ_SUBSCRIBERS_FROM: &str = "ReadSubscribersFrom";
+/// The RPC that sets the retention every registration applies.
+pub const SET_SUBSCRIBER_RETENTION: &str = "SetSubscriberRetention";
 
 /// The archive's layout.
 pub const LOG: ChunkedLog = ChunkedLog::new(
@@ -133,6 +142,9 @@ pub fn definition() -> FlowDefinition {
         .rpc(appends::register_subscriber_once_rpc())
         .rpc(layout::change_chunk_size_rpc())
         .rpc(layout::set_idempotency_window_rpc())
+        .rpc(retention::trim_subscribers_rpc())
+        .rpc(retention::read_subscribers_from_rpc())
+        .rpc(retention::set_subscriber_retention_rpc())
         .build()
         .unwrap_or_else(|e| unreachable!("the built-in definition is valid: {e}"))
 }

@@ -15,7 +15,7 @@ use attrflow::flows::chunked_subscriber::{
 };
 use serde_json::Value;
 
-use super::{postgres_stored_values, sqlite_stored_values};
+use super::{postgres_stored_values, sqlite_stored_values, Place, TestStore};
 
 /// Every stored value of one archive flow, by physical name.
 pub struct StoredArchive {
@@ -172,6 +172,25 @@ pub fn assert_archive_sound(
     acknowledged: &BTreeMap<u64, Subscriber>,
 ) -> ArchiveSummary {
     StoredArchive::read_sqlite(path, flow_id)
+        .and_then(|archive| archive.check(acknowledged))
+        .unwrap_or_else(|broken| panic!("archive {flow_id:?} is broken: {broken}"))
+}
+
+/// Reads and checks the archive `flow_id` of the test store `t`, on whichever backend it is
+/// (an SQLite file after `PRAGMA integrity_check`, or its PostgreSQL schema), panicking with
+/// the broken invariant.
+pub fn assert_store_archive_sound(
+    t: &TestStore,
+    flow_id: &str,
+    acknowledged: &BTreeMap<u64, Subscriber>,
+) -> ArchiveSummary {
+    let stored = match &t.place {
+        Place::Folder(_) => StoredArchive::read_sqlite(&t.path, flow_id),
+        Place::Schema { base_url, schema } => {
+            Ok(StoredArchive::read_postgres(base_url, schema, flow_id))
+        }
+    };
+    stored
         .and_then(|archive| archive.check(acknowledged))
         .unwrap_or_else(|broken| panic!("archive {flow_id:?} is broken: {broken}"))
 }

@@ -1,6 +1,7 @@
 """The one place where errors become HTTP responses.
 
-Every error body is JSON, ``{"error": "<message>"}``, Quart's own 404, 405 and 413 included.
+Every error body is JSON, ``{"error": "<message>"}``, Quart's own 404, 405 and 413 included;
+a 410 for a trimmed page also names ``oldestToken`` and ``oldestSequence``.
 attrflow errors are mapped by class (the most specific entry of :data:`ERROR_RULES` along
 the exception's MRO wins), so a user's mistake is a 4xx with the core's exact message and
 only a failure of the service itself is a 500, which is logged.
@@ -19,6 +20,7 @@ from attrflow import (
     InvalidInputError,
     InvalidPageTokenError,
     PageNotFoundError,
+    PageTrimmedError,
     RecordNotFoundError,
     RpcLockConflictError,
     StorageError,
@@ -65,6 +67,9 @@ ERROR_RULES: dict[type[AttrflowError], ErrorRule] = {
     InvalidInputError: ErrorRule(HTTPStatus.BAD_REQUEST),
     InvalidPageTokenError: ErrorRule(HTTPStatus.BAD_REQUEST),
     PageNotFoundError: ErrorRule(HTTPStatus.NOT_FOUND),
+    # A trim dropped the page (or the start of a read forward); the body names the oldest
+    # retained page token and sequence, so a client can restart there.
+    PageTrimmedError: ErrorRule(HTTPStatus.GONE),
     RecordNotFoundError: ErrorRule(HTTPStatus.NOT_FOUND),
     # The routes check every field before they call, so a value that does not fit its type
     # (or stored JSON that does not decode) is the service's fault, though the class is an
@@ -88,9 +93,9 @@ def rule_for(error: AttrflowError, rules: dict[type[AttrflowError], ErrorRule]) 
     return ERROR_RULES[AttrflowError]
 
 
-def error_response(message: str, status: int) -> Response:
-    """A JSON error response: ``{"error": message}`` with ``status``."""
-    response = jsonify({"error": message})
+def error_response(message: str, status: int, **fields: object) -> Response:
+    """A JSON error response: ``{"error": message, **fields}`` with ``status``."""
+    response = jsonify({"error": message, **fields})
     response.status_code = status
     return response
 
@@ -118,7 +123,10 @@ def install_error_handlers(
                 (f"start it with POST {p}/start" for p in pattern_prefixes if _under(p)), hint
             )
         message = f"{error}; {hint}" if hint else str(error)
-        response = error_response(message, rule.status)
+        fields: dict[str, object] = {}
+        if isinstance(error, PageTrimmedError):
+            fields = {"oldestToken": error.oldest_token, "oldestSequence": error.oldest_sequence}
+        response = error_response(message, rule.status, **fields)
         if rule.retry_after is not None:
             response.headers["Retry-After"] = str(rule.retry_after)
         return response

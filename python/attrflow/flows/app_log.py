@@ -38,14 +38,24 @@ for a batch without a key).
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional
 
 from attrflow import _native, codec
+from attrflow.async_client import _submit
 from attrflow.attribute import AttributeMap
 from attrflow.flow import Flow, core_rpc
 from attrflow.flows._plans import plan_options
-from attrflow.flows.chunked_subscriber import ChunkLayout, IdempotencyWindow
+from attrflow.flows.chunked_subscriber import (
+    FOLLOW_WAIT_SECONDS,
+    MAX_TAIL_TIMEOUT_SECONDS,
+    ChunkLayout,
+    IdempotencyWindow,
+    Retention,
+    RetentionChange,
+    TrimOutcome,
+)
 from attrflow.options import RPCInvokeOptions
 from attrflow.retry import RetryPolicy
 
@@ -69,6 +79,7 @@ __all__ = [
     "ChunkedLogFlow",
     "GetLogPageInput",
     "LogChunk",
+    "LogEntriesFrom",
     "LogEntry",
     "LogPage",
     "LogState",
@@ -115,8 +126,20 @@ class LogState:
 
     next_sequence: int
     latest_archived_chunk_token: str = ""
+    oldest_sequence: int = 1
     layouts: list[ChunkLayout] = field(default_factory=list)
+    retention: Optional[Retention] = None  # noqa: UP045 - Python 3.9
     idempotency_window: Optional[IdempotencyWindow] = None  # noqa: UP045 - Python 3.9
+
+
+@dataclass
+class LogEntriesFrom:
+    """A read forward of one log: entries oldest first from the start, and the sequence to
+    read from next (the start again when there were none)."""
+
+    log: str
+    entries: list[LogEntry]
+    next_sequence: int
 
 
 @dataclass
@@ -247,5 +270,51 @@ class AppLog:
         return codec.from_json(output, LogEntry, what="appended log entry")
 
     def page(self, log: str, page_token: str = "") -> LogPage:
-        """Reads one page of ``log``: ``""`` or ``current`` for the newest."""
+        """Reads one page of ``log``: ``""`` or ``current`` for the newest. A token of a
+        trimmed chunk raises ``PageTrimmedError``."""
         return codec.from_json(self._native.page(log, page_token), LogPage, what="log page")
+
+    def trim(
+        self, log: str, *, keep_newest: int | None = None, drop_before: int | None = None
+    ) -> TrimOutcome:
+        """Drops whole archived chunks of ``log``, oldest first, retrying lock conflicts;
+        the rules of :meth:`attrflow.flows.chunked_subscriber.SubscriberArchive.trim`."""
+        output = self._native.trim(log, keep_newest, drop_before)
+        return codec.from_json(output, TrimOutcome, what="trim outcome")
+
+    def set_retention(self, log: str, keep_newest: int | None) -> RetentionChange:
+        """Makes every append to ``log`` keep at least its newest ``keep_newest`` entries
+        (whole chunks), and applies it at once; ``None`` keeps every entry again."""
+        output = self._native.set_retention(log, keep_newest)
+        return codec.from_json(output, RetentionChange, what="retention change")
+
+    def read_from(self, log: str, sequence: int, limit: int) -> LogEntriesFrom:
+        """Up to ``limit`` entries of ``log`` from ``sequence`` on, oldest first. A trimmed
+        ``sequence`` raises ``PageTrimmedError``."""
+        output = self._native.read_from(log, sequence, limit)
+        return codec.from_json(output, LogEntriesFrom, what="log entries")
+
+    def tail(
+        self, log: str, after: int, limit: int = 100, timeout: float = MAX_TAIL_TIMEOUT_SECONDS
+    ) -> LogEntriesFrom:
+        """Waits up to ``timeout`` seconds for entries of ``log`` after ``after`` and returns
+        up to ``limit`` of them, oldest first; the rules of
+        :meth:`attrflow.flows.chunked_subscriber.SubscriberArchive.tail`."""
+        output = self._native.tail(log, after, limit, timeout)
+        return codec.from_json(output, LogEntriesFrom, what="log entries")
+
+    async def tail_async(
+        self, log: str, after: int, limit: int = 100, timeout: float = MAX_TAIL_TIMEOUT_SECONDS
+    ) -> LogEntriesFrom:
+        """:meth:`tail`, awaited on a worker thread of the native module."""
+        output: str = await _submit(self._native.tail, log, after, limit, timeout)
+        return codec.from_json(output, LogEntriesFrom, what="log entries")
+
+    async def follow(self, log: str, after: int = 0, limit: int = 100) -> AsyncIterator[LogEntry]:
+        """Every entry of ``log`` after ``after``, oldest first, as it is appended, forever:
+        :meth:`tail_async` resumed from the last entry delivered."""
+        while True:
+            read = await self.tail_async(log, after, limit, FOLLOW_WAIT_SECONDS)
+            for entry in read.entries:
+                yield entry
+            after = read.next_sequence - 1

@@ -44,18 +44,34 @@ Beyond the seed, all run by the core:
   that never changed keeps :data:`SUBSCRIBER_CHUNK_SIZE` (100).
 - ``SetSubscriberIdempotencyWindow`` (:class:`IdempotencyWindow`) sets the window.
 
+Retention and reading forward, through :class:`SubscriberArchive` (the core's client):
+:meth:`~SubscriberArchive.trim` drops whole archived chunks, oldest first (keep the newest
+``n`` subscribers, or drop the chunks wholly before a sequence), leaving the rest byte for
+byte; :meth:`~SubscriberArchive.set_retention` makes every registration do so;
+:meth:`~SubscriberArchive.read_from` reads up to :data:`MAX_READ_RECORDS` subscribers
+oldest first from a sequence. A token of a dropped chunk, or a read from a dropped
+sequence, raises ``PageTrimmedError`` naming the oldest retained page and sequence.
+:meth:`~SubscriberArchive.tail` waits (blocking) for subscribers after a sequence, and
+``async for subscriber in archive.follow(after)`` delivers them as they are registered.
+
 After a chunk-size change, check a token's form with :func:`validate_page_token_form`
 before loading it; the RPC checks it against the archive's layout history.
 """
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
-from attrflow import _native
+from attrflow import _native, codec
+from attrflow.async_client import AsyncClient, _submit
 from attrflow.attribute import Attribute, AttributeMap
 from attrflow.flow import Flow, core_rpc
+from attrflow.retry import RetryPolicy
+
+if TYPE_CHECKING:
+    from attrflow.client import Client
 
 __all__ = [
     "ARCHIVE_STATE_ATTRIBUTE",
@@ -64,16 +80,22 @@ __all__ = [
     "DEFAULT_IDEMPOTENCY_WINDOW",
     "FLOW_ID",
     "FLOW_TYPE",
+    "FOLLOW_WAIT_SECONDS",
     "GET_SUBSCRIBER_PAGE",
     "MAX_BATCH_SIZE",
     "MAX_CHUNK_SIZE",
     "MAX_IDEMPOTENCY_KEY_LEN",
+    "MAX_READ_RECORDS",
+    "MAX_TAIL_TIMEOUT_SECONDS",
+    "READ_SUBSCRIBERS_FROM",
     "REGISTER_SUBSCRIBER",
     "REGISTER_SUBSCRIBERS",
     "REGISTER_SUBSCRIBER_ONCE",
     "SET_SUBSCRIBER_IDEMPOTENCY_WINDOW",
+    "SET_SUBSCRIBER_RETENTION",
     "SUBSCRIBER_CHUNKS_MAP",
     "SUBSCRIBER_CHUNK_SIZE",
+    "TRIM_SUBSCRIBERS",
     "ChangeChunkSizeInput",
     "ChunkLayout",
     "ChunkSizeChange",
@@ -85,10 +107,15 @@ __all__ = [
     "RegisterSubscriberOnceInput",
     "RegisterSubscribersInput",
     "RegisteredSubscribers",
+    "Retention",
+    "RetentionChange",
     "Subscriber",
+    "SubscriberArchive",
     "SubscriberArchiveState",
     "SubscriberChunk",
     "SubscriberPage",
+    "SubscribersFrom",
+    "TrimOutcome",
     "archive_chunk_token",
     "validate_idempotency_key",
     "validate_page_token_form",
@@ -119,12 +146,25 @@ CHANGE_SUBSCRIBER_CHUNK_SIZE: str = _native.CHUNKED_SUBSCRIBER_CHANGE_CHUNK_SIZE
 """The name of the RPC that changes the chunk size of new chunks."""
 SET_SUBSCRIBER_IDEMPOTENCY_WINDOW: str = _native.CHUNKED_SUBSCRIBER_SET_IDEMPOTENCY_WINDOW
 """The name of the RPC that sets the idempotency window."""
+TRIM_SUBSCRIBERS: str = _native.CHUNKED_SUBSCRIBER_TRIM_SUBSCRIBERS
+"""The name of the RPC that drops the oldest archived chunks (see :class:`SubscriberArchive`)."""
+SET_SUBSCRIBER_RETENTION: str = _native.CHUNKED_SUBSCRIBER_SET_RETENTION
+"""The name of the RPC that sets the retention every registration applies."""
+READ_SUBSCRIBERS_FROM: str = _native.CHUNKED_SUBSCRIBER_READ_SUBSCRIBERS_FROM
+"""The name of the RPC that reads subscribers forward from a sequence."""
 MAX_BATCH_SIZE: int = _native.MAX_BATCH_SIZE
 """The most subscribers one ``RegisterSubscribers`` call takes."""
 MAX_CHUNK_SIZE: int = _native.MAX_CHUNK_SIZE
 """The largest chunk size ``ChangeSubscriberChunkSize`` accepts."""
 MAX_IDEMPOTENCY_KEY_LEN: int = _native.MAX_IDEMPOTENCY_KEY_LEN
 """The longest idempotency key (visible ASCII characters)."""
+MAX_READ_RECORDS: int = _native.MAX_READ_RECORDS
+"""The most records one read forward (or tail) returns."""
+MAX_TAIL_TIMEOUT_SECONDS: float = _native.MAX_TAIL_TIMEOUT_SECONDS
+"""The longest one tail waits, in seconds."""
+FOLLOW_WAIT_SECONDS = 1.0
+"""How long each wait of :meth:`SubscriberArchive.follow` lasts: how long its worker thread
+may go on waiting after the iteration was cancelled."""
 
 
 @dataclass
@@ -161,16 +201,57 @@ class IdempotencyWindow:
 
 
 @dataclass
+class Retention:
+    """A log's retention: every append keeps at least the newest ``keep_newest`` records,
+    dropping whole archived chunks."""
+
+    keep_newest: int
+
+
+@dataclass
 class SubscriberArchiveState:
     """The archive's bookkeeping: the next sequence, the newest archived chunk's token
-    (``""`` before the first archive), the layout history (empty, and not stored, while the
-    archive keeps its default chunk size) and the idempotency window (``None``, and not
-    stored, while it is the default)."""
+    (``""`` before the first archive and after a trim dropped them all), the oldest retained
+    sequence (1, and not stored, until a trim), the layout history (empty, and not stored,
+    while the archive keeps its default chunk size), the retention and the idempotency
+    window (``None``, and not stored, while they are the defaults)."""
 
     next_sequence: int
     latest_archived_chunk_token: str = ""
+    oldest_sequence: int = 1
     layouts: list[ChunkLayout] = field(default_factory=list)
+    retention: Optional[Retention] = None  # noqa: UP045 - Python 3.9
     idempotency_window: Optional[IdempotencyWindow] = None  # noqa: UP045 - Python 3.9
+
+
+@dataclass
+class TrimOutcome:
+    """What a trim did: the archived chunks and records it dropped, the records left, and
+    the oldest retained sequence and page token (``current`` when no archive is left)."""
+
+    dropped_chunks: int
+    dropped_records: int
+    retained_records: int
+    oldest_sequence: int
+    oldest_token: str
+
+
+@dataclass
+class RetentionChange:
+    """What setting a retention did: the retention in force (``None``: keep everything) and
+    the trim it applied at once."""
+
+    trimmed: TrimOutcome
+    retention: Optional[Retention] = None  # noqa: UP045 - Python 3.9
+
+
+@dataclass
+class SubscribersFrom:
+    """A read forward: subscribers oldest first from the start, and the sequence to read
+    from next (the start again when there were none)."""
+
+    subscribers: list[Subscriber]
+    next_sequence: int
 
 
 @dataclass
@@ -286,6 +367,89 @@ class ChunkedSubscriberFlow(Flow[None]):
         SET_SUBSCRIBER_IDEMPOTENCY_WINDOW, IdempotencyWindow, IdempotencyWindow
     )
     """Sets how many idempotency keys are remembered, and for how long."""
+
+
+class SubscriberArchive:
+    """The core's typed subscriber-archive client for the archive ``flow_id`` of
+    ``client``'s store (a :class:`~attrflow.Client`, or the one an
+    :class:`~attrflow.AsyncClient` holds; its calls block, so run them off the event loop).
+
+    Its writes retry lock conflicts by ``retry`` (the core's default
+    :class:`~attrflow.retry.RetryPolicy` when None); every rule runs in the Rust core.
+    """
+
+    def __init__(
+        self,
+        client: Client | AsyncClient,
+        flow_id: str = FLOW_ID,
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        sync = client._client if isinstance(client, AsyncClient) else client
+        # The core's client calls the built-in flow type, registered on first use like any
+        # flow's (an application's own flow type of that name is refused here, by name).
+        sync.register_flow(ChunkedSubscriberFlow())
+        self._native = _native.SubscriberArchive(sync._runtime, flow_id, retry)
+
+    def start(self) -> str:
+        """Starts the archive, or returns the running one's run ID."""
+        return self._native.start()
+
+    def page(self, page_token: str = "") -> SubscriberPage:
+        """Reads one page, newest first: ``""`` or ``current`` for the newest. A token of a
+        trimmed chunk raises ``PageTrimmedError``."""
+        return codec.from_json(self._native.page(page_token), SubscriberPage, what="page")
+
+    def trim(
+        self, *, keep_newest: int | None = None, drop_before: int | None = None
+    ) -> TrimOutcome:
+        """Drops whole archived chunks, oldest first: keeping at least the newest
+        ``keep_newest`` subscribers, or every chunk wholly before the sequence
+        ``drop_before`` (at most the first sequence of the open chunk). Exactly one is
+        given; a value below 1, or a trim into the open chunk, raises ``InvalidInputError``.
+        """
+        output = self._native.trim(keep_newest, drop_before)
+        return codec.from_json(output, TrimOutcome, what="trim outcome")
+
+    def set_retention(self, keep_newest: int | None) -> RetentionChange:
+        """Makes every registration keep at least the newest ``keep_newest`` subscribers
+        (whole chunks), and applies it at once; ``None`` keeps every subscriber again."""
+        output = self._native.set_retention(keep_newest)
+        return codec.from_json(output, RetentionChange, what="retention change")
+
+    def read_from(self, sequence: int, limit: int) -> SubscribersFrom:
+        """Up to ``limit`` (1 to :data:`MAX_READ_RECORDS`) subscribers from ``sequence`` (1 or
+        more) on, oldest first. A trimmed ``sequence`` raises ``PageTrimmedError``."""
+        output = self._native.read_from(sequence, limit)
+        return codec.from_json(output, SubscribersFrom, what="subscribers")
+
+    def tail(
+        self, after: int, limit: int = 100, timeout: float = MAX_TAIL_TIMEOUT_SECONDS
+    ) -> SubscribersFrom:
+        """Waits up to ``timeout`` seconds (at most :data:`MAX_TAIL_TIMEOUT_SECONDS`) for
+        subscribers after the sequence ``after`` (0: from the start) and returns up to
+        ``limit`` of them, oldest first, as soon as there are any; none on timeout. A
+        registration of this process wakes it at once, one of another process within
+        50 ms. Resume with ``after=result.next_sequence - 1``: no subscriber comes twice.
+        """
+        output = self._native.tail(after, limit, timeout)
+        return codec.from_json(output, SubscribersFrom, what="subscribers")
+
+    async def tail_async(
+        self, after: int, limit: int = 100, timeout: float = MAX_TAIL_TIMEOUT_SECONDS
+    ) -> SubscribersFrom:
+        """:meth:`tail`, awaited: it waits on a worker thread of the native module (not the
+        event loop's default executor), so many waiting tails hold no loop thread."""
+        output: str = await _submit(self._native.tail, after, limit, timeout)
+        return codec.from_json(output, SubscribersFrom, what="subscribers")
+
+    async def follow(self, after: int = 0, limit: int = 100) -> AsyncIterator[Subscriber]:
+        """Every subscriber after ``after``, oldest first, as it is registered, forever:
+        :meth:`tail_async` resumed from the last subscriber delivered."""
+        while True:
+            read = await self.tail_async(after, limit, FOLLOW_WAIT_SECONDS)
+            for subscriber in read.subscribers:
+                yield subscriber
+            after = read.next_sequence - 1
 
 
 def validate_subscriber_page_token(token: str) -> str:

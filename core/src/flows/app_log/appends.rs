@@ -123,7 +123,7 @@ impl AppLog<'_> {
         decode_stored("AppendLogRecordOnce output", &output)
     }
 
-    fn invoke(
+    pub(super) fn invoke(
         &self,
         rpc: &str,
         input: Value,

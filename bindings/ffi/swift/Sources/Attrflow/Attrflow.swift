@@ -624,6 +624,29 @@ public protocol AppLogProtocol: AnyObject, Sendable {
      */
     func start() throws  -> String
     
+    /**
+     * Up to `limit` (1 to 1000) entries of `log` from `sequence` on, oldest first.
+     */
+    func readFrom(log: String, sequence: UInt64, limit: UInt64) throws  -> LogEntriesFrom
+    
+    /**
+     * Makes every append to `log` keep at least its newest `keep_newest` entries (or,
+     * with `None`, every one) and applies it at once, retrying lock conflicts.
+     */
+    func setRetentionWithRetry(log: String, keepNewest: UInt64?) throws  -> RetentionChange
+    
+    /**
+     * Waits (blocking) up to `timeout_ms` (at most 60 000) for entries of `log` after
+     * `after` and returns up to `limit` of them, oldest first; none on timeout.
+     */
+    func tail(log: String, after: UInt64, limit: UInt64, timeoutMs: UInt64) throws  -> LogEntriesFrom
+    
+    /**
+     * Drops whole archived chunks of `log`, oldest first, as `rule` says, retrying lock
+     * conflicts by the app log's policy.
+     */
+    func trimWithRetry(log: String, rule: TrimRule) throws  -> TrimOutcome
+    
 }
 /**
  * One app log (`ChunkedLogFlow`) of a store: named logs of JSON records.
@@ -752,6 +775,68 @@ open func start()throws  -> String  {
         uniffiCallStatus in
     uniffi_attrflow_ffi_fn_method_applog_start(
             self.uniffiCloneHandle(),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Up to `limit` (1 to 1000) entries of `log` from `sequence` on, oldest first.
+     */
+open func readFrom(log: String, sequence: UInt64, limit: UInt64)throws  -> LogEntriesFrom  {
+    return try  FfiConverterTypeLogEntriesFrom_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_applog_read_from(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(log),
+        FfiConverterUInt64.lower(sequence),
+        FfiConverterUInt64.lower(limit),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Makes every append to `log` keep at least its newest `keep_newest` entries (or,
+     * with `None`, every one) and applies it at once, retrying lock conflicts.
+     */
+open func setRetentionWithRetry(log: String, keepNewest: UInt64?)throws  -> RetentionChange  {
+    return try  FfiConverterTypeRetentionChange_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_applog_set_retention_with_retry(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(log),
+        FfiConverterOptionUInt64.lower(keepNewest),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Waits (blocking) up to `timeout_ms` (at most 60 000) for entries of `log` after
+     * `after` and returns up to `limit` of them, oldest first; none on timeout.
+     */
+open func tail(log: String, after: UInt64, limit: UInt64, timeoutMs: UInt64)throws  -> LogEntriesFrom  {
+    return try  FfiConverterTypeLogEntriesFrom_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_applog_tail(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(log),
+        FfiConverterUInt64.lower(after),
+        FfiConverterUInt64.lower(limit),
+        FfiConverterUInt64.lower(timeoutMs),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Drops whole archived chunks of `log`, oldest first, as `rule` says, retrying lock
+     * conflicts by the app log's policy.
+     */
+open func trimWithRetry(log: String, rule: TrimRule)throws  -> TrimOutcome  {
+    return try  FfiConverterTypeTrimOutcome_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_applog_trim_with_retry(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(log),
+        FfiConverterTypeTrimRule_lower(rule),uniffiCallStatus
     )
 })
 }
@@ -2529,6 +2614,30 @@ public protocol SubscriberArchiveProtocol: AnyObject, Sendable {
      */
     func start() throws  -> String
     
+    /**
+     * Up to `limit` (1 to 1000) subscribers from `sequence` on, oldest first.
+     */
+    func readFrom(sequence: UInt64, limit: UInt64) throws  -> SubscribersFrom
+    
+    /**
+     * Makes every registration keep at least the newest `keep_newest` subscribers (or,
+     * with `None`, every one) and applies it at once, retrying lock conflicts.
+     */
+    func setRetentionWithRetry(keepNewest: UInt64?) throws  -> RetentionChange
+    
+    /**
+     * Waits (blocking) up to `timeout_ms` (at most 60 000) for subscribers after `after`
+     * (0: from the start) and returns up to `limit` of them, oldest first, as soon as
+     * there are any; none on timeout. Resume with the last sequence received.
+     */
+    func tail(after: UInt64, limit: UInt64, timeoutMs: UInt64) throws  -> SubscribersFrom
+    
+    /**
+     * Drops whole archived chunks, oldest first, as `rule` says, retrying lock conflicts
+     * by the archive's policy. A token of a dropped chunk then fails with `PageTrimmed`.
+     */
+    func trimWithRetry(rule: TrimRule) throws  -> TrimOutcome
+    
 }
 /**
  * One subscriber archive (`ChunkedSubscriberFlow`) of a store.
@@ -2695,6 +2804,65 @@ open func start()throws  -> String  {
         uniffiCallStatus in
     uniffi_attrflow_ffi_fn_method_subscriberarchive_start(
             self.uniffiCloneHandle(),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Up to `limit` (1 to 1000) subscribers from `sequence` on, oldest first.
+     */
+open func readFrom(sequence: UInt64, limit: UInt64)throws  -> SubscribersFrom  {
+    return try  FfiConverterTypeSubscribersFrom_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_subscriberarchive_read_from(
+            self.uniffiCloneHandle(),
+        FfiConverterUInt64.lower(sequence),
+        FfiConverterUInt64.lower(limit),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Makes every registration keep at least the newest `keep_newest` subscribers (or,
+     * with `None`, every one) and applies it at once, retrying lock conflicts.
+     */
+open func setRetentionWithRetry(keepNewest: UInt64?)throws  -> RetentionChange  {
+    return try  FfiConverterTypeRetentionChange_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_subscriberarchive_set_retention_with_retry(
+            self.uniffiCloneHandle(),
+        FfiConverterOptionUInt64.lower(keepNewest),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Waits (blocking) up to `timeout_ms` (at most 60 000) for subscribers after `after`
+     * (0: from the start) and returns up to `limit` of them, oldest first, as soon as
+     * there are any; none on timeout. Resume with the last sequence received.
+     */
+open func tail(after: UInt64, limit: UInt64, timeoutMs: UInt64)throws  -> SubscribersFrom  {
+    return try  FfiConverterTypeSubscribersFrom_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_subscriberarchive_tail(
+            self.uniffiCloneHandle(),
+        FfiConverterUInt64.lower(after),
+        FfiConverterUInt64.lower(limit),
+        FfiConverterUInt64.lower(timeoutMs),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Drops whole archived chunks, oldest first, as `rule` says, retrying lock conflicts
+     * by the archive's policy. A token of a dropped chunk then fails with `PageTrimmed`.
+     */
+open func trimWithRetry(rule: TrimRule)throws  -> TrimOutcome  {
+    return try  FfiConverterTypeTrimOutcome_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_subscriberarchive_trim_with_retry(
+            self.uniffiCloneHandle(),
+        FfiConverterTypeTrimRule_lower(rule),uniffiCallStatus
     )
 })
 }
@@ -3352,6 +3520,85 @@ public func FfiConverterTypeLockTarget_lower(_ value: LockTarget) -> RustBuffer 
 
 
 /**
+ * Entries of one log read forward (or by a tail), oldest first.
+ */
+public struct LogEntriesFrom: Equatable, Hashable {
+    /**
+     * The log read.
+     */
+    public var log: String
+    /**
+     * The entries, oldest first; none past the newest.
+     */
+    public var entries: [LogEntry]
+    /**
+     * The sequence to read from next (one past the last returned).
+     */
+    public var nextSequence: UInt64
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * The log read.
+         */log: String, 
+        /**
+         * The entries, oldest first; none past the newest.
+         */entries: [LogEntry], 
+        /**
+         * The sequence to read from next (one past the last returned).
+         */nextSequence: UInt64) {
+        self.log = log
+        self.entries = entries
+        self.nextSequence = nextSequence
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension LogEntriesFrom: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeLogEntriesFrom: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> LogEntriesFrom {
+        return
+            try LogEntriesFrom(
+                log: FfiConverterString.read(from: &buf), 
+                entries: FfiConverterSequenceTypeLogEntry.read(from: &buf), 
+                nextSequence: FfiConverterUInt64.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: LogEntriesFrom, into buf: inout [UInt8]) {
+        FfiConverterString.write(value.log, into: &buf)
+        FfiConverterSequenceTypeLogEntry.write(value.entries, into: &buf)
+        FfiConverterUInt64.write(value.nextSequence, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeLogEntriesFrom_lift(_ buf: RustBuffer) throws -> LogEntriesFrom {
+    return try FfiConverterTypeLogEntriesFrom.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeLogEntriesFrom_lower(_ value: LogEntriesFrom) -> RustBuffer {
+    return FfiConverterTypeLogEntriesFrom.lower(value)
+}
+
+
+/**
  * One record of a log.
  */
 public struct LogEntry: Equatable, Hashable {
@@ -3779,6 +4026,77 @@ public func FfiConverterTypeNewSubscriber_lower(_ value: NewSubscriber) -> RustB
 
 
 /**
+ * What setting a retention did.
+ */
+public struct RetentionChange: Equatable, Hashable {
+    /**
+     * The retention now in force: keep at least this many newest records; `None` keeps
+     * everything.
+     */
+    public var keepNewest: UInt64?
+    /**
+     * The trim applied when it was set.
+     */
+    public var trimmed: TrimOutcome
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * The retention now in force: keep at least this many newest records; `None` keeps
+         * everything.
+         */keepNewest: UInt64?, 
+        /**
+         * The trim applied when it was set.
+         */trimmed: TrimOutcome) {
+        self.keepNewest = keepNewest
+        self.trimmed = trimmed
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension RetentionChange: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeRetentionChange: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> RetentionChange {
+        return
+            try RetentionChange(
+                keepNewest: FfiConverterOptionUInt64.read(from: &buf), 
+                trimmed: FfiConverterTypeTrimOutcome.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: RetentionChange, into buf: inout [UInt8]) {
+        FfiConverterOptionUInt64.write(value.keepNewest, into: &buf)
+        FfiConverterTypeTrimOutcome.write(value.trimmed, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeRetentionChange_lift(_ buf: RustBuffer) throws -> RetentionChange {
+    return try FfiConverterTypeRetentionChange.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeRetentionChange_lower(_ value: RetentionChange) -> RustBuffer {
+    return FfiConverterTypeRetentionChange.lower(value)
+}
+
+
+/**
  * How often, and for how long, a `*WithRetry` call retries a lock conflict: at most
  * `max_attempts` calls, pauses drawn at random below a bound that doubles from
  * `first_delay_ms` to `max_delay_ms`, and no new call after `budget_ms`.
@@ -4028,6 +4346,174 @@ public func FfiConverterTypeSubscriberPage_lower(_ value: SubscriberPage) -> Rus
 
 
 /**
+ * Subscribers read forward (or by a tail), oldest first.
+ */
+public struct SubscribersFrom: Equatable, Hashable {
+    /**
+     * The subscribers, oldest first; none past the newest.
+     */
+    public var subscribers: [Subscriber]
+    /**
+     * The sequence to read from next (one past the last returned).
+     */
+    public var nextSequence: UInt64
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * The subscribers, oldest first; none past the newest.
+         */subscribers: [Subscriber], 
+        /**
+         * The sequence to read from next (one past the last returned).
+         */nextSequence: UInt64) {
+        self.subscribers = subscribers
+        self.nextSequence = nextSequence
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension SubscribersFrom: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeSubscribersFrom: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SubscribersFrom {
+        return
+            try SubscribersFrom(
+                subscribers: FfiConverterSequenceTypeSubscriber.read(from: &buf), 
+                nextSequence: FfiConverterUInt64.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: SubscribersFrom, into buf: inout [UInt8]) {
+        FfiConverterSequenceTypeSubscriber.write(value.subscribers, into: &buf)
+        FfiConverterUInt64.write(value.nextSequence, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeSubscribersFrom_lift(_ buf: RustBuffer) throws -> SubscribersFrom {
+    return try FfiConverterTypeSubscribersFrom.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeSubscribersFrom_lower(_ value: SubscribersFrom) -> RustBuffer {
+    return FfiConverterTypeSubscribersFrom.lower(value)
+}
+
+
+/**
+ * What a trim did, and what the log holds afterwards.
+ */
+public struct TrimOutcome: Equatable, Hashable {
+    /**
+     * Archived chunks dropped.
+     */
+    public var droppedChunks: UInt64
+    /**
+     * Records dropped with them.
+     */
+    public var droppedRecords: UInt64
+    /**
+     * Records the log still holds.
+     */
+    public var retainedRecords: UInt64
+    /**
+     * The oldest retained sequence.
+     */
+    public var oldestSequence: UInt64
+    /**
+     * The token of the oldest retained page (`current` when no archive is left).
+     */
+    public var oldestToken: String
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * Archived chunks dropped.
+         */droppedChunks: UInt64, 
+        /**
+         * Records dropped with them.
+         */droppedRecords: UInt64, 
+        /**
+         * Records the log still holds.
+         */retainedRecords: UInt64, 
+        /**
+         * The oldest retained sequence.
+         */oldestSequence: UInt64, 
+        /**
+         * The token of the oldest retained page (`current` when no archive is left).
+         */oldestToken: String) {
+        self.droppedChunks = droppedChunks
+        self.droppedRecords = droppedRecords
+        self.retainedRecords = retainedRecords
+        self.oldestSequence = oldestSequence
+        self.oldestToken = oldestToken
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension TrimOutcome: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeTrimOutcome: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> TrimOutcome {
+        return
+            try TrimOutcome(
+                droppedChunks: FfiConverterUInt64.read(from: &buf), 
+                droppedRecords: FfiConverterUInt64.read(from: &buf), 
+                retainedRecords: FfiConverterUInt64.read(from: &buf), 
+                oldestSequence: FfiConverterUInt64.read(from: &buf), 
+                oldestToken: FfiConverterString.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: TrimOutcome, into buf: inout [UInt8]) {
+        FfiConverterUInt64.write(value.droppedChunks, into: &buf)
+        FfiConverterUInt64.write(value.droppedRecords, into: &buf)
+        FfiConverterUInt64.write(value.retainedRecords, into: &buf)
+        FfiConverterUInt64.write(value.oldestSequence, into: &buf)
+        FfiConverterString.write(value.oldestToken, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeTrimOutcome_lift(_ buf: RustBuffer) throws -> TrimOutcome {
+    return try FfiConverterTypeTrimOutcome.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeTrimOutcome_lower(_ value: TrimOutcome) -> RustBuffer {
+    return FfiConverterTypeTrimOutcome.lower(value)
+}
+
+
+/**
  * An error of any attrflow call; the variant says what kind of failure, `reason` what
  * exactly was wrong.
  */
@@ -4095,6 +4581,24 @@ enum AttrflowError: Swift.Error, Equatable, Hashable, Foundation.LocalizedError 
         /**
          * The core's message.
          */reason: String
+    )
+    /**
+     * A page token, or the start of a read forward, names records a trim of the log
+     * dropped; restart from `oldestToken` (or `oldestSequence`).
+     */
+    case PageTrimmed(
+        /**
+         * The core's message.
+         */reason: String, 
+        /**
+         * The trimmed page's token.
+         */token: String, 
+        /**
+         * The token of the oldest retained page (`current` when no archive remains).
+         */oldestToken: String, 
+        /**
+         * The oldest retained sequence.
+         */oldestSequence: UInt64
     )
     /**
      * A record the call looked up by key (a customer profile, say) is not stored.
@@ -4185,18 +4689,24 @@ public struct FfiConverterTypeAttrflowError: FfiConverterRustBuffer {
         case 6: return .PageNotFound(
             reason: try FfiConverterString.read(from: &buf)
             )
-        case 7: return .RecordNotFound(
+        case 7: return .PageTrimmed(
+            reason: try FfiConverterString.read(from: &buf), 
+            token: try FfiConverterString.read(from: &buf), 
+            oldestToken: try FfiConverterString.read(from: &buf), 
+            oldestSequence: try FfiConverterUInt64.read(from: &buf)
+            )
+        case 8: return .RecordNotFound(
             reason: try FfiConverterString.read(from: &buf)
             )
-        case 8: return .AttributeMapNotLoaded(
+        case 9: return .AttributeMapNotLoaded(
             reason: try FfiConverterString.read(from: &buf), 
             physicalName: try FfiConverterString.read(from: &buf)
             )
-        case 9: return .HandlerFailure(
+        case 10: return .HandlerFailure(
             reason: try FfiConverterString.read(from: &buf), 
             errorType: try FfiConverterString.read(from: &buf)
             )
-        case 10: return .Storage(
+        case 11: return .Storage(
             reason: try FfiConverterString.read(from: &buf)
             )
 
@@ -4245,25 +4755,33 @@ public struct FfiConverterTypeAttrflowError: FfiConverterRustBuffer {
             FfiConverterString.write(reason, into: &buf)
             
         
-        case let .RecordNotFound(reason):
+        case let .PageTrimmed(reason,token,oldestToken,oldestSequence):
             writeInt(&buf, Int32(7))
+            FfiConverterString.write(reason, into: &buf)
+            FfiConverterString.write(token, into: &buf)
+            FfiConverterString.write(oldestToken, into: &buf)
+            FfiConverterUInt64.write(oldestSequence, into: &buf)
+            
+        
+        case let .RecordNotFound(reason):
+            writeInt(&buf, Int32(8))
             FfiConverterString.write(reason, into: &buf)
             
         
         case let .AttributeMapNotLoaded(reason,physicalName):
-            writeInt(&buf, Int32(8))
+            writeInt(&buf, Int32(9))
             FfiConverterString.write(reason, into: &buf)
             FfiConverterString.write(physicalName, into: &buf)
             
         
         case let .HandlerFailure(reason,errorType):
-            writeInt(&buf, Int32(9))
+            writeInt(&buf, Int32(10))
             FfiConverterString.write(reason, into: &buf)
             FfiConverterString.write(errorType, into: &buf)
             
         
         case let .Storage(reason):
-            writeInt(&buf, Int32(10))
+            writeInt(&buf, Int32(11))
             FfiConverterString.write(reason, into: &buf)
             
         }
@@ -4448,6 +4966,118 @@ public func FfiConverterTypeHandlerError_lift(_ buf: RustBuffer) throws -> Handl
 #endif
 public func FfiConverterTypeHandlerError_lower(_ value: HandlerError) -> RustBuffer {
     return FfiConverterTypeHandlerError.lower(value)
+}
+
+
+/**
+ * Which archived chunks a trim drops (whole chunks, oldest first; never the open one).
+ */
+
+public enum TrimRule: Equatable, Hashable {
+    
+    /**
+     * Keep at least the newest `records` records (1 or more).
+     */
+    case keepNewest(
+        /**
+         * The fewest records to keep.
+         */records: UInt64
+    )
+    /**
+     * Drop the chunks whose records all come before `sequence` (1 to the open chunk's
+     * first sequence).
+     */
+    case dropBefore(
+        /**
+         * The first sequence that must stay.
+         */sequence: UInt64
+    )
+
+
+
+
+
+}
+
+#if compiler(>=6)
+extension TrimRule: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeTrimRule: FfiConverterRustBuffer {
+    typealias SwiftType = TrimRule
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> TrimRule {
+        let variant: Int32 = try readInt(&buf)
+        switch variant {
+        
+        case 1: return .keepNewest(records: try FfiConverterUInt64.read(from: &buf)
+        )
+        
+        case 2: return .dropBefore(sequence: try FfiConverterUInt64.read(from: &buf)
+        )
+        
+        default: throw UniffiInternalError.unexpectedEnumCase
+        }
+    }
+
+    public static func write(_ value: TrimRule, into buf: inout [UInt8]) {
+        switch value {
+        
+        
+        case let .keepNewest(records):
+            writeInt(&buf, Int32(1))
+            FfiConverterUInt64.write(records, into: &buf)
+            
+        
+        case let .dropBefore(sequence):
+            writeInt(&buf, Int32(2))
+            FfiConverterUInt64.write(sequence, into: &buf)
+            
+        }
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeTrimRule_lift(_ buf: RustBuffer) throws -> TrimRule {
+    return try FfiConverterTypeTrimRule.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeTrimRule_lower(_ value: TrimRule) -> RustBuffer {
+    return FfiConverterTypeTrimRule.lower(value)
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+fileprivate struct FfiConverterOptionUInt64: FfiConverterRustBuffer {
+    typealias SwiftType = UInt64?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterUInt64.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterUInt64.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
 }
 
 #if swift(>=5.8)
@@ -4869,6 +5499,18 @@ private let initializationResult: InitializationResult = {
     if (uniffi_attrflow_ffi_checksum_method_applog_start() != 16432) {
         return InitializationResult.apiChecksumMismatch
     }
+    if (uniffi_attrflow_ffi_checksum_method_applog_read_from() != 49075) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_applog_set_retention_with_retry() != 63653) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_applog_tail() != 64428) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_applog_trim_with_retry() != 53881) {
+        return InitializationResult.apiChecksumMismatch
+    }
     if (uniffi_attrflow_ffi_checksum_method_customerdirectory_get() != 40246) {
         return InitializationResult.apiChecksumMismatch
     }
@@ -4900,6 +5542,18 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_attrflow_ffi_checksum_method_subscriberarchive_start() != 10503) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_subscriberarchive_read_from() != 52472) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_subscriberarchive_set_retention_with_retry() != 51700) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_subscriberarchive_tail() != 42553) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_subscriberarchive_trim_with_retry() != 45745) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_attrflow_ffi_checksum_method_flowtype_name() != 56773) {

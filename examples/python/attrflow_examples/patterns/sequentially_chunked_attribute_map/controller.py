@@ -5,7 +5,10 @@ subscriber, ``POST /register-batch`` appends many in one transaction, and
 ``GET /subscribers?pageToken=`` reads one chunk, newest first, loading only that chunk's
 AttributeMap instance. Both registering routes take an optional ``Idempotency-Key`` header:
 a retry with the same key and body returns the first response (same sequences) instead of
-appending again. Errors are answered by :mod:`attrflow_examples.http_errors`.
+appending again. ``POST /trim``, ``PUT /retention``, ``GET /subscribers?after=`` (with
+``&wait=``, a long poll) and ``GET /subscribers/stream`` (Server-Sent Events) drop old
+history, read forward and wait for new subscribers (:mod:`.retention`). Errors are answered by
+:mod:`attrflow_examples.http_errors`.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from attrflow.flows.chunked_subscriber import (
     validate_page_token_form,
 )
 from quart import Blueprint, Response, jsonify, request
+from werkzeug.exceptions import BadRequest
 
 from attrflow_examples.app_state import AppState
 from attrflow_examples.json_body import read_json_object, required_text
@@ -27,6 +31,13 @@ from attrflow_examples.patterns.sequentially_chunked_attribute_map.keyed_appends
     IDEMPOTENCY_KEY_HEADER,
     register_batch,
     register_once,
+)
+from attrflow_examples.patterns.sequentially_chunked_attribute_map.retention import (
+    set_retention,
+    stream_start,
+    subscriber_events,
+    subscribers_after,
+    trim,
 )
 
 URL_PREFIX = "/patterns/sequentially-chunked-attribute-map"
@@ -84,7 +95,32 @@ def create_sequentially_chunked_attribute_map_blueprint(
 
     @blueprint.get("/subscribers")
     async def get_subscriber_page() -> Response:
+        if "after" in request.args:
+            if "pageToken" in request.args:
+                raise BadRequest("pageToken and after cannot be combined")
+            subscribers, next_after = await subscribers_after(app_state, request.args)
+            return jsonify(
+                {"subscribers": [subscriber_json(s) for s in subscribers], "nextAfter": next_after}
+            )
         return jsonify(await subscriber_page(app_state, request.args.get("pageToken", "")))
+
+    @blueprint.get("/subscribers/stream")
+    async def stream_subscribers() -> Response:
+        after = stream_start(request.args, request.headers)
+        events = await subscriber_events(app_state, after, subscriber_json)
+        response = Response(
+            events, content_type="text/event-stream", headers={"Cache-Control": "no-store"}
+        )
+        response.timeout = None  # the stream lasts as long as the client stays
+        return response
+
+    @blueprint.post("/trim")
+    async def trim_archive() -> Response:
+        return jsonify(await trim(app_state, await read_json_object()))
+
+    @blueprint.put("/retention")
+    async def set_archive_retention() -> Response:
+        return jsonify(await set_retention(app_state, await read_json_object()))
 
     return blueprint
 

@@ -1,5 +1,5 @@
 """Writes or reads a subscriber archive with the ChunkedSubscriberFlow defined in Python (the
-Dex-style flow module of the Python tests), so the Kotlin tests can check that a flow
+Dex-idiom flow module of the Python tests), so the Kotlin tests can check that a flow
 defined in Kotlin with the same layout reads its rows and writes rows it reads.
 
 Usage: python python_flow_store.py write STORE FLOW_ID COUNT
@@ -15,15 +15,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[6] / "python" / "tests"))
 
-import dex_style_chunked_subscriber as dex
 from attrflow import Client
-from python_flow_support import dex_page
+from python_flow_support import dex, dex_page, start_options
 
 
 def write(store: str, flow_id: str, count: int) -> None:
     flow = dex.ChunkedSubscriberFlow()
     with Client(store, built_in_flows=False) as client:
-        client.start_flow(flow, flow_id, None, dex.start_options())
+        client.start_flow(flow, flow_id, None, start_options())
         for n in range(1, count + 1):
             subscriber_id = f"python-{n:03}"
             client.invoke_rpc(
@@ -38,7 +37,7 @@ def write(store: str, flow_id: str, count: int) -> None:
 def read(store: str, flow_id: str) -> list[str]:
     lines = []
     with Client(store, built_in_flows=False) as client:
-        token = dex.CURRENT_INSTANCE
+        token = dex.CURRENT_CHUNK_INSTANCE
         while token:
             page = dex_page(client, flow_id, token)
             for s in page.subscribers:

@@ -140,6 +140,7 @@ private fun Exception.describe(): String = when (this) {
     is AttrflowException.InvalidInput -> reason
     is AttrflowException.InvalidPageToken -> reason
     is AttrflowException.PageNotFound -> reason
+    is AttrflowException.PageTrimmed -> reason
     is AttrflowException.RecordNotFound -> reason
     is AttrflowException.AttributeMapNotLoaded -> reason
     is AttrflowException.HandlerFailure -> reason

@@ -97,7 +97,7 @@ class CustomerDirectoryTest {
             val huge = assertThrows<AttrflowException.InvalidInput> {
                 store.upsertCustomerProfile(flowId, profile("ada@example.com").copy(fullName = "n".repeat(257)))
             }
-            assertEquals("fullName is 257 bytes; the limit is 256", huge.message)
+            assertEquals("fullName is 257 bytes; the limit is 256", huge.reason)
         }
     }
 

@@ -1,0 +1,180 @@
+//! Trimming a log and reading it forward: `TrimLog` and `ReadLogFrom`, with the rules of
+//! every chunked log ([`crate::chunked_log::retention`], [`crate::chunked_log::read_from`]).
+//!
+//! `TrimLog` drops whole archived chunks of one log, oldest first (`keepNewest` or
+//! `dropBefore`), under the locks of an append to it; `ReadLogFrom` returns up to `limit`
+//! entries from `sequence` on, oldest first, with the next sequence to read from.
+//! `SetLogRetention` makes every append to one log apply `keepNewest` (and applies it at
+//! once); `{"log": …}` alone keeps every entry again.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{
+    append_options, named_log, validate_log_name, AppLog, LogEntry, READ_LOG_FROM,
+    SET_LOG_RETENTION, TRIM_LOG,
+};
+use crate::chunked_log::{
+    tail_start, validate_read_limit, validate_read_start, wait_for_records, ReadFromInput,
+    Retention, RetentionChange, RetentionInput, Trim, TrimInput, TrimOutcome,
+};
+use crate::context::RpcContext;
+use crate::error::Result;
+use crate::typed::{decode_input, decode_stored, encode};
+
+/// Input of `TrimLog`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct TrimLogInput {
+    /// The log's name; required.
+    pub log: String,
+    /// The rule: exactly one of `keepNewest` and `dropBefore`.
+    #[serde(flatten)]
+    pub trim: TrimInput,
+}
+
+/// Input of `SetLogRetention`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SetLogRetentionInput {
+    /// The log's name; required.
+    pub log: String,
+    /// The retention: `keepNewest`, or nothing to keep every entry.
+    #[serde(flatten)]
+    pub retention: RetentionInput,
+}
+
+/// Input of `ReadLogFrom`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ReadLogFromInput {
+    /// The log's name; required.
+    pub log: String,
+    /// Where to start and how many entries at most.
+    #[serde(flatten)]
+    pub read: ReadFromInput,
+}
+
+/// Output of `ReadLogFrom`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LogEntriesFrom {
+    /// The log read.
+    pub log: String,
+    /// The entries from the start on, oldest first.
+    pub entries: Vec<LogEntry>,
+    /// The sequence to read from next.
+    pub next_sequence: u64,
+    /// Chunks the call must load to read anything (the client calls again with them);
+    /// empty, and not sent, when the read is complete.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub chunks_to_load: Vec<String>,
+}
+
+pub(super) fn trim_log(ctx: &mut RpcContext<'_>, input: Value) -> Result<Value> {
+    let input: TrimLogInput = decode_input(TRIM_LOG, input)?;
+    validate_log_name(&input.log)?;
+    let outcome = named_log(&input.log).trim(ctx, input.trim.trim()?)?;
+    encode("trim outcome", &outcome)
+}
+
+pub(super) fn set_log_retention(ctx: &mut RpcContext<'_>, input: Value) -> Result<Value> {
+    let input: SetLogRetentionInput = decode_input(SET_LOG_RETENTION, input)?;
+    validate_log_name(&input.log)?;
+    let retention = input
+        .retention
+        .keep_newest
+        .map(|keep_newest| Retention { keep_newest });
+    let change = named_log(&input.log).set_retention(ctx, retention)?;
+    encode("retention change", &change)
+}
+
+pub(super) fn read_log_from(ctx: &mut RpcContext<'_>, input: Value) -> Result<Value> {
+    let input: ReadLogFromInput = decode_input(READ_LOG_FROM, input)?;
+    validate_log_name(&input.log)?;
+    let read =
+        named_log(&input.log).read_from::<LogEntry>(ctx, input.read.sequence, input.read.limit)?;
+    encode(
+        "log entries",
+        &LogEntriesFrom {
+            log: input.log,
+            entries: read.records,
+            next_sequence: read.next_sequence,
+            chunks_to_load: read.chunks_to_load,
+        },
+    )
+}
+
+impl AppLog<'_> {
+    /// Drops whole archived chunks of `log`, oldest first, as `trim` says; see the
+    /// [module docs](self). A concurrent append to the log gives a retryable lock conflict.
+    pub fn trim(&self, log: &str, trim: Trim) -> Result<TrimOutcome> {
+        validate_log_name(log)?;
+        trim.validate()?;
+        let input = TrimLogInput {
+            log: log.to_owned(),
+            trim: trim.into(),
+        };
+        let output = self.invoke(TRIM_LOG, encode("input", &input)?, &append_options(log))?;
+        decode_stored("TrimLog output", &output)
+    }
+
+    /// Makes every append to `log` keep at least its newest `keep_newest` entries (dropping
+    /// whole archived chunks), or with `None` keep every one again, and applies it at once.
+    pub fn set_retention(&self, log: &str, keep_newest: Option<u64>) -> Result<RetentionChange> {
+        validate_log_name(log)?;
+        let input = SetLogRetentionInput {
+            log: log.to_owned(),
+            retention: RetentionInput { keep_newest },
+        };
+        let output = self.invoke(
+            SET_LOG_RETENTION,
+            encode("input", &input)?,
+            &append_options(log),
+        )?;
+        decode_stored("SetLogRetention output", &output)
+    }
+
+    /// Waits up to `timeout` for entries of `log` after `after` (0: from the start) and
+    /// returns up to `limit` of them, oldest first, as soon as there are any; none once
+    /// `timeout` passes. See [`crate::chunked_log::tail`].
+    pub fn tail(
+        &self,
+        log: &str,
+        after: u64,
+        limit: u64,
+        timeout: Duration,
+    ) -> Result<LogEntriesFrom> {
+        let sequence = tail_start(after)?;
+        validate_log_name(log)?;
+        validate_read_limit(limit)?;
+        wait_for_records(self.runtime.commits(), timeout, || {
+            let read = self.read_from(log, sequence, limit)?;
+            let found = !read.entries.is_empty();
+            Ok((read, found))
+        })
+    }
+
+    /// Up to `limit` entries of `log` from `sequence` on, oldest first, with the sequence to
+    /// read from next. A trimmed `sequence` is [`crate::Error::PageTrimmed`].
+    pub fn read_from(&self, log: &str, sequence: u64, limit: u64) -> Result<LogEntriesFrom> {
+        validate_log_name(log)?;
+        validate_read_start(sequence)?;
+        validate_read_limit(limit)?;
+        let input = encode(
+            "input",
+            &ReadLogFromInput {
+                log: log.to_owned(),
+                read: ReadFromInput { sequence, limit },
+            },
+        )?;
+        named_log(log).read_forward(|options| {
+            let output = self.invoke(READ_LOG_FROM, input.clone(), &options)?;
+            let mut read: LogEntriesFrom = decode_stored("ReadLogFrom output", &output)?;
+            let to_load = std::mem::take(&mut read.chunks_to_load);
+            Ok((read, to_load))
+        })
+    }
+}

@@ -1,0 +1,136 @@
+//! Trimming the archive and reading it forward: `TrimSubscribers` and
+//! `ReadSubscribersFrom`, with the rules of every chunked log
+//! ([`crate::chunked_log::retention`], [`crate::chunked_log::read_from`]).
+//!
+//! `TrimSubscribers` drops whole archived chunks, oldest first (`{"keepNewest": n}` or
+//! `{"dropBefore": sequence}`), under the locks of a registration; the chunks that remain,
+//! and their tokens, are unchanged, and a dropped chunk's token is `PageTrimmed`.
+//! `ReadSubscribersFrom` returns up to `limit` subscribers from `sequence` on, oldest
+//! first, with the next sequence to read from. `SetSubscriberRetention`
+//! (`{"keepNewest": n}`, or `{}` to keep everything) makes every registration apply
+//! `keepNewest`, and applies it at once.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{
+    Subscriber, SubscriberArchive, FLOW_TYPE, LOG, READ_SUBSCRIBERS_FROM, SET_SUBSCRIBER_RETENTION,
+    TRIM_SUBSCRIBERS,
+};
+use crate::chunked_log::{
+    tail_start, wait_for_records, ReadFromInput, Retention, RetentionChange, RetentionInput, Trim,
+    TrimInput, TrimOutcome,
+};
+use crate::context::RpcContext;
+use crate::definition::RpcDefinition;
+use crate::error::Result;
+use crate::typed::{decode_input, decode_stored, encode};
+
+/// Output of `ReadSubscribersFrom`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SubscribersFrom {
+    /// The subscribers from the start on, oldest first.
+    pub subscribers: Vec<Subscriber>,
+    /// The sequence to read from next.
+    pub next_sequence: u64,
+    /// Chunks the call must load to read anything (the client calls again with them);
+    /// empty, and not sent, when the read is complete.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub chunks_to_load: Vec<String>,
+}
+
+pub(super) fn trim_subscribers_rpc() -> RpcDefinition {
+    LOG.appending(RpcDefinition::new(TRIM_SUBSCRIBERS, trim_subscribers))
+}
+
+pub(super) fn read_subscribers_from_rpc() -> RpcDefinition {
+    RpcDefinition::new(READ_SUBSCRIBERS_FROM, read_subscribers_from)
+}
+
+pub(super) fn set_subscriber_retention_rpc() -> RpcDefinition {
+    LOG.appending(RpcDefinition::new(
+        SET_SUBSCRIBER_RETENTION,
+        set_subscriber_retention,
+    ))
+}
+
+fn set_subscriber_retention(ctx: &mut RpcContext<'_>, input: Value) -> Result<Value> {
+    let input: RetentionInput = decode_input(SET_SUBSCRIBER_RETENTION, input)?;
+    let retention = input
+        .keep_newest
+        .map(|keep_newest| Retention { keep_newest });
+    let change = LOG.set_retention(ctx, retention)?;
+    encode("retention change", &change)
+}
+
+fn trim_subscribers(ctx: &mut RpcContext<'_>, input: Value) -> Result<Value> {
+    let input: TrimInput = decode_input(TRIM_SUBSCRIBERS, input)?;
+    let outcome = LOG.trim(ctx, input.trim()?)?;
+    encode("trim outcome", &outcome)
+}
+
+fn read_subscribers_from(ctx: &mut RpcContext<'_>, input: Value) -> Result<Value> {
+    let input: ReadFromInput = decode_input(READ_SUBSCRIBERS_FROM, input)?;
+    let read = LOG.read_from::<Subscriber>(ctx, input.sequence, input.limit)?;
+    encode(
+        "subscribers",
+        &SubscribersFrom {
+            subscribers: read.records,
+            next_sequence: read.next_sequence,
+            chunks_to_load: read.chunks_to_load,
+        },
+    )
+}
+
+impl SubscriberArchive<'_> {
+    /// Drops whole archived chunks, oldest first, as `trim` says; see the
+    /// [module docs](self). Retry a lock conflict as for a registration.
+    pub fn trim(&self, trim: Trim) -> Result<TrimOutcome> {
+        trim.validate()?;
+        self.call(TRIM_SUBSCRIBERS, &TrimInput::from(trim))
+    }
+
+    /// Makes every registration keep at least the newest `keep_newest` subscribers
+    /// (dropping whole archived chunks), or with `None` keep every one again, and applies
+    /// it at once; see the [module docs](self).
+    pub fn set_retention(&self, keep_newest: Option<u64>) -> Result<RetentionChange> {
+        self.call(SET_SUBSCRIBER_RETENTION, &RetentionInput { keep_newest })
+    }
+
+    /// Waits up to `timeout` for subscribers with sequences after `after` (0: from the
+    /// start) and returns up to `limit` of them, oldest first, as soon as there are any;
+    /// none once `timeout` passes. Resume with the last sequence received; see
+    /// [`crate::chunked_log::tail`].
+    pub fn tail(&self, after: u64, limit: u64, timeout: Duration) -> Result<SubscribersFrom> {
+        let sequence = tail_start(after)?;
+        crate::chunked_log::validate_read_limit(limit)?;
+        wait_for_records(self.runtime.commits(), timeout, || {
+            let read = self.read_from(sequence, limit)?;
+            let found = !read.subscribers.is_empty();
+            Ok((read, found))
+        })
+    }
+
+    /// Up to `limit` subscribers from `sequence` on, oldest first, with the sequence to read
+    /// from next. A trimmed `sequence` is [`crate::Error::PageTrimmed`].
+    pub fn read_from(&self, sequence: u64, limit: u64) -> Result<SubscribersFrom> {
+        crate::chunked_log::validate_read_start(sequence)?;
+        crate::chunked_log::validate_read_limit(limit)?;
+        let input = encode("input", &ReadFromInput { sequence, limit })?;
+        LOG.read_forward(|options| {
+            let output = self.runtime.invoke_rpc(
+                FLOW_TYPE,
+                self.flow_id,
+                READ_SUBSCRIBERS_FROM,
+                input.clone(),
+                &options,
+            )?;
+            let mut read: SubscribersFrom = decode_stored("ReadSubscribersFrom output", &output)?;
+            let to_load = std::mem::take(&mut read.chunks_to_load);
+            Ok((read, to_load))
+        })
+    }
+}

@@ -1,0 +1,173 @@
+//! Tailing a chunked log, on the backend under test: a tail returns at once when records
+//! after its sequence exist, returns nothing when its timeout passes, wakes for records
+//! appended by another thread of the process and by another process, and, resumed from
+//! the last sequence it returned, delivers every record once, in order.
+//!
+//! The test binary runs itself again as the appending process (the `#[ignore]`d test at
+//! the end, selected with `--exact … --ignored`), handing it the store URL in an
+//! environment variable. Nothing here asserts how long anything took.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::thread;
+use std::time::Duration;
+
+use attrflow::chunked_log::MAX_TAIL_TIMEOUT;
+use attrflow::flows::app_log::AppLog;
+use attrflow::flows::chunked_subscriber::{SubscriberArchive, FLOW_ID};
+use attrflow::{Error, Runtime};
+use common::{
+    expected_subscriber, register_in_order, register_retrying, spawn_test_process, TestStore,
+};
+use serde_json::json;
+
+const APPENDER_TEST: &str = "child_appends_to_the_tailed_archive";
+const URL_ENV: &str = "ATTRFLOW_TEST_TAIL_URL";
+const FIRST_ENV: &str = "ATTRFLOW_TEST_TAIL_FIRST";
+const LAST_ENV: &str = "ATTRFLOW_TEST_TAIL_LAST";
+const READY_MARKER: &str = "<child ready>";
+
+/// Tails the archive from `after` until it has received sequence `last`, resuming each
+/// time from the last sequence received; returns every sequence received, in order.
+fn tail_until(archive: &SubscriberArchive<'_>, mut after: u64, last: u64) -> Vec<u64> {
+    let mut received = Vec::new();
+    while after < last {
+        let read = archive.tail(after, 7, MAX_TAIL_TIMEOUT).unwrap();
+        for subscriber in &read.subscribers {
+            assert_eq!(*subscriber, expected_subscriber(subscriber.sequence));
+            received.push(subscriber.sequence);
+        }
+        after = read.next_sequence - 1;
+    }
+    received
+}
+
+#[test]
+fn a_tail_returns_what_is_there_at_once_and_nothing_on_timeout() {
+    let t = TestStore::fast();
+    let archive = t.archive();
+    archive.start().unwrap();
+    register_in_order(&archive, 1..=5);
+    // With records there, even the longest timeout returns at once with them.
+    let read = archive.tail(2, 10, MAX_TAIL_TIMEOUT).unwrap();
+    let sequences: Vec<u64> = read.subscribers.iter().map(|s| s.sequence).collect();
+    assert_eq!((sequences, read.next_sequence), (vec![3, 4, 5], 6));
+
+    let empty = archive.tail(5, 10, Duration::from_millis(20)).unwrap();
+    assert!(empty.subscribers.is_empty());
+    assert_eq!(empty.next_sequence, 6);
+    let empty = archive.tail(5, 10, Duration::ZERO).unwrap();
+    assert!(empty.subscribers.is_empty());
+}
+
+#[test]
+fn a_tail_refuses_bad_values_naming_them() {
+    let t = TestStore::fast();
+    let archive = t.archive();
+    archive.start().unwrap();
+    let refused = |result: attrflow::Result<_>| match result {
+        Err(Error::InvalidInput(message)) => message,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        refused(archive.tail(0, 10, MAX_TAIL_TIMEOUT + Duration::from_secs(1))),
+        "timeout must be from 0 to 60 seconds, not 61 seconds"
+    );
+    assert_eq!(
+        refused(archive.tail(u64::MAX, 10, Duration::ZERO)),
+        format!("after must be from 0 to {}, not {}", u64::MAX - 1, u64::MAX)
+    );
+    assert_eq!(
+        refused(archive.tail(0, 0, Duration::ZERO)),
+        "limit must be from 1 to 1000, not 0"
+    );
+}
+
+#[test]
+fn a_tail_wakes_for_appends_of_another_thread_and_never_repeats_a_record() {
+    const LAST: u64 = 250;
+    let t = TestStore::fast();
+    let archive = t.archive();
+    archive.start().unwrap();
+    let received = thread::scope(|scope| {
+        scope.spawn(|| {
+            for n in 1..=LAST {
+                register_retrying(&archive, n);
+            }
+        });
+        tail_until(&archive, 0, LAST)
+    });
+    assert_eq!(received, (1..=LAST).collect::<Vec<_>>());
+}
+
+#[test]
+fn a_tail_sees_the_appends_of_another_process() {
+    let t = TestStore::fast();
+    let archive = t.archive();
+    archive.start().unwrap();
+    register_in_order(&archive, 1..=10);
+    let mut child = spawn_test_process(
+        APPENDER_TEST,
+        &[(URL_ENV, &t.url), (FIRST_ENV, "11"), (LAST_ENV, "160")],
+    );
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    while line.trim() != READY_MARKER {
+        line.clear();
+        assert_ne!(
+            stdout.read_line(&mut line).unwrap(),
+            0,
+            "the child ended early"
+        );
+    }
+    writeln!(child.stdin.take().unwrap(), "go").unwrap();
+
+    let received = tail_until(&archive, 10, 160);
+    assert_eq!(received, (11..=160).collect::<Vec<_>>());
+    assert!(child.wait().unwrap().success());
+}
+
+#[test]
+fn an_app_log_tail_waits_for_its_own_log_only() {
+    let t = TestStore::fast();
+    let logs = AppLog::new(&t.runtime, "app");
+    logs.start().unwrap();
+    logs.append_with_retry("audit", json!({"n": 1})).unwrap();
+    let read = thread::scope(|scope| {
+        scope.spawn(|| {
+            logs.append_with_retry("chat", json!({"n": 1})).unwrap();
+            logs.append_with_retry("audit", json!({"n": 2})).unwrap();
+        });
+        let mut read = logs.tail("audit", 1, 10, MAX_TAIL_TIMEOUT).unwrap();
+        while read.entries.is_empty() {
+            read = logs.tail("audit", 1, 10, MAX_TAIL_TIMEOUT).unwrap();
+        }
+        read
+    });
+    assert_eq!(read.entries.len(), 1);
+    assert_eq!(read.entries[0].record, json!({"n": 2}));
+    assert_eq!(read.next_sequence, 3);
+}
+
+/// The appending process of [`a_tail_sees_the_appends_of_another_process`]: opens the
+/// store, says it is ready, waits for a line on stdin, then registers its range.
+#[test]
+#[ignore = "run by a_tail_sees_the_appends_of_another_process as a child process"]
+fn child_appends_to_the_tailed_archive() {
+    let (Ok(url), Ok(first), Ok(last)) = (
+        std::env::var(URL_ENV),
+        std::env::var(FIRST_ENV),
+        std::env::var(LAST_ENV),
+    ) else {
+        return;
+    };
+    let runtime = Runtime::open(&url).unwrap();
+    let archive = SubscriberArchive::new(&runtime, FLOW_ID);
+    println!("{READY_MARKER}");
+    let mut go = String::new();
+    std::io::stdin().read_line(&mut go).unwrap();
+    for n in first.parse::<u64>().unwrap()..=last.parse().unwrap() {
+        register_retrying(&archive, n);
+    }
+}
