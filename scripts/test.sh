@@ -31,6 +31,8 @@ ATTRFLOW_TEST_BACKEND=postgres cargo test -p attrflow --tests --locked
 
 section "Rust: PostgreSQL-only tests (listed as ignored in the SQLite pass)"
 ATTRFLOW_TEST_BACKEND=postgres cargo test -p attrflow --locked --test postgres_store -- --ignored
+ATTRFLOW_TEST_BACKEND=postgres cargo test -p attrflow --locked --features fault-injection \
+    --test group_commit -- --include-ignored
 ATTRFLOW_TEST_BACKEND=postgres cargo test -p attrflow --locked --test multi_process_appends -- \
     --ignored --exact a_hung_lock_holder_is_cut_off_by_the_server_after_its_idle_timeout
 ATTRFLOW_TEST_BACKEND=postgres cargo test -p attrflow --locked --test crash_driver -- \

@@ -7,13 +7,16 @@
 //!
 //! Each thread registers subscribers in a loop (retrying lock conflicts after a 200 µs
 //! pause) for SECONDS, first
-//! all on one archive, then each on its own. Prints one JSON object per shape.
+//! all on one archive, then each on its own. Prints one JSON object per shape, with the
+//! COMMITs the store's group-commit pipeline sent per append (0 with `group_commit=off`).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
 use attrflow::flows::chunked_subscriber::SubscriberArchive;
+use attrflow::store::PostgresStore;
 use attrflow::{Error, Runtime};
 
 type BenchResult<T> = Result<T, Box<dyn std::error::Error>>;
@@ -32,20 +35,34 @@ fn main() -> BenchResult<()> {
     let schema = format!("bench_{}", std::process::id());
     let separator = if url.contains('?') { '&' } else { '?' };
     let url = format!("{url}{separator}schema={schema}&pool_max_size={threads}");
-    let runtime = Runtime::open(&url)?;
+    let store = Arc::new(PostgresStore::open(&url)?);
+    let runtime = Runtime::new(store.clone());
     for flows in [1, threads] {
-        run(&runtime, threads, flows, Duration::from_secs(seconds))?;
+        run(
+            &runtime,
+            &store,
+            threads,
+            flows,
+            Duration::from_secs(seconds),
+        )?;
     }
     Ok(())
 }
 
-fn run(runtime: &Runtime, threads: u64, flows: u64, length: Duration) -> BenchResult<()> {
+fn run(
+    runtime: &Runtime,
+    store: &PostgresStore,
+    threads: u64,
+    flows: u64,
+    length: Duration,
+) -> BenchResult<()> {
     let flow_ids: Vec<String> = (0..flows)
         .map(|f| format!("bench-{threads}-{flows}-{f}"))
         .collect();
     for flow_id in &flow_ids {
         SubscriberArchive::new(runtime, flow_id).start()?;
     }
+    let before = store.group_stats();
     let appends = AtomicU64::new(0);
     let conflicts = AtomicU64::new(0);
     let stop = AtomicBool::new(false);
@@ -85,6 +102,7 @@ fn run(runtime: &Runtime, threads: u64, flows: u64, length: Duration) -> BenchRe
     })?;
     let elapsed = started.elapsed().as_secs_f64();
     let appends = appends.load(Ordering::Relaxed);
+    let commits = store.group_stats().commits - before.commits;
     println!(
         "{}",
         serde_json::json!({
@@ -94,6 +112,7 @@ fn run(runtime: &Runtime, threads: u64, flows: u64, length: Duration) -> BenchRe
             "appends": appends,
             "appends_per_second": appends as f64 / elapsed,
             "lock_conflicts": conflicts.load(Ordering::Relaxed),
+            "commits_per_append": commits as f64 / appends.max(1) as f64,
         })
     );
     Ok(())

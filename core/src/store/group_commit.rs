@@ -17,7 +17,7 @@
 //!
 //! # How a call goes through
 //!
-//! One state mutex per store file (per database for a server backend) holds: whether a
+//! One state mutex per store file (per opened store for PostgreSQL) holds: whether a
 //! thread is *executing* (running a member in the open transaction, or committing it), the
 //! queue of callers waiting for that turn, the open group (its transaction, members, bytes),
 //! and the published outcome of every group whose members have not all read it yet.
@@ -464,12 +464,13 @@ impl<G: Send> GroupCommit<G> {
             }
             Ran::Failed(error) => (Err(error), None),
             Ran::Broke(error) => {
-                self.fail_group(backend, state, open, &error.to_string());
+                let retryable = matches!(error, Error::LockConflict(_));
+                self.fail_group(backend, state, open, &error.to_string(), retryable);
                 return Err(error);
             }
             Ran::Panicked(payload, broke) => {
                 if broke {
-                    self.fail_group(backend, state, open, "a handler panicked");
+                    self.fail_group(backend, state, open, "a handler panicked", false);
                     resume_unwind(payload);
                 }
                 (
@@ -505,21 +506,27 @@ impl<G: Send> GroupCommit<G> {
     }
 
     /// Rolls back a group whose transaction was lost (still holding the turn), fails its
-    /// members that wait, and gives the turn back.
+    /// members that wait, and gives the turn back. When the backend said the loss is
+    /// retryable (a server connection cut before the COMMIT was sent), so is their error.
     fn fail_group<B: GroupBackend<Group = G>>(
         &self,
         backend: &B,
         state: MutexGuard<'_, State<G>>,
         open: OpenGroup<G>,
         cause: &str,
+        retryable: bool,
     ) {
         drop(state);
         backend.rollback_group(open.tx);
-        let lost = Error::storage(format!(
+        let message = format!(
             "store {}: the group transaction this call was part of was lost ({cause}); \
              nothing of it was written",
             backend.location()
-        ));
+        );
+        let lost = match retryable {
+            true => Error::LockConflict(format!("{message}; retry")),
+            false => Error::storage(message),
+        };
         let mut state = self.state.lock();
         self.publish(&mut state, open.id, open.members, Err(lost));
         state.busy = false;
@@ -572,8 +579,11 @@ impl<G: Send> GroupCommit<G> {
         let result = if members == 0 {
             ended
         } else {
+            // A COMMIT the backend knows did not take effect and may be retried (a server
+            // refused it) stays a lock conflict; one whose outcome is unknown is a storage
+            // error saying so.
             let committed = ended.map_err(|error| match error {
-                Error::Storage(_) | Error::StorageFull(_) => error,
+                Error::Storage(_) | Error::StorageFull(_) | Error::LockConflict(_) => error,
                 other => Error::storage(format!(
                     "store {}: committing a group of {} calls failed: {other}; nothing of it was written",
                     backend.location(),

@@ -21,7 +21,7 @@ use attrflow::flows::chunked_subscriber::{
 };
 use attrflow::retry::RetryPolicy;
 use attrflow::store::{
-    FlowRecord, PostgresStore, SqliteOptions, SqliteStore, Store, StoreUrl, Synchronous,
+    FlowRecord, GroupStats, PostgresStore, SqliteOptions, SqliteStore, Store, StoreUrl, Synchronous,
 };
 use attrflow::{Error, Result, RpcInvokeOptions, Runtime};
 use serde_json::{json, Value};
@@ -118,6 +118,24 @@ impl OpenedStore {
         }
     }
 
+    /// Groups committed through this store so far, the calls they held, and the callers
+    /// waiting for a turn now.
+    pub fn group_stats(&self) -> GroupStats {
+        match self {
+            OpenedStore::Sqlite(store) => store.group_stats(),
+            OpenedStore::Postgres(store) => store.group_stats(),
+        }
+    }
+
+    /// The faults injected into this store's commits.
+    #[cfg(feature = "fault-injection")]
+    pub fn faults(&self) -> &attrflow::store::fault::FaultPlan {
+        match self {
+            OpenedStore::Sqlite(store) => store.faults(),
+            OpenedStore::Postgres(store) => store.faults(),
+        }
+    }
+
     /// The flow with this ID, if it was started.
     pub fn flow(&self, flow_id: &str) -> Result<Option<FlowRecord>> {
         self.as_store().flow(flow_id)
@@ -185,6 +203,15 @@ impl TestStore {
         })
     }
 
+    /// [`TestStore::fast`] with `parameters` added to the store URL on the PostgreSQL
+    /// backend (`group_lanes=1`, say); the SQLite backend ignores them.
+    pub fn fast_with_postgres_parameters(parameters: &str) -> Self {
+        match Backend::under_test() {
+            Backend::Sqlite => Self::fast(),
+            Backend::Postgres => Self::postgres_with(parameters),
+        }
+    }
+
     /// A store with the given SQLite options (used by the SQLite backend only).
     pub fn with_options(options: SqliteOptions) -> Self {
         match Backend::under_test() {
@@ -223,10 +250,17 @@ impl TestStore {
     }
 
     fn postgres() -> Self {
+        Self::postgres_with("")
+    }
+
+    fn postgres_with(parameters: &str) -> Self {
         let base_url = postgres_base_url();
         let schema = format!("test_{}", uuid::Uuid::new_v4().simple());
         let separator = if base_url.contains('?') { '&' } else { '?' };
-        let url = format!("{base_url}{separator}schema={schema}");
+        let mut url = format!("{base_url}{separator}schema={schema}");
+        if !parameters.is_empty() {
+            url = format!("{url}&{parameters}");
+        }
         Self::open_in(url, PathBuf::new(), Place::Schema { base_url, schema })
     }
 

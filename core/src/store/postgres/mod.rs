@@ -1,17 +1,24 @@
 //! The shared store: one PostgreSQL database (or one schema in it) that many processes on
 //! many hosts use at once.
 //!
-//! Every RPC runs in one transaction on one pooled connection:
+//! Writing RPCs of one process go through the store's group-commit pipeline
+//! ([`super::group_commit`], the PostgreSQL side in `postgres/group.rs`) unless the URL says
+//! `group_commit=off`: concurrent RPCs share one transaction and one COMMIT round trip on
+//! one pooled connection, each in a savepoint of its own, taking its row locks inside it.
+//! With `group_commit=off`, every RPC runs in one transaction on one pooled connection.
+//! Either way:
 //!
 //! - an exclusive RPC runs at `REPEATABLE READ`. It takes its locks as row locks on
-//!   `attribute_locks` with `FOR UPDATE NOWAIT`, so a held lock fails at once with
-//!   [`Error::LockConflict`] (SQLSTATE `55P03`), and bumps the rows it locked: a
-//!   transaction whose snapshot was taken before the previous holder committed fails with
+//!   `attribute_locks` with `FOR UPDATE NOWAIT`, so a lock another transaction holds fails
+//!   at once with [`Error::LockConflict`] (SQLSTATE `55P03`), and bumps the rows it locked:
+//!   a transaction whose snapshot was taken before the previous holder committed fails with
 //!   a serialization error (`40001`), also a retryable lock conflict, instead of reading a
 //!   stale value. Values are read, the handler runs, and its writes commit together, or
-//!   the transaction rolls back and nothing is written;
-//! - a shared RPC reads one consistent snapshot (`REPEATABLE READ READ ONLY`) and commits
-//!   any writes afterwards in a transaction of their own, last writer wins.
+//!   they are rolled back and nothing is written;
+//! - a shared RPC reads one consistent snapshot (`REPEATABLE READ READ ONLY`) on a pooled
+//!   connection of its own and commits any writes afterwards: grouped, only if every value
+//!   it read is unchanged by then; with `group_commit=off`, in a transaction of its own,
+//!   last writer wins.
 //!
 //! A process that dies while it holds locks closes its connections; the server aborts its
 //! transaction and the locks are free again. A peer that hangs without closing its
@@ -19,11 +26,13 @@
 //! keepalives, both set on every connection (see [`PostgresOptions`]).
 
 mod errors;
+mod group;
 mod options;
 mod pool;
 mod schema;
 mod tls;
 
+pub use group::PostgresGroup;
 pub use options::{PostgresOptions, SslMode, KNOWN_PARAMETERS};
 pub use schema::SCHEMA_VERSION;
 
@@ -39,6 +48,8 @@ use postgres::{GenericClient, IsolationLevel, Transaction};
 use self::errors::Errors;
 pub use self::errors::COMMIT_OUTCOME_UNKNOWN;
 use self::pool::{Connection, Pool, Statements};
+use super::fault::FaultPlan;
+use super::group_commit::{GroupBackend, GroupCommit, GroupStats};
 use super::{
     FlowRecord, Isolation, LockTable, RpcBody, SnapshotReader, StartOutcome, Store, Write,
 };
@@ -160,6 +171,10 @@ pub struct PostgresStore {
     options: PostgresOptions,
     pool: Pool,
     locks: Arc<LockTable>,
+    /// The group-commit pipelines (*lanes*), each with a transaction of its own; the RPCs
+    /// of one flow always go through the same lane.
+    lanes: Vec<GroupCommit<PostgresGroup>>,
+    faults: Arc<FaultPlan>,
 }
 
 impl std::fmt::Debug for PostgresStore {
@@ -196,17 +211,51 @@ impl PostgresStore {
         let pool = Pool::new(config, tls, options.clone(), location.clone());
         let mut client = pool.connect_bare()?;
         schema::migrate(&mut client, &options.schema, &location)?;
+        let lanes = options.lanes();
         Ok(PostgresStore {
+            lanes: (0..lanes).map(|_| GroupCommit::new()).collect(),
             options,
             pool,
             locks: locks_for(&location),
             location,
+            faults: Arc::default(),
         })
     }
 
     /// The options it was opened with.
     pub fn options(&self) -> &PostgresOptions {
         &self.options
+    }
+
+    /// Groups this store committed so far, and the calls they held (for tests and
+    /// benchmarks: fewer commits than calls means groups formed). All zero with
+    /// `group_commit=off`.
+    pub fn group_stats(&self) -> GroupStats {
+        self.lanes
+            .iter()
+            .map(GroupCommit::stats)
+            .fold(GroupStats::default(), |sum, lane| GroupStats {
+                commits: sum.commits + lane.commits,
+                members: sum.members + lane.members,
+                waiting: sum.waiting + lane.waiting,
+            })
+    }
+
+    /// The lane of the flow `flow_id`: the same for every RPC of the flow, so a later RPC
+    /// taking a lock an earlier one released early runs in the same transaction.
+    fn lane(&self, flow_id: &str) -> &GroupCommit<PostgresGroup> {
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        std::hash::Hash::hash(flow_id, &mut hasher);
+        let at = std::hash::Hasher::finish(&hasher) % self.lanes.len().max(1) as u64;
+        &self.lanes[usize::try_from(at).unwrap_or(0)]
+    }
+
+    /// The faults injected into this store's group commits (for tests that prove failure
+    /// paths): [`crate::store::fault::FaultPoint::AtCommit`] rolls a group back where its
+    /// COMMIT would go.
+    #[cfg(feature = "fault-injection")]
+    pub fn faults(&self) -> &FaultPlan {
+        &self.faults
     }
 
     /// Locks held through this store in this process now (for tests and diagnostics).
@@ -293,6 +342,20 @@ impl PostgresStore {
         Ok(tx)
     }
 
+    /// Runs `read` in a read-only transaction at `isolation` on a pooled connection.
+    fn read_only<T>(
+        &self,
+        isolation: IsolationLevel,
+        mut read: impl FnMut(&mut Transaction<'_>, &Statements, Errors<'_>) -> Result<T>,
+    ) -> Result<T> {
+        self.with_connection(|client, statements, errors, untouched| {
+            let mut tx = self.begin(client, errors, untouched, isolation, true)?;
+            let value = read(&mut tx, statements, errors)?;
+            tx.commit().map_err(errors.doing("ending a read"))?;
+            Ok(value)
+        })
+    }
+
     fn load_flow(
         &self,
         tx: &mut Transaction<'_>,
@@ -355,26 +418,122 @@ impl PostgresStore {
         Ok(())
     }
 
-    /// Writes `writes` and commits, in one round trip when it can: the writes go as
-    /// literals in one simple-query batch ending in COMMIT. Text holding a NUL character
-    /// (which a simple query cannot carry) goes through the prepared statements instead.
-    fn write_and_commit(
+    /// Writes `writes` and ends with `end` (a COMMIT, or the release of a savepoint), in
+    /// one round trip when it can: the writes go as literals in one simple-query batch
+    /// ending in `end`. Text holding a NUL character (which a simple query cannot carry)
+    /// goes through the prepared statements instead. `end_error` maps a failure of the
+    /// batch.
+    #[allow(clippy::too_many_arguments)]
+    fn write_and_end(
         &self,
         client: &mut postgres::Client,
         statements: &Statements,
         errors: Errors<'_>,
         flow_id: &str,
         writes: &[Write],
+        end: &str,
+        end_error: impl Fn(postgres::Error) -> Error,
     ) -> Result<()> {
-        match commit_batch(flow_id, writes) {
-            Some(batch) => crate::metrics::timed_commit(1, || client.batch_execute(&batch))
-                .map_err(errors.commit()),
+        match end_batch(flow_id, writes, end) {
+            Some(batch) => client.batch_execute(&batch).map_err(end_error),
             None => {
                 self.apply_writes(client, statements, errors, flow_id, writes)?;
-                crate::metrics::timed_commit(1, || client.batch_execute("COMMIT"))
-                    .map_err(errors.commit())
+                client.batch_execute(end).map_err(end_error)
             }
         }
+    }
+
+    /// The first statement of an exclusive RPC (or group member): takes and bumps the lock
+    /// rows of `locks`, reads the flow and the locked names' values. `None` when some lock
+    /// rows do not exist yet.
+    fn open_member(
+        &self,
+        client: &mut postgres::Client,
+        statements: &Statements,
+        errors: Errors<'_>,
+        flow_id: &str,
+        locks: &[String],
+    ) -> Result<Option<(FlowRecord, Prefetched)>> {
+        let row = client
+            .query_opt(&statements.open_rpc, &[&flow_id, &as_bytes(locks)])
+            .map_err(|e| match e.code() {
+                Some(code) if *code == postgres::error::SqlState::LOCK_NOT_AVAILABLE => {
+                    Error::LockConflict(format!(
+                        "one or more attribute keys are locked: flow {flow_id:?}, {}",
+                        locks.join(", ")
+                    ))
+                }
+                _ => errors.doing("taking locks")(e),
+            })?;
+        let Some(row) = row else {
+            return Err(Error::FlowNotFound {
+                flow_id: flow_id.to_owned(),
+            });
+        };
+        let locked: i64 = row.get(2);
+        if usize::try_from(locked).unwrap_or(0) < locks.len() {
+            return Ok(None);
+        }
+        let flow = FlowRecord {
+            flow_id: flow_id.to_owned(),
+            flow_type: self.text(row.get(0))?,
+            run_id: row.get(1),
+        };
+        let mut prefetched: Prefetched = locks.iter().map(|name| (name.clone(), None)).collect();
+        let known: Vec<Vec<u8>> = row.get(3);
+        let values: Vec<String> = row.get(4);
+        for (name, value) in known.into_iter().zip(values) {
+            prefetched.insert(self.text(name)?, Some(value));
+        }
+        Ok(Some((flow, prefetched)))
+    }
+
+    /// Creates the flow with its initial values in the open transaction on `tx`, unless a
+    /// flow with its ID exists.
+    fn insert_flow(
+        &self,
+        tx: &mut impl GenericClient,
+        statements: &Statements,
+        errors: Errors<'_>,
+        flow: &FlowRecord,
+        initial: &[(String, String)],
+    ) -> Result<StartOutcome> {
+        let started_at_ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+        let inserted = tx
+            .execute(
+                &statements.insert_flow,
+                &[
+                    &flow.flow_id,
+                    &flow.flow_type.as_bytes(),
+                    &flow.run_id,
+                    &started_at_ms,
+                ],
+            )
+            .map_err(errors.doing("creating a flow"))?;
+        if inserted == 0 {
+            let row = tx
+                .query_opt(&statements.load_flow, &[&flow.flow_id])
+                .map_err(errors.doing("reading a flow"))?;
+            return match row {
+                Some(row) => Ok(StartOutcome::AlreadyExists(FlowRecord {
+                    flow_id: flow.flow_id.clone(),
+                    flow_type: self.text(row.get(0))?,
+                    run_id: row.get(1),
+                })),
+                None => Err(Error::LockConflict(format!(
+                    "store {}: flow {:?} was being created by another call; retry",
+                    self.location, flow.flow_id
+                ))),
+            };
+        }
+        let writes: Vec<Write> = initial
+            .iter()
+            .map(|(name, json)| (name.clone(), Some(json.clone())))
+            .collect();
+        self.apply_writes(tx, statements, errors, &flow.flow_id, &writes)?;
+        Ok(StartOutcome::Started)
     }
 
     /// An exclusive RPC in three round trips: BEGIN; one statement that takes the locks,
@@ -397,25 +556,8 @@ impl PostgresStore {
                     client: &mut *client,
                     done: false,
                 };
-                let row = open
-                    .client
-                    .query_opt(&statements.open_rpc, &[&flow_id, &names])
-                    .map_err(|e| match e.code() {
-                        Some(code) if *code == postgres::error::SqlState::LOCK_NOT_AVAILABLE => {
-                            Error::LockConflict(format!(
-                                "one or more attribute keys are locked: flow {flow_id:?}, {}",
-                                locks.join(", ")
-                            ))
-                        }
-                        _ => errors.doing("taking locks")(e),
-                    })?;
-                let Some(row) = row else {
-                    return Err(Error::FlowNotFound {
-                        flow_id: flow_id.to_owned(),
-                    });
-                };
-                let locked: i64 = row.get(2);
-                if usize::try_from(locked).unwrap_or(0) < locks.len() {
+                let opened = self.open_member(open.client, statements, errors, flow_id, locks)?;
+                let Some((flow, prefetched)) = opened else {
                     drop(open);
                     if created_lock_rows {
                         return Err(Error::storage(format!(
@@ -428,19 +570,7 @@ impl PostgresStore {
                         .map_err(errors.doing("creating lock rows"))?;
                     created_lock_rows = true;
                     continue;
-                }
-                let flow = FlowRecord {
-                    flow_id: flow_id.to_owned(),
-                    flow_type: self.text(row.get(0))?,
-                    run_id: row.get(1),
                 };
-                let mut prefetched: HashMap<String, Option<String>> =
-                    locks.iter().map(|name| (name.clone(), None)).collect();
-                let known: Vec<Vec<u8>> = row.get(3);
-                let values: Vec<String> = row.get(4);
-                for (name, value) in known.into_iter().zip(values) {
-                    prefetched.insert(self.text(name)?, Some(value));
-                }
                 let writes = body(&mut TxReader {
                     store: self,
                     tx: &mut *open.client,
@@ -449,7 +579,17 @@ impl PostgresStore {
                     flow,
                     prefetched,
                 })?;
-                self.write_and_commit(open.client, statements, errors, flow_id, &writes)?;
+                crate::metrics::timed_commit(1, || {
+                    self.write_and_end(
+                        open.client,
+                        statements,
+                        errors,
+                        flow_id,
+                        &writes,
+                        "COMMIT",
+                        errors.commit(),
+                    )
+                })?;
                 open.done = true;
                 return Ok(());
             }
@@ -457,45 +597,10 @@ impl PostgresStore {
     }
 
     fn run_shared(&self, flow_id: &str, body: &mut RpcBody<'_>) -> Result<()> {
-        self.with_connection(|client, statements, errors, untouched| {
-            let writes = {
-                let mut tx = self.begin(
-                    client,
-                    errors,
-                    untouched,
-                    IsolationLevel::RepeatableRead,
-                    true,
-                )?;
-                let flow = self.require_flow(&mut tx, statements, errors, flow_id)?;
-                let writes = body(&mut TxReader {
-                    store: self,
-                    tx: &mut tx,
-                    statements,
-                    errors,
-                    flow,
-                    prefetched: HashMap::new(),
-                })?;
-                tx.commit().map_err(errors.doing("ending a read"))?;
-                writes
-            };
-            if writes.is_empty() {
-                return Ok(());
-            }
-            let _scope = self.write_scope()?;
-            let mut tx = client
-                .build_transaction()
-                .isolation_level(IsolationLevel::ReadCommitted)
-                .start()
-                .map_err(errors.doing("beginning a transaction"))?;
-            self.require_flow(&mut tx, statements, errors, flow_id)?;
-            self.apply_writes(&mut tx, statements, errors, flow_id, &writes)?;
-            crate::metrics::timed_commit(1, || tx.commit()).map_err(errors.commit())
-        })
-    }
-}
-
-impl Store for PostgresStore {
-    fn start_flow(&self, flow: &FlowRecord, initial: &[(String, String)]) -> Result<StartOutcome> {
+        let writes = self.read_committed(flow_id, body)?;
+        if writes.is_empty() {
+            return Ok(());
+        }
         let _scope = self.write_scope()?;
         self.with_connection(|client, statements, errors, untouched| {
             let mut tx = self.begin(
@@ -505,40 +610,42 @@ impl Store for PostgresStore {
                 IsolationLevel::ReadCommitted,
                 false,
             )?;
-            let started_at_ms = SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
-            let inserted = tx
-                .execute(
-                    &statements.insert_flow,
-                    &[
-                        &flow.flow_id,
-                        &flow.flow_type.as_bytes(),
-                        &flow.run_id,
-                        &started_at_ms,
-                    ],
-                )
-                .map_err(errors.doing("creating a flow"))?;
-            if inserted == 0 {
-                return match self.load_flow(&mut tx, statements, errors, &flow.flow_id)? {
-                    Some(existing) => Ok(StartOutcome::AlreadyExists(existing)),
-                    None => Err(Error::LockConflict(format!(
-                        "store {}: flow {:?} was being created by another call; retry",
-                        self.location, flow.flow_id
-                    ))),
-                };
+            self.require_flow(&mut tx, statements, errors, flow_id)?;
+            self.apply_writes(&mut tx, statements, errors, flow_id, &writes)?;
+            crate::metrics::timed_commit(1, || tx.commit()).map_err(errors.commit())
+        })
+    }
+}
+
+impl Store for PostgresStore {
+    fn start_flow(&self, flow: &FlowRecord, initial: &[(String, String)]) -> Result<StartOutcome> {
+        if self.options.group_commit {
+            // The scope refuses a handler writing to its own store through another lane.
+            let _scope = self.write_scope()?;
+            return self.lane(&flow.flow_id).start_flow(self, flow, initial);
+        }
+        let _scope = self.write_scope()?;
+        self.with_connection(|client, statements, errors, untouched| {
+            let mut tx = self.begin(
+                client,
+                errors,
+                untouched,
+                IsolationLevel::ReadCommitted,
+                false,
+            )?;
+            let started = self.insert_flow(&mut tx, statements, errors, flow, initial)?;
+            if started == StartOutcome::Started {
+                crate::metrics::timed_commit(1, || tx.commit()).map_err(errors.commit())?;
             }
-            let writes: Vec<Write> = initial
-                .iter()
-                .map(|(name, json)| (name.clone(), Some(json.clone())))
-                .collect();
-            self.apply_writes(&mut tx, statements, errors, &flow.flow_id, &writes)?;
-            crate::metrics::timed_commit(1, || tx.commit()).map_err(errors.commit())?;
-            Ok(StartOutcome::Started)
+            Ok(started)
         })
     }
 
     fn run_rpc(&self, flow_id: &str, isolation: &Isolation, body: &mut RpcBody<'_>) -> Result<()> {
+        if self.options.group_commit {
+            let _scope = self.write_scope()?;
+            return self.lane(flow_id).run_rpc(self, flow_id, isolation, body);
+        }
         match isolation {
             Isolation::Exclusive { locks } => self.run_exclusive(flow_id, locks, body),
             Isolation::Shared => self.run_shared(flow_id, body),
@@ -546,15 +653,8 @@ impl Store for PostgresStore {
     }
 
     fn flow(&self, flow_id: &str) -> Result<Option<FlowRecord>> {
-        self.with_connection(|client, statements, errors, untouched| {
-            let mut tx = self.begin(
-                client,
-                errors,
-                untouched,
-                IsolationLevel::ReadCommitted,
-                true,
-            )?;
-            self.load_flow(&mut tx, statements, errors, flow_id)
+        self.read_only(IsolationLevel::ReadCommitted, |tx, statements, errors| {
+            self.load_flow(tx, statements, errors, flow_id)
         })
     }
 
@@ -563,14 +663,7 @@ impl Store for PostgresStore {
     }
 
     fn list_flows(&self) -> Result<Vec<FlowRecord>> {
-        self.with_connection(|client, _, errors, untouched| {
-            let mut tx = self.begin(
-                client,
-                errors,
-                untouched,
-                IsolationLevel::RepeatableRead,
-                true,
-            )?;
+        self.read_only(IsolationLevel::RepeatableRead, |tx, _, errors| {
             let rows = tx
                 .query(
                     "SELECT flow_id, flow_type, run_id FROM flows ORDER BY flow_id",
@@ -590,14 +683,7 @@ impl Store for PostgresStore {
     }
 
     fn stored_values(&self, flow_id: &str) -> Result<Vec<(String, String)>> {
-        self.with_connection(|client, _, errors, untouched| {
-            let mut tx = self.begin(
-                client,
-                errors,
-                untouched,
-                IsolationLevel::RepeatableRead,
-                true,
-            )?;
+        self.read_only(IsolationLevel::RepeatableRead, |tx, _, errors| {
             let rows = tx
                 .query(
                     "SELECT name, value FROM attribute_values WHERE flow_id = $1 ORDER BY name",
@@ -611,14 +697,17 @@ impl Store for PostgresStore {
     }
 }
 
+/// Values read ahead in an RPC's snapshot, by name (`None`: no value stored).
+type Prefetched = HashMap<String, Option<String>>;
+
 struct TxReader<'a, C: GenericClient> {
     store: &'a PostgresStore,
     tx: &'a mut C,
     statements: &'a Statements,
     errors: Errors<'a>,
     flow: FlowRecord,
-    /// Values read ahead in the same snapshot, by name (`None`: no value stored).
-    prefetched: HashMap<String, Option<String>>,
+    /// Values read ahead in the same snapshot.
+    prefetched: Prefetched,
 }
 
 impl<C: GenericClient> SnapshotReader for TxReader<'_, C> {
@@ -668,10 +757,11 @@ impl Drop for OpenTransaction<'_> {
     }
 }
 
-/// The writes and the COMMIT of an RPC as one simple-query batch of literals, or `None`
-/// when some text holds a NUL character. Names go as hex `bytea`, text in standard
-/// conforming quotes (the session sets `standard_conforming_strings`).
-fn commit_batch(flow_id: &str, writes: &[Write]) -> Option<String> {
+/// The writes of an RPC and `end` (its COMMIT, or the release of its savepoint) as one
+/// simple-query batch of literals, or `None` when some text holds a NUL character. Names go
+/// as hex `bytea`, text in standard conforming quotes (the session sets
+/// `standard_conforming_strings`).
+fn end_batch(flow_id: &str, writes: &[Write], end: &str) -> Option<String> {
     let has_nul = |text: &str| text.contains('\0');
     if has_nul(flow_id)
         || writes
@@ -680,11 +770,6 @@ fn commit_batch(flow_id: &str, writes: &[Write]) -> Option<String> {
     {
         return None;
     }
-    let quote = |text: &str| format!("'{}'", text.replace('\'', "''"));
-    let bytea = |name: &str| {
-        let hex: String = name.bytes().map(|b| format!("{b:02x}")).collect();
-        format!("'\\x{hex}'::bytea")
-    };
     let flow = quote(flow_id);
     let (mut upserts, mut deletes) = (Vec::new(), Vec::new());
     for (name, value) in writes {
@@ -707,8 +792,40 @@ fn commit_batch(flow_id: &str, writes: &[Write]) -> Option<String> {
             deletes.join(", ")
         ));
     }
-    batch.push_str("COMMIT");
+    batch.push_str(end);
     Some(batch)
+}
+
+/// `text` as an SQL string literal (standard conforming strings).
+fn quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "''"))
+}
+
+/// `name` as a hex `bytea` literal.
+fn bytea(name: &str) -> String {
+    let hex: String = name.bytes().map(|b| format!("{b:02x}")).collect();
+    format!("'\\x{hex}'::bytea")
+}
+
+/// A batch that creates the lock rows of `names` in the open transaction, waiting at most
+/// 1 ms for another transaction that inserted one of them and has not ended (it holds that
+/// lock), then restores `lock_timeout`; `None` when the flow ID holds a NUL character.
+fn lock_rows_batch(flow_id: &str, names: &[String], lock_timeout: Duration) -> Option<String> {
+    if flow_id.contains('\0') {
+        return None;
+    }
+    let flow = quote(flow_id);
+    let rows: Vec<String> = names
+        .iter()
+        .map(|name| format!("({flow}, {})", bytea(name)))
+        .collect();
+    Some(format!(
+        "SET LOCAL lock_timeout = 1; \
+         INSERT INTO attribute_locks (flow_id, name) VALUES {} ON CONFLICT DO NOTHING; \
+         SET LOCAL lock_timeout = {}",
+        rows.join(", "),
+        lock_timeout.as_millis()
+    ))
 }
 
 /// Names as the byte strings the tables hold.
@@ -726,7 +843,7 @@ mod tests {
             ("a'b".to_owned(), Some(r#"{"x":"it's \\ here"}"#.to_owned())),
             ("gone".to_owned(), None),
         ];
-        let batch = commit_batch("f'1", &writes).unwrap();
+        let batch = end_batch("f'1", &writes, "COMMIT").unwrap();
         assert_eq!(
             batch,
             "INSERT INTO attribute_values (flow_id, name, value) VALUES \
@@ -735,8 +852,20 @@ mod tests {
              DELETE FROM attribute_values WHERE flow_id = 'f''1' AND name IN \
              ('\\x676f6e65'::bytea);COMMIT"
         );
-        assert_eq!(commit_batch("f\0", &writes), None);
-        assert_eq!(commit_batch("f", &[("n\0".to_owned(), None)]), None);
+        assert_eq!(end_batch("f\0", &writes, "COMMIT"), None);
+        assert_eq!(end_batch("f", &[("n\0".to_owned(), None)], "COMMIT"), None);
+    }
+
+    #[test]
+    fn lock_rows_are_created_without_waiting_and_the_lock_timeout_is_restored() {
+        let names = ["a".to_owned(), "b'".to_owned()];
+        assert_eq!(
+            lock_rows_batch("f'1", &names, Duration::from_secs(5)).unwrap(),
+            "SET LOCAL lock_timeout = 1; INSERT INTO attribute_locks (flow_id, name) VALUES \
+             ('f''1', '\\x61'::bytea), ('f''1', '\\x6227'::bytea) ON CONFLICT DO NOTHING; \
+             SET LOCAL lock_timeout = 5000"
+        );
+        assert_eq!(lock_rows_batch("f\0", &names, Duration::from_secs(5)), None);
     }
 
     #[test]

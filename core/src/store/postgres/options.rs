@@ -11,9 +11,10 @@ use std::time::Duration;
 
 pub use super::tls::SslMode;
 use crate::error::{Error, Result};
+use crate::store::group_commit::GroupLimits;
 
 /// The parameters attrflow itself reads from a `postgresql://` URL.
-pub const KNOWN_PARAMETERS: [&str; 7] = [
+pub const KNOWN_PARAMETERS: [&str; 12] = [
     "schema",
     "pool_max_size",
     "pool_timeout_ms",
@@ -21,6 +22,11 @@ pub const KNOWN_PARAMETERS: [&str; 7] = [
     "idle_in_transaction_timeout_ms",
     "sslmode",
     "sslrootcert",
+    "group_commit",
+    "group_lanes",
+    "group_max_calls",
+    "group_max_bytes",
+    "commit_delay_us",
 ];
 
 /// The longest schema name PostgreSQL keeps without truncating it.
@@ -54,6 +60,18 @@ pub struct PostgresOptions {
     /// The PEM file of the CAs trusted to sign the server's certificate
     /// (`sslrootcert=FILE`); needed by `verify-ca` and `verify-full`.
     pub ssl_root_cert: Option<PathBuf>,
+    /// Whether concurrent writing RPCs of this process share one transaction and one
+    /// COMMIT (`group_commit=on|off`, default on; see [`crate::store::group_commit`]). Off,
+    /// every RPC is a transaction of its own.
+    pub group_commit: bool,
+    /// Groups of one process open at once, each on a connection of its own
+    /// (`group_lanes=N`; `None`: half of `pool_max_size`, at least 1; never more than
+    /// `pool_max_size`): the RPCs of one flow always share a lane, those of different flows
+    /// spread over the lanes.
+    pub group_lanes: Option<usize>,
+    /// Bounds of a commit group (`group_max_calls=N`, `group_max_bytes=N`,
+    /// `commit_delay_us=N`, as on SQLite).
+    pub group: GroupLimits,
 }
 
 impl Default for PostgresOptions {
@@ -66,6 +84,9 @@ impl Default for PostgresOptions {
             idle_in_transaction_timeout: Duration::from_secs(60),
             ssl_mode: SslMode::default(),
             ssl_root_cert: None,
+            group_commit: true,
+            group_lanes: None,
+            group: GroupLimits::default(),
         }
     }
 }
@@ -79,14 +100,7 @@ impl PostgresOptions {
             let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
             match key {
                 "schema" => options.schema = validate_schema(url, value)?,
-                "pool_max_size" => {
-                    options.pool_max_size = whole_number(url, key, value)?;
-                    if options.pool_max_size == 0 {
-                        return Err(Error::invalid_input(format!(
-                            "store URL {url:?}: pool_max_size must be at least 1"
-                        )));
-                    }
-                }
+                "pool_max_size" => options.pool_max_size = at_least_one(url, key, value)?,
                 "pool_timeout_ms" => options.pool_timeout = millis(url, key, value)?,
                 "lock_timeout_ms" => options.lock_timeout = millis(url, key, value)?,
                 "idle_in_transaction_timeout_ms" => {
@@ -105,10 +119,41 @@ impl PostgresOptions {
                     options.ssl_root_cert = Some(PathBuf::from(percent_decoded(value)));
                     rest.push(pair.to_owned());
                 }
+                "group_commit" => {
+                    options.group_commit = match value {
+                        "on" => true,
+                        "off" => false,
+                        _ => {
+                            return Err(Error::invalid_input(format!(
+                        "store URL {url:?}: group_commit must be \"on\" or \"off\", not {value:?}"
+                    )))
+                        }
+                    }
+                }
+                "group_lanes" => options.group_lanes = Some(at_least_one(url, key, value)?),
+                "group_max_calls" => {
+                    options.group.max_members = at_least_one(url, key, value)?;
+                }
+                "group_max_bytes" => options.group.max_bytes = at_least_one(url, key, value)?,
+                "commit_delay_us" => {
+                    let micros: u64 = value.parse().map_err(|_| {
+                        Error::invalid_input(format!(
+                            "store URL {url:?}: {key} must be a whole number of microseconds, not {value:?}"
+                        ))
+                    })?;
+                    options.group.commit_delay = Duration::from_micros(micros);
+                }
                 _ => rest.push(pair.to_owned()),
             }
         }
         Ok((options, rest))
+    }
+
+    /// The group-commit lanes a store opens: see [`PostgresOptions::group_lanes`]. Lanes
+    /// hold a connection each while a group is open, and reads need connections too.
+    pub(crate) fn lanes(&self) -> usize {
+        let pool = self.pool_max_size.max(1);
+        self.group_lanes.unwrap_or(pool / 2).clamp(1, pool)
     }
 
     /// The statements that set up every new connection.
@@ -177,6 +222,15 @@ fn whole_number(url: &str, key: &str, value: &str) -> Result<usize> {
     })
 }
 
+fn at_least_one(url: &str, key: &str, value: &str) -> Result<usize> {
+    match whole_number(url, key, value)? {
+        0 => Err(Error::invalid_input(format!(
+            "store URL {url:?}: {key} must be at least 1"
+        ))),
+        n => Ok(n),
+    }
+}
+
 fn millis(url: &str, key: &str, value: &str) -> Result<Duration> {
     let ms: u64 = value.parse().map_err(|_| {
         Error::invalid_input(format!(
@@ -221,6 +275,30 @@ mod tests {
             PostgresOptions::from_query("u", "").unwrap().0,
             PostgresOptions::default()
         );
+        let (grouped, rest) = PostgresOptions::from_query(
+            "u",
+            "group_commit=off&group_lanes=2&group_max_calls=4&group_max_bytes=4096&commit_delay_us=250",
+        )
+        .unwrap();
+        assert!(rest.is_empty());
+        assert!(!grouped.group_commit);
+        assert_eq!(grouped.lanes(), 2);
+        let lanes = |query: &str| PostgresOptions::from_query("u", query).unwrap().0.lanes();
+        assert_eq!(lanes(""), 4, "half the pool");
+        assert_eq!(lanes("pool_max_size=1"), 1);
+        assert_eq!(
+            lanes("pool_max_size=2&group_lanes=5"),
+            2,
+            "no more than connections"
+        );
+        assert_eq!(
+            grouped.group,
+            GroupLimits {
+                max_members: 4,
+                max_bytes: 4096,
+                commit_delay: Duration::from_micros(250),
+            }
+        );
     }
 
     #[test]
@@ -237,5 +315,8 @@ mod tests {
         assert!(message("lock_timeout_ms=-1").contains("lock_timeout_ms"));
         assert!(message("sslmode=allow").contains(r#"sslmode="allow" is not one of"#));
         assert!(message("sslrootcert=").contains("sslrootcert names no file"));
+        assert!(message("group_commit=yes").contains(r#"group_commit must be "on" or "off""#));
+        assert!(message("group_max_calls=0").contains("group_max_calls must be at least 1"));
+        assert!(message("commit_delay_us=x").contains("commit_delay_us must be a whole number"));
     }
 }

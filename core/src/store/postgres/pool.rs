@@ -195,6 +195,21 @@ impl Pool {
         }
     }
 
+    /// A connection out of the pool (for a group transaction that outlives any one call),
+    /// until [`Pool::put_back`]; it counts against `pool_max_size` meanwhile.
+    pub(crate) fn take(&self) -> Result<Connection> {
+        let mut pooled = self.get()?;
+        pooled
+            .conn
+            .take()
+            .ok_or_else(|| Error::storage("a pooled connection was used after it was returned"))
+    }
+
+    /// Returns a connection [`Pool::take`] gave out (a broken one is dropped).
+    pub(crate) fn put_back(&self, conn: Connection) {
+        self.give_back(conn);
+    }
+
     fn lend(&self, conn: Connection) -> PooledConnection<'_> {
         PooledConnection {
             pool: self,

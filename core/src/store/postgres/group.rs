@@ -1,0 +1,291 @@
+//! The PostgreSQL side of group commit ([`crate::store::group_commit`]).
+//!
+//! A group is one transaction at `REPEATABLE READ` on one connection taken out of the pool
+//! for as long as the group is open. Each member runs inside `SAVEPOINT member` and takes
+//! its locks there, as row locks on `attribute_locks` with `FOR UPDATE NOWAIT` (bumping
+//! them, as a lone RPC does). Rows locked by an earlier member of the same group belong to
+//! the same transaction, so they do not conflict; rows held by another process's
+//! transaction fail the member with a retryable [`Error::LockConflict`], and so does a row
+//! another process changed after the group's snapshot was taken (SQLSTATE `40001`): in both
+//! cases only the member's savepoint is rolled back and the group goes on.
+//!
+//! Round trips: the group costs one for `BEGIN` (with the first savepoint) and one for
+//! `COMMIT`; a member costs one for its locks, flow and locked values (the statement a lone
+//! RPC opens with) and one for its writes, which go as one batch ending in
+//! `RELEASE member; SAVEPOINT member`, so the next member's savepoint is already set when
+//! it starts. A failed member is undone with `ROLLBACK TO member`, which leaves that
+//! savepoint set for the next one.
+//!
+//! Failures keep the promises of a lone RPC: a connection found broken at `BEGIN`, before
+//! anything ran, is dropped with the idle ones and the group begins again on a new
+//! connection; a connection lost in the middle of a group fails every member with a
+//! retryable [`Error::LockConflict`] (nothing of it was committed); a connection lost while
+//! the `COMMIT` was on its way fails every member with a storage error saying
+//! [`super::COMMIT_OUTCOME_UNKNOWN`].
+//!
+//! Readers outside the group (lock-free RPCs, page reads) run on other pooled connections
+//! at `REPEATABLE READ READ ONLY`: they see committed groups only.
+
+use std::cell::Cell;
+use std::sync::Arc;
+use std::time::Duration;
+
+use postgres::IsolationLevel;
+
+use super::errors::Errors;
+use super::pool::{Connection, Statements};
+use super::{as_bytes, lock_rows_batch, PostgresStore, TxReader};
+use crate::error::{Error, Result};
+use crate::store::fault::FaultPoint;
+use crate::store::group_commit::{GroupBackend, GroupLimits};
+use crate::store::{FlowRecord, LockTable, RpcBody, StartOutcome, Write};
+
+/// What ends a member's batch of writes: its savepoint is released and the next member's
+/// set.
+const NEXT_MEMBER: &str = "RELEASE SAVEPOINT member; SAVEPOINT member";
+
+/// The open transaction of one group, on a connection out of the pool until the group ends.
+pub struct PostgresGroup {
+    conn: Connection,
+    /// A savepoint is set after which nothing has run yet (the next member's).
+    savepoint_ready: bool,
+}
+
+impl std::fmt::Debug for PostgresGroup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostgresGroup")
+            .field("savepoint_ready", &self.savepoint_ready)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PostgresStore {
+    /// The error mapping of a connection whose `broken` flag this is.
+    fn errors<'c>(&'c self, broken: &'c Cell<bool>) -> Errors<'c> {
+        Errors {
+            location: &self.location,
+            broken,
+        }
+    }
+
+    /// A group connection's client, statements and error mapping.
+    fn parts<'c>(
+        &'c self,
+        conn: &'c mut Connection,
+    ) -> (&'c mut postgres::Client, &'c Statements, Errors<'c>) {
+        let Connection {
+            client,
+            statements,
+            broken,
+            ..
+        } = conn;
+        (client, statements, self.errors(broken))
+    }
+
+    /// Runs `sql` (no rows) on the group's connection.
+    fn group_batch(&self, group: &mut PostgresGroup, sql: &str, doing: &str) -> Result<()> {
+        let conn = &mut group.conn;
+        conn.client
+            .batch_execute(sql)
+            .map_err(self.errors(&conn.broken).doing(doing))
+    }
+
+    /// Gives a group's connection back to the pool; a broken one is dropped with the idle
+    /// ones (opened to the same server).
+    fn end_group(&self, conn: Connection) {
+        if conn.broken.get() {
+            self.pool.discard_idle();
+        }
+        self.pool.put_back(conn);
+    }
+}
+
+impl GroupBackend for PostgresStore {
+    type Group = PostgresGroup;
+
+    fn location(&self) -> String {
+        self.location.clone()
+    }
+
+    fn busy_timeout(&self) -> Duration {
+        self.options.pool_timeout
+    }
+
+    fn limits(&self) -> GroupLimits {
+        self.options.group
+    }
+
+    fn lock_table(&self) -> &Arc<LockTable> {
+        &self.locks
+    }
+
+    fn begin_group(&self) -> Result<PostgresGroup> {
+        let mut retried = false;
+        loop {
+            let mut conn = self.pool.take()?;
+            let begun = conn
+                .client
+                .batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ; SAVEPOINT member")
+                .map_err(self.errors(&conn.broken).doing("beginning a transaction"));
+            let error = match begun {
+                Ok(()) => {
+                    return Ok(PostgresGroup {
+                        conn,
+                        savepoint_ready: true,
+                    })
+                }
+                Err(error) => error,
+            };
+            // Nothing ran: a connection that broke while it sat in the pool (a restart)
+            // is replaced and the group begins again, once.
+            let again = conn.broken.get() && conn.reused && !retried;
+            if !conn.broken.get() {
+                let _ = conn.client.batch_execute("ROLLBACK");
+            }
+            self.end_group(conn);
+            if !again {
+                return Err(error);
+            }
+            retried = true;
+        }
+    }
+
+    fn savepoint(&self, group: &mut PostgresGroup) -> Result<()> {
+        if std::mem::take(&mut group.savepoint_ready) {
+            return Ok(());
+        }
+        self.group_batch(group, "SAVEPOINT member", "setting a savepoint")
+    }
+
+    fn release_savepoint(&self, group: &mut PostgresGroup) -> Result<()> {
+        // A member's writes end in NEXT_MEMBER; only a member that wrote nothing through
+        // it (a flow start that found its flow) still holds its savepoint.
+        if group.savepoint_ready {
+            return Ok(());
+        }
+        self.group_batch(group, NEXT_MEMBER, "releasing a savepoint")?;
+        group.savepoint_ready = true;
+        Ok(())
+    }
+
+    fn rollback_to_savepoint(&self, group: &mut PostgresGroup) -> Result<()> {
+        // The savepoint stays set: the next member runs in it.
+        self.group_batch(group, "ROLLBACK TO SAVEPOINT member", "rolling back a call")?;
+        group.savepoint_ready = true;
+        Ok(())
+    }
+
+    fn run_member(
+        &self,
+        group: &mut PostgresGroup,
+        flow_id: &str,
+        locks: &[String],
+        body: &mut RpcBody<'_>,
+    ) -> Result<usize> {
+        let (client, statements, errors) = self.parts(&mut group.conn);
+        let (flow, prefetched) = match self
+            .open_member(client, statements, errors, flow_id, locks)?
+        {
+            Some(opened) => opened,
+            None => {
+                // The lock rows are created inside the group's transaction (so its
+                // snapshot sees them) and locked by it from then on. A row another
+                // transaction created and has not committed is a lock it holds: that is a
+                // conflict at once, not a wait.
+                match lock_rows_batch(flow_id, locks, self.options.lock_timeout) {
+                    Some(batch) => client.batch_execute(&batch),
+                    None => client
+                        .execute(&statements.create_lock_rows, &[&flow_id, &as_bytes(locks)])
+                        .map(drop),
+                }
+                .map_err(errors.doing("creating lock rows"))?;
+                self.open_member(client, statements, errors, flow_id, locks)?
+                    .ok_or_else(|| {
+                        Error::storage(format!(
+                            "store {}: lock rows of flow {flow_id:?} vanished right after they were created",
+                            self.location
+                        ))
+                    })?
+            }
+        };
+        let writes = body(&mut TxReader {
+            store: self,
+            tx: &mut *client,
+            statements,
+            errors,
+            flow,
+            prefetched,
+        })?;
+        self.write_and_end(
+            client,
+            statements,
+            errors,
+            flow_id,
+            &writes,
+            NEXT_MEMBER,
+            errors.doing("writing values"),
+        )?;
+        group.savepoint_ready = true;
+        Ok(written_bytes(&writes))
+    }
+
+    fn start_flow_member(
+        &self,
+        group: &mut PostgresGroup,
+        flow: &FlowRecord,
+        initial: &[(String, String)],
+    ) -> Result<StartOutcome> {
+        let (client, statements, errors) = self.parts(&mut group.conn);
+        self.insert_flow(client, statements, errors, flow, initial)
+    }
+
+    fn read_committed(&self, flow_id: &str, body: &mut RpcBody<'_>) -> Result<Vec<Write>> {
+        self.read_only(IsolationLevel::RepeatableRead, |tx, statements, errors| {
+            let flow = self.require_flow(tx, statements, errors, flow_id)?;
+            body(&mut TxReader {
+                store: self,
+                tx,
+                statements,
+                errors,
+                flow,
+                prefetched: Default::default(),
+            })
+        })
+    }
+
+    fn commit_group(&self, group: PostgresGroup) -> Result<()> {
+        let PostgresGroup { mut conn, .. } = group;
+        let errors = self.errors(&conn.broken);
+        let committed = match self.faults.check(FaultPoint::AtCommit) {
+            // An injected failure of the COMMIT itself: the server rolls the group back.
+            Err(injected) => conn
+                .client
+                .batch_execute("ROLLBACK")
+                .map_err(errors.doing("rolling back"))
+                .and(Err(injected)),
+            Ok(()) => conn.client.batch_execute("COMMIT").map_err(errors.commit()),
+        };
+        self.end_group(conn);
+        committed
+    }
+
+    fn rollback_group(&self, group: PostgresGroup) {
+        let PostgresGroup { mut conn, .. } = group;
+        if !conn.broken.get() && !conn.client.is_closed() {
+            // A failure here marks the connection broken, and the pool drops it.
+            let _ = conn
+                .client
+                .batch_execute("ROLLBACK")
+                .map_err(self.errors(&conn.broken).doing("rolling back"));
+        }
+        self.end_group(conn);
+    }
+}
+
+/// The bytes a member writes (names plus JSON), counted against the group's bound.
+fn written_bytes(writes: &[Write]) -> usize {
+    writes
+        .iter()
+        .map(|(name, value)| name.len() + value.as_ref().map_or(0, String::len))
+        .sum()
+}
