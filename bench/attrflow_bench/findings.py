@@ -62,8 +62,13 @@ dataclasses, the route's dicts and a 10 KB `json.dumps` on the event loop: 40 µ
 CPU per call instead of 66 µs plus about 60 µs. With the worker threads no longer taking the
 GIL, the service's archived page went from 0.11× to 0.28× of the floor (p99 27 ms to 8 ms).
 Register p99 under 16 connections (FULL store, one `current` chunk) stayed at 47–102 ms
-with 0 errors after group commit; it was not profiled in this round (the service's
-lock-conflict retries, whose pauses double, are the first suspect)."""
+with 0 errors after group commit, against a p50 of about 6 ms. It is not lock conflicts:
+the service's `/metrics` counted 0 conflicts and 0 retries over a 3 s wrk run of 6,041
+registers (writers queue first come, first served in the core). It is not the fsync
+either: the same run on a NORMAL store gave p50 4.5 ms and p99 114 ms. Not yet profiled
+further; the suspects are SQLite's WAL checkpoints (every few hundred registers, each
+holding up the one writer and the 16 calls queued behind it) and wrk, the event loop and
+the worker threads sharing two cores."""
 
 _REDIS_APPEND = """\
 Redis appends one small entry to an in-memory stream and, with `appendfsync always`,
