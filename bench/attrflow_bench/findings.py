@@ -28,41 +28,47 @@ sides wait for the same WAL fsync, so the ratio there follows the disk; under NO
 follows the CPU."""
 
 _PYTHON = """\
-CPU time per archived-page call (100 subscribers), measured with `time.process_time` on
-a loaded machine: about 80 µs for the native call that returns the page built as
-`Subscriber` dataclasses (the Rust read and the native decoder, which builds each
-dataclass without calling its `__init__`), about 105 µs for the same call returning JSON
-text; `Client.invoke_rpc` adds about 15 µs of Python (resolving the RPC, encoding the input
-with the codec, the options). `AsyncClient` runs the same work on the native module's worker
-thread and adds its hop: the loop thread spends about 40 µs per call (building the call,
-the future, and settling it from `call_soon_threadsafe`), the worker about 40 µs more than
-the blocking call (waking, taking the GIL to settle). One-at-a-time awaiting pays that hop
-in full; many tasks overlap it (section 3b). The Python and Rust-native figures run one
-after the other, not at the same instant, so on a shared machine this ratio also carries
-the difference in load between the two."""
+CPU time per call, one call at a time on the archive of section 3 (`time.process_time` for
+all threads, `time.thread_time` for the event loop's, 2,000 calls, a loaded machine):
+`Client` archived page 86 µs (101 µs wall), register 72 µs (132 µs wall).
+`AsyncClient` archived page 179 µs (197 µs wall), 66 µs of it on the loop thread (the
+call's Python side, the future, and building the 100 `Subscriber` dataclasses when the
+result is drained); register 158 µs (193 µs wall), 45 µs on the loop thread. The worker
+thread never takes the GIL (it queues the result and wakes the loop through a socket), so
+the remaining gap is the two thread hand-offs per call (waking a worker, then waking the
+loop): about 50 µs of extra CPU on the worker side and 30 µs on the loop side, which
+one-at-a-time awaiting pays in full and many tasks overlap (section 3b). The Python and
+Rust-native figures run one after the other, not at the same instant, so on a shared
+machine this ratio also carries the difference in load between the two (the same build
+measured 0.61× to 1.09× for register across four repeats)."""
 
 _CONCURRENT = """\
 Each worker appends to its own archive, so no lock is contended and SQLite's one writer is
-the shared resource: at FULL every commit waits for its own WAL fsync, at NORMAL for the
-write turn. The 16 tasks' calls all run at once on the native module's worker threads, so
-this ratio measures the per-call Python work (encoding the input, building the future,
-decoding the output on the worker with the GIL held) against the store's own commit rate;
-the GIL is held only for that work, never during a store call."""
+the shared resource: at FULL every commit waits for the WAL fsync (shared by a group of
+commits), at NORMAL for the write turn. The 16 tasks' calls all run at once on the native
+module's worker threads, which never take the GIL: finished calls are queued and the event
+loop drains them together, decoding each output. So this ratio measures the loop thread's
+per-call Python work (about 45 µs: resolving the RPC, encoding the input, the future, the
+decoded output) against the Rust threads' whole per-append cost (70–150 µs per lone Rust
+register at NORMAL in these runs), on two cores the loop shares with the workers."""
 
 _HTTP = """\
-cProfile of the service under wrk: before the page route was answered in front of Quart,
-Quart's request handling (request context, routing, signals, the response object) took
-most of each request's time, about 1 ms of CPU, and uvicorn instead of hypercorn gained
-only about 15%. The plain page read is now answered by a small ASGI route before Quart
-(`attrflow_examples/fast_page.py`); with it the server matters (uvicorn served the same app
-1.4–2.3× as fast as hypercorn in the runs of section 3b). Per request, the attrflow
-call (about 120 µs of CPU over both threads), turning the 100 `Subscriber`s into the
-route's dicts and `json.dumps` of 10 KB (about 60 µs), and uvicorn's own work. The floor
-does none of that: it sends a constant body. wrk, the service's event loop and its worker
-threads share the two cores.
-Register p99 under 16 connections is the FULL commits queuing behind one another on the one
-`current` chunk, with the service's lock-conflict retries: group commit (one fsync for
-many appenders) is what shortens that queue."""
+cProfile of the service under wrk: Quart's request handling took about 1 ms of CPU per
+request, so the plain page read is answered by a small ASGI route in front of it
+(`attrflow_examples/fast_page.py`). That route now sends the page as the native module
+writes it (`AsyncClient.invoke_rpc_json`: the call's output checked against its type and
+written as compact JSON on the worker thread), instead of building 100 `Subscriber`
+dataclasses, the route's dicts and a 10 KB `json.dumps` on the event loop: 40 µs of loop
+CPU per call instead of 66 µs plus about 60 µs. With the worker threads no longer taking the
+GIL, the service's archived page went from 0.11× to 0.28× of the floor (p99 27 ms to 8 ms).
+Register p99 under 16 connections (FULL store, one `current` chunk) stayed at 47–102 ms
+with 0 errors after group commit, against a p50 of about 6 ms. It is not lock conflicts:
+the service's `/metrics` counted 0 conflicts and 0 retries over a 3 s wrk run of 6,041
+registers (writers queue first come, first served in the core). It is not the fsync
+either: the same run on a NORMAL store gave p50 4.5 ms and p99 114 ms. Not yet profiled
+further; the suspects are SQLite's WAL checkpoints (every few hundred registers, each
+holding up the one writer and the 16 calls queued behind it) and wrk, the event loop and
+the worker threads sharing two cores."""
 
 _REDIS_APPEND = """\
 Redis appends one small entry to an in-memory stream and, with `appendfsync always`,

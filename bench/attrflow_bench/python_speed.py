@@ -10,25 +10,33 @@ many Rust threads doing the same appends, and the HTTP service against a bare-AS
   (the server it replaced), and the floor, :mod:`attrflow_bench.asgi_floor` under uvicorn
   with uvloop and httptools; then the service's register (FULL store), for its p99 and
   errors. The servers take turns, repeat by repeat.
+
+Run alone (with the one-at-a-time client rates of section 3, and the ratios the targets
+name)::
+
+    python -m attrflow_bench.python_speed --bench-bin B --data-dir D [--repeats 4]
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import os
+import statistics
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
 from attrflow import AsyncClient
 from attrflow.flows.chunked_subscriber import ChunkedSubscriberFlow
 
-from attrflow_bench import http_load
+from attrflow_bench import http_load, phases
 from attrflow_bench.client_rates import ARCHIVED_PAGE, registration
-from attrflow_bench.plan import Plan
+from attrflow_bench.plan import FULL, Plan
 from attrflow_bench.results import Results
 from attrflow_bench.rust_bench import RustBench
 from attrflow_bench.service import HOST, ROUTES, free_port, stop
@@ -197,3 +205,51 @@ def http_floor_figures(rust: RustBench, serve_py: Path, plan: Plan, results: Res
 def _remove_store(store: Path) -> None:
     for suffix in ("", "-wal", "-shm"):
         Path(f"{store}{suffix}").unlink(missing_ok=True)
+
+
+RATIOS = (
+    ("AsyncClient register", "python_async.register_per_s", "native.register_per_s"),
+    ("AsyncClient archived page", "python_async.page_per_s", "native.page_per_s"),
+    ("Client register", "python_sync.register_per_s", "native.register_per_s"),
+    ("Client archived page", "python_sync.page_per_s", "native.page_per_s"),
+    (
+        "16 tasks against 16 threads, NORMAL",
+        "python_concurrent.appends_per_s@normal",
+        "concurrent.appends_per_s@normal",
+    ),
+    (
+        "16 tasks against 16 threads, FULL",
+        "python_concurrent.appends_per_s@full",
+        "concurrent.appends_per_s@full",
+    ),
+    ("HTTP archived page against the floor", "http16.service_page_per_s", "http16.floor_per_s"),
+)
+"""The ratios the Python-speed targets name: (label, Python series, baseline series)."""
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Measures the client rates, the concurrency and the HTTP floor alone; prints each
+    series' median and each target's ratio (median of the per-repeat ratios)."""
+    parser = argparse.ArgumentParser(description="attrflow's Python-speed benchmarks")
+    parser.add_argument("--bench-bin", type=Path, required=True)
+    parser.add_argument("--data-dir", type=Path, required=True)
+    parser.add_argument("--repeats", type=int, default=FULL.repeats)
+    parser.add_argument("--calls", type=int, default=FULL.client_calls)
+    args = parser.parse_args(argv)
+    args.data_dir.mkdir(parents=True, exist_ok=True)
+    plan = replace(FULL, repeats=args.repeats, client_calls=args.calls)
+    rust = RustBench(args.bench_bin.resolve(), args.data_dir.resolve())
+    results = Results()
+    phases.client_figures(rust, plan, results)
+    concurrency_figures(rust, plan, results)
+    http_floor_figures(rust, EXAMPLES_DIR / "serve.py", plan, results)
+    results.save(args.data_dir / "python-speed.json")
+    for name, values in sorted(results.series.items()):
+        print(f"{name}: median {statistics.median(values):,.1f} {results.units[name]}")
+    for label, python, baseline in RATIOS:
+        ratios = [a / b for a, b in zip(results.values(python), results.values(baseline))]
+        print(f"{label}: {statistics.median(ratios):.2f}x ({min(ratios):.2f}-{max(ratios):.2f})")
+
+
+if __name__ == "__main__":
+    main()

@@ -2,10 +2,10 @@
 
 Values cross as JSON text, or are built straight into Python values by a :class:`Decoder`;
 errors are raised as the classes of :mod:`attrflow.errors`. Every method that touches the
-store releases the GIL while it runs; given ``done``, ``Runtime.start_flow``,
-``Runtime.call_rpc`` and ``Runtime.open_in_background`` run it on the module's own worker
-threads instead and report through ``done(value, None)`` or ``done(None, exception)``,
-called on that worker thread.
+store releases the GIL while it runs; given ``done`` (a :class:`Completions` and an asyncio
+future), ``Runtime.start_flow``, ``Runtime.call_rpc``, ``Runtime.open_in_background`` and the
+``tail`` methods run it on the module's own worker threads instead and queue the result on
+the :class:`Completions`, whose ``drain`` (on the event loop's thread) yields it.
 """
 
 from typing import Any, Callable, final, overload
@@ -56,6 +56,7 @@ __all__ = [
     "METRICS_SPAN_LOCK_WAIT",
     "METRICS_SPAN_RPC",
     "AppLog",
+    "Completions",
     "CustomerDirectory",
     "Decoder",
     "MetricsSnapshot",
@@ -124,7 +125,17 @@ _Lock = tuple[str, str | None]
 _Load = tuple[str, str]
 _Rpc = tuple[str, list[_Lock], list[_Load], bool, Callable[[RpcContext, str], str]]
 
-_Done = Callable[[Any, BaseException | None], object]
+@final
+class Completions:
+    """The finished calls of one event loop, and the socket that wakes it."""
+
+    def __new__(cls) -> Completions: ...
+    def fileno(self) -> int:
+        """Readable when calls have finished."""
+    def drain(self) -> list[tuple[Any, Any, BaseException | None]]:
+        """Every finished call as ``(future, value, exception)``, oldest first."""
+
+_Done = tuple[Completions, Any]
 
 @final
 class Decoder:
@@ -196,7 +207,7 @@ class Runtime:
     def open_in_background(
         url: str, synchronous: str | None = None, built_in_flows: bool = True, *, done: _Done
     ) -> None:
-        """Opens a store on a worker thread; ``done`` receives the :class:`Runtime`."""
+        """Opens a store on a worker thread; ``done``'s future receives the :class:`Runtime`."""
     @property
     def location(self) -> str: ...
     @property
@@ -223,7 +234,7 @@ class Runtime:
         *,
         done: _Done,
     ) -> None:
-        """Starts a flow on a worker thread; ``done`` receives the run ID."""
+        """Starts a flow on a worker thread; ``done``'s future receives the run ID."""
     @overload
     def call_rpc(
         self,
@@ -237,9 +248,11 @@ class Runtime:
         load_instances: list[tuple[str, str]] = ...,
         run_id: str = ...,
         *,
+        as_json: bool = False,
         done: None = None,
     ) -> Any:
-        """Invokes an RPC with JSON input; returns its output decoded by ``decoder``."""
+        """Invokes an RPC with JSON input; returns its output decoded by ``decoder``, or with
+        ``as_json`` as compact JSON ``bytes`` written along ``decoder``'s type."""
     @overload
     def call_rpc(
         self,
@@ -253,9 +266,10 @@ class Runtime:
         load_instances: list[tuple[str, str]] = ...,
         run_id: str = ...,
         *,
+        as_json: bool = False,
         done: _Done,
     ) -> None:
-        """Invokes an RPC on a worker thread; ``done`` receives the decoded output."""
+        """Invokes an RPC on a worker thread; ``done``'s future receives the output."""
     def register_flow(
         self, flow_type: str, attributes: list[str], maps: list[str], rpcs: list[_Rpc]
     ) -> None:

@@ -3,9 +3,10 @@
 
 Each call is handed to the native module's own worker threads (not the event loop's default
 executor, so there is no cap on how many calls overlap beyond the store's own limits); when
-the core is done, the worker completes the awaited future through the loop's
-``call_soon_threadsafe``. The output is decoded on the worker too, so the event loop only
-receives the finished value.
+the core is done, the worker queues the result on the loop's native completion queue and
+wakes the loop through a socket the loop watches (``loop.add_reader``), without taking the
+GIL. The loop drains the queue in one go, decoding each output and completing the awaited
+futures, so calls finishing together cost the loop one wake-up.
 
 Cancellation: cancelling a task that awaits a call does not stop the call. The call runs to
 its end in the core and may commit its writes (a registration may be stored); its result,
@@ -18,8 +19,9 @@ from __future__ import annotations
 
 import asyncio
 import atexit
-import contextlib
+import functools
 import os
+import weakref
 from collections.abc import Generator
 from types import TracebackType
 from typing import Any, Callable, TypeVar
@@ -136,6 +138,28 @@ class AsyncClient:
         output: O = await _submit(self._client._runtime.call_rpc, *arguments)
         return output
 
+    async def invoke_rpc_json(
+        self,
+        rpc: BoundRpc[I, O],
+        flow_id: str,
+        input: I | None = None,
+        *,
+        run_id: str = "",
+        options: RPCInvokeOptions = _DEFAULT_INVOKE,
+    ) -> bytes:
+        """:meth:`invoke_rpc`, with the output as compact JSON ``bytes`` instead of decoded:
+        exactly what ``json.dumps(d, separators=(",", ":"))`` writes for the dict ``d`` holding
+        the output type's fields in their declared order under their camelCase names (ASCII
+        only, the other characters escaped), written by the native module without building
+        the dataclasses. For passing a result on, as an HTTP body say. The output is checked
+        against its type as when decoded (``ValueMappingError`` names a mismatch); an output
+        type with a ``float`` or an untyped (``Any``) part also raises it."""
+        arguments = self._client._rpc_call(rpc, flow_id, input, run_id, options)
+        output: bytes = await _submit(
+            functools.partial(self._client._runtime.call_rpc, as_json=True), *arguments
+        )
+        return output
+
     def metrics(self) -> Metrics:
         """See :meth:`attrflow.Client.metrics` (a read of counters, so not awaited)."""
         return self._client.metrics()
@@ -162,28 +186,38 @@ class AsyncClient:
         return f"<attrflow.AsyncClient {self.store!r} ({state})>"
 
 
+_COMPLETIONS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _native.Completions] = (
+    weakref.WeakKeyDictionary()
+)
+"""Each event loop's queue of finished calls, watched by the loop while the loop lives."""
+
+
+def _completions(loop: asyncio.AbstractEventLoop) -> _native.Completions:
+    completions = _COMPLETIONS.get(loop)
+    if completions is None:
+        completions = _native.Completions()
+        loop.add_reader(completions.fileno(), _drain, completions)
+        _COMPLETIONS[loop] = completions
+    return completions
+
+
 def _submit(start: Callable[..., object], *arguments: Any) -> asyncio.Future[Any]:
-    """A future of the running loop that ``start(*arguments, done=done)`` completes: ``done``
-    is called on a worker thread and settles the future on the loop's thread."""
+    """A future of the running loop that ``start(*arguments, done=...)`` completes: the call
+    runs on a worker thread, and the loop's thread completes the future."""
     loop = asyncio.get_running_loop()
     future: asyncio.Future[Any] = loop.create_future()
-
-    def done(value: Any, error: BaseException | None) -> None:
-        # A closed loop refuses the callback: nobody awaits the result any more.
-        with contextlib.suppress(RuntimeError):
-            loop.call_soon_threadsafe(_settle, future, value, error)
-
-    start(*arguments, done=done)
+    start(*arguments, done=(_completions(loop), future))
     return future
 
 
-def _settle(future: asyncio.Future[Any], value: Any, error: BaseException | None) -> None:
-    if future.cancelled():
-        return
-    if error is not None:
-        future.set_exception(error)
-    else:
-        future.set_result(value)
+def _drain(completions: _native.Completions) -> None:
+    for future, value, error in completions.drain():
+        if future.cancelled():
+            continue
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(value)
 
 
 def _close_opened(opening: asyncio.Future[Any]) -> None:

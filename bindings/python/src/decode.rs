@@ -148,20 +148,120 @@ impl Decoder {
         value: &Value,
         what: &str,
     ) -> PyResult<Bound<'py, PyAny>> {
-        match self.node(py, 0, value) {
-            Ok(decoded) => Ok(decoded),
-            Err(Failure::Python(error)) => Err(error),
-            Err(Failure::Mismatch(mismatch)) => {
-                let path = render(py, &mismatch.steps);
-                let where_ = if path.is_empty() {
-                    String::new()
-                } else {
-                    format!("{path}: ")
-                };
-                let message = format!("cannot decode {what}: {where_}{}", mismatch.problem);
-                Err(mapping_error(py, message, &path))
+        self.node(py, 0, value)
+            .map_err(|failure| failure_error(py, failure, what))
+    }
+
+    /// `value` written as JSON text along the type: a dataclass's fields in their declared
+    /// order under their JSON names (other keys left out), the rest as Python's
+    /// `json.dumps(value, ensure_ascii=True, separators=(",", ":"))` writes the decoded value.
+    /// Needs no interpreter, so it runs on a worker thread. A value that does not fit the
+    /// type, or a float (whose text Python writes its own way), is a failure to report with
+    /// [`failure_error`].
+    fn encode(&self, index: usize, value: &Value, out: &mut Vec<u8>) -> Result<(), Failure> {
+        match (&self.nodes[index], value) {
+            (Node::Null, Value::Null) => out.extend_from_slice(b"null"),
+            (Node::Null, other) => return Err(expected("null", other)),
+            (Node::Bool, Value::Bool(flag)) => {
+                out.extend_from_slice(if *flag { b"true" } else { b"false" });
             }
+            (Node::Bool, other) => return Err(expected("bool", other)),
+            (Node::Int, Value::Number(number)) if !number.is_f64() => {
+                out.extend_from_slice(number.to_string().as_bytes());
+            }
+            (Node::Int, other) => return Err(expected("int", other)),
+            (Node::Str, Value::String(text)) => write_ascii_string(text, out),
+            (Node::Str, other) => return Err(expected("str", other)),
+            (Node::List(item) | Node::Tuple(item), Value::Array(items)) => {
+                out.push(b'[');
+                for (i, item_value) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    self.encode(*item, item_value, out)
+                        .map_err(|f| f.within(Step::Index(i)))?;
+                }
+                out.push(b']');
+            }
+            (Node::Dict(item), Value::Object(entries)) => {
+                out.push(b'{');
+                for (i, (key, item_value)) in entries.iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    write_ascii_string(key, out);
+                    out.push(b':');
+                    self.encode(*item, item_value, out)
+                        .map_err(|f| f.within(Step::Key(key.clone())))?;
+                }
+                out.push(b'}');
+            }
+            (Node::Union { accepts_none, .. }, Value::Null) if *accepts_none => {
+                out.extend_from_slice(b"null");
+            }
+            (Node::Union { options, names, .. }, value) => {
+                let mut first = None;
+                for option in options {
+                    let mut attempt = Vec::new();
+                    match self.encode(*option, value, &mut attempt) {
+                        Ok(()) => {
+                            out.extend_from_slice(&attempt);
+                            return Ok(());
+                        }
+                        Err(mismatch) => {
+                            first.get_or_insert(mismatch);
+                        }
+                    }
+                }
+                return match first {
+                    Some(mismatch) if options.len() == 1 => Err(mismatch),
+                    _ => Err(Failure::at(format!("expected {names}, got {}", got(value)))),
+                };
+            }
+            (Node::Dataclass(class), Value::Object(entries)) => {
+                out.push(b'{');
+                for (i, field) in class.fields.iter().enumerate() {
+                    let Some(field_value) = entries.get(&field.key) else {
+                        return Err(Failure::at("field is missing".to_owned())
+                            .within(Step::Field(field.key.clone())));
+                    };
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    write_ascii_string(&field.key, out);
+                    out.push(b':');
+                    self.encode(field.node, field_value, out)
+                        .map_err(|f| f.within(Step::Field(field.key.clone())))?;
+                }
+                out.push(b'}');
+            }
+            (Node::Dataclass(class), other) => {
+                return Err(Failure::at(format!(
+                    "expected a JSON object for {}, got {}",
+                    class.name,
+                    got(other)
+                )));
+            }
+            (Node::List(_) | Node::Tuple(_), other) => {
+                return Err(Failure::at(format!(
+                    "expected a JSON array, got {}",
+                    got(other)
+                )));
+            }
+            (Node::Dict(_), other) => {
+                return Err(Failure::at(format!(
+                    "expected a JSON object, got {}",
+                    got(other)
+                )));
+            }
+            (Node::Any | Node::Float, _) => {
+                return Err(Failure::at(
+                    "only values without floats or untyped parts are re-encoded".to_owned(),
+                ));
+            }
+            (Node::Unsupported(problem), _) => return Err(Failure::at(problem.clone())),
         }
+        Ok(())
     }
 
     fn node<'py>(&self, py: Python<'py>, index: usize, value: &Value) -> Decoded<'py> {
@@ -468,6 +568,74 @@ fn mapping_error(py: Python<'_>, message: String, path: &str) -> PyErr {
     match VALUE_MAPPING_ERROR.import(py, "attrflow.errors", "ValueMappingError") {
         Ok(class) => PyErr::from_type(class.clone(), (message, path.to_owned())),
         Err(error) => error,
+    }
+}
+
+/// The exception of a failed decoding or encoding of `what`.
+fn failure_error(py: Python<'_>, failure: Failure, what: &str) -> PyErr {
+    match failure {
+        Failure::Python(error) => error,
+        Failure::Mismatch(mismatch) => {
+            let path = render(py, &mismatch.steps);
+            let where_ = if path.is_empty() {
+                String::new()
+            } else {
+                format!("{path}: ")
+            };
+            let message = format!("cannot decode {what}: {where_}{}", mismatch.problem);
+            mapping_error(py, message, &path)
+        }
+    }
+}
+
+/// `text` as a JSON string the way Python's `json.dumps` writes it with `ensure_ascii`:
+/// printable ASCII as is, the quote, the backslash and the usual control characters escaped
+/// by name, every other character as `\uXXXX` UTF-16 units in lowercase hex.
+fn write_ascii_string(text: &str, out: &mut Vec<u8>) {
+    out.push(b'"');
+    for character in text.chars() {
+        match character {
+            '"' => out.extend_from_slice(b"\\\""),
+            '\\' => out.extend_from_slice(b"\\\\"),
+            '\n' => out.extend_from_slice(b"\\n"),
+            '\r' => out.extend_from_slice(b"\\r"),
+            '\t' => out.extend_from_slice(b"\\t"),
+            '\u{8}' => out.extend_from_slice(b"\\b"),
+            '\u{c}' => out.extend_from_slice(b"\\f"),
+            ' '..='~' => out.push(character as u8),
+            other => {
+                let mut units = [0_u16; 2];
+                for unit in other.encode_utf16(&mut units) {
+                    out.extend_from_slice(format!("\\u{unit:04x}").as_bytes());
+                }
+            }
+        }
+    }
+    out.push(b'"');
+}
+
+/// A core result written as JSON text along a decoder's type, made without the
+/// interpreter by [`encode_output`] and turned into `bytes` by [`encoded`].
+pub(crate) struct Encoded(attrflow::Result<Result<Vec<u8>, Failure>>);
+
+/// A core result written as JSON text along `decoder`'s type (see [`Decoder::encode`]).
+pub(crate) fn encode_output(result: attrflow::Result<Value>, decoder: &Decoder) -> Encoded {
+    Encoded(result.map(|value| {
+        let mut out = Vec::with_capacity(4096);
+        decoder.encode(0, &value, &mut out).map(|()| out)
+    }))
+}
+
+/// The bytes of an [`Encoded`] result, raising core errors as their exceptions and an
+/// encoding failure as `ValueMappingError` naming `what`.
+pub(crate) fn encoded<'py>(
+    py: Python<'py>,
+    result: Encoded,
+    what: &str,
+) -> PyResult<Bound<'py, PyAny>> {
+    match result.0.into_py_result(py)? {
+        Ok(bytes) => Ok(pyo3::types::PyBytes::new(py, &bytes).into_any()),
+        Err(failure) => Err(failure_error(py, failure, what)),
     }
 }
 

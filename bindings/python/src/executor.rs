@@ -3,17 +3,24 @@
 //! `AsyncClient` hands each store call to [`submit`]: the call runs on a thread of a
 //! blocking pool owned by this module (tokio's, which grows with the number of calls in
 //! flight and lets idle threads go), never on the event loop and never through the loop's
-//! default executor. When the call is done the worker attaches to the interpreter, turns
-//! the result into a Python value or exception and calls `done(value, error)` — which the
-//! Python side binds to `loop.call_soon_threadsafe`, completing an asyncio future.
+//! default executor. When the call is done the worker never attaches to the interpreter: it
+//! queues the result on the event loop's [`Completions`] and, when that queue was empty,
+//! wakes the loop by writing a byte to a socket the loop watches (`loop.add_reader`). The
+//! loop's thread then drains the queue in one go: it turns each result into a Python value
+//! or exception (decoding the output there) and completes the awaited futures. The GIL thus
+//! never passes between worker threads and the loop for a call, and many calls finishing at
+//! once cost the loop one wake-up.
 //!
-//! A worker must not attach to an interpreter that is shutting down, so the Python package
-//! calls [`wait_for_calls`] at exit: it waits (detached) until every submitted call has
-//! finished, as `concurrent.futures` waits for its workers.
+//! The Python package calls [`wait_for_calls`] at exit: it waits (detached) until every
+//! submitted call has finished, as `concurrent.futures` waits for its workers, so that calls
+//! whose callers were cancelled still run to their end.
 //!
 //! A process forked from one that made calls inherits neither the worker threads nor their
 //! calls: the first use in the child starts a pool and a count of its own.
 
+use std::io::{ErrorKind, Read, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::net::UnixStream;
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -123,29 +130,109 @@ fn start_call() -> PyResult<(&'static Runtime, InFlight)> {
     Ok((pool, InFlight))
 }
 
-/// Runs `work` on a worker thread, then `finish` (attached, turning its result into a
-/// Python value), then `done(value, None)` or `done(None, exception)`.
+/// A result turned into a Python value on the event loop's thread.
+type Finish = Box<dyn FnOnce(Python<'_>) -> PyResult<Py<PyAny>> + Send>;
+
+/// One finished call: the future awaiting it and how to make its result.
+struct Finished {
+    future: Py<PyAny>,
+    finish: Finish,
+}
+
+/// The finished calls of one event loop, and the socket pair that wakes it.
 ///
-/// An exception raised by `done` itself (the event loop was closed meanwhile) is reported
-/// as unraisable: the caller that would have received the result is gone.
-pub(crate) fn submit<T, W, F>(done: Py<PyAny>, work: W, finish: F) -> PyResult<()>
+/// Python creates one per event loop, watches [`Completions::fileno`] with
+/// `loop.add_reader` and calls [`Completions::drain`] when it is readable.
+#[pyclass(frozen, name = "Completions", module = "attrflow._native")]
+pub(crate) struct Completions {
+    ready: Mutex<Vec<Finished>>,
+    reader: UnixStream,
+    writer: UnixStream,
+}
+
+impl Completions {
+    fn push(&self, finished: Finished) {
+        let was_empty = {
+            let mut ready = self.ready.lock().unwrap_or_else(PoisonError::into_inner);
+            ready.push(finished);
+            ready.len() == 1
+        };
+        if was_empty {
+            // A full socket buffer already holds a wake-up; any other failure means the
+            // reader is gone with its loop, and nobody awaits the result any more.
+            let _ = (&self.writer).write(&[1]);
+        }
+    }
+}
+
+#[pymethods]
+impl Completions {
+    /// A new, empty queue with its own socket pair.
+    #[new]
+    fn new() -> PyResult<Self> {
+        let (reader, writer) = UnixStream::pair()?;
+        reader.set_nonblocking(true)?;
+        writer.set_nonblocking(true)?;
+        Ok(Completions {
+            ready: Mutex::new(Vec::new()),
+            reader,
+            writer,
+        })
+    }
+
+    /// The file descriptor that becomes readable when calls have finished.
+    fn fileno(&self) -> i32 {
+        self.reader.as_raw_fd()
+    }
+
+    /// Takes every finished call: `(future, value, None)` or `(future, None, exception)`
+    /// each, in the order they finished.
+    fn drain(&self, py: Python<'_>) -> PyResult<Vec<Settled>> {
+        let mut wake_ups = [0_u8; 64];
+        loop {
+            match (&self.reader).read(&mut wake_ups) {
+                Ok(read) if read == wake_ups.len() => continue,
+                Ok(_) => break,
+                Err(error) if error.kind() == ErrorKind::Interrupted => continue,
+                Err(error) if error.kind() == ErrorKind::WouldBlock => break,
+                Err(error) => return Err(error.into()),
+            }
+        }
+        let finished =
+            std::mem::take(&mut *self.ready.lock().unwrap_or_else(PoisonError::into_inner));
+        Ok(finished
+            .into_iter()
+            .map(|Finished { future, finish }| match finish(py) {
+                Ok(value) => (future, value, py.None()),
+                Err(error) => (future, py.None(), error.into_value(py).into_any()),
+            })
+            .collect())
+    }
+}
+
+/// A finished call as Python receives it: `(future, value, exception)`.
+type Settled = (Py<PyAny>, Py<PyAny>, Py<PyAny>);
+
+/// Where a submitted call reports: the event loop's queue and the future to complete.
+pub(crate) type Done = (Py<Completions>, Py<PyAny>);
+
+/// Runs `work` on a worker thread, then queues it on `done`'s [`Completions`]; the event
+/// loop's thread later runs `finish` (turning the result into a Python value) and completes
+/// `done`'s future with it, or with the exception `finish` raised.
+pub(crate) fn submit<T, W, F>(done: Done, work: W, finish: F) -> PyResult<()>
 where
     T: Send + 'static,
     W: FnOnce() -> T + Send + 'static,
     F: FnOnce(Python<'_>, T) -> PyResult<Py<PyAny>> + Send + 'static,
 {
     let (pool, in_flight) = start_call()?;
+    let (completions, future) = done;
     drop(pool.spawn_blocking(move || {
         let _in_flight = in_flight;
         let result = work();
-        Python::attach(|py| {
-            let called = match finish(py, result) {
-                Ok(value) => done.call1(py, (value, py.None())),
-                Err(error) => done.call1(py, (py.None(), error.into_value(py))),
-            };
-            if let Err(error) = called {
-                error.write_unraisable(py, Some(done.bind(py)));
-            }
+        completions.get().push(Finished {
+            future,
+            finish: Box::new(move |py| finish(py, result)),
         });
     }));
     Ok(())

@@ -243,10 +243,11 @@ fn tail_arguments(
 
 /// Runs `work` (a tail, which may wait long) now with the GIL released and returns its
 /// JSON text; or with `done` on a worker thread of the binding's pool ([`executor`]),
-/// returning `None` at once and calling `done(text, None)` or `done(None, exception)`.
+/// returning `None` at once and later completing `done`'s future with the text or the
+/// exception.
 fn run_or_submit<'py>(
     py: Python<'py>,
-    done: Option<Py<PyAny>>,
+    done: Option<executor::Done>,
     work: impl FnOnce() -> attrflow::Result<String> + Send + 'static,
 ) -> PyResult<Bound<'py, PyAny>> {
     let finish = |py: Python<'_>, result: attrflow::Result<String>| -> PyResult<Py<PyAny>> {
@@ -368,7 +369,7 @@ native_client!(
         after: &Bound<'_, PyAny>,
         limit: &Bound<'_, PyAny>,
         timeout: f64,
-        done: Option<Py<PyAny>>,
+        done: Option<executor::Done>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let (after, limit, timeout) = tail_arguments(py, after, limit, timeout)?;
         let target = self.0.clone();
@@ -442,7 +443,7 @@ native_client!(
         after: &Bound<'_, PyAny>,
         limit: &Bound<'_, PyAny>,
         timeout: f64,
-        done: Option<Py<PyAny>>,
+        done: Option<executor::Done>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let (after, limit, timeout) = tail_arguments(py, after, limit, timeout)?;
         let target = self.0.clone();

@@ -50,14 +50,14 @@ impl NativeRuntime {
     }
 
     /// Opens the store like the constructor, on a worker thread: returns at once and later
-    /// calls `done(runtime, None)` or `done(None, exception)` from that thread.
+    /// completes `done`'s future with the runtime or the exception (see [`executor`]).
     #[staticmethod]
     #[pyo3(signature = (url, synchronous = None, built_in_flows = true, *, done))]
     fn open_in_background(
         url: Text,
         synchronous: Option<Text>,
         built_in_flows: bool,
-        done: Py<PyAny>,
+        done: executor::Done,
     ) -> PyResult<()> {
         executor::submit(
             done,
@@ -88,7 +88,7 @@ impl NativeRuntime {
     /// `(attribute_or_map, instance_or_None, json_text)`, in the order given.
     ///
     /// With `done`, the start runs on a worker thread instead: this returns `None` at once
-    /// and `done(run_id, None)` or `done(None, exception)` is called from that thread.
+    /// and `done`'s future is later completed with the run ID or the exception.
     #[pyo3(signature = (
         flow_type,
         flow_id,
@@ -104,7 +104,7 @@ impl NativeRuntime {
         flow_id: Text,
         ignore_already_started: bool,
         initial: Vec<InitialArg>,
-        done: Option<Py<PyAny>>,
+        done: Option<executor::Done>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let runtime = self.runtime().into_py_result(py)?;
         let start = move || {
@@ -130,13 +130,15 @@ impl NativeRuntime {
     }
 
     /// Invokes an RPC and returns its output decoded by `decoder` (`what` names the output
-    /// in a `ValueMappingError`).
+    /// in a `ValueMappingError`); with `as_json`, the output as JSON `bytes` written along
+    /// `decoder`'s type instead (its fields in their declared order, as Python's compact
+    /// `json.dumps` writes the decoded value).
     ///
     /// `lock_instances` and `load_instances` are `(map, instance)` pairs added to the RPC's
     /// fixed locks and loads for this call. A non-empty `run_id` must be the flow's run.
     ///
     /// With `done`, the call runs on a worker thread instead: this returns `None` at once
-    /// and `done(output, None)` or `done(None, exception)` is called from that thread. The
+    /// and `done`'s future is later completed with the output or the exception. The
     /// call runs to its end (and may commit) whatever becomes of the caller meanwhile.
     #[pyo3(signature = (
         decoder,
@@ -149,6 +151,7 @@ impl NativeRuntime {
         load_instances = Vec::new(),
         run_id = Text::default(),
         *,
+        as_json = false,
         done = None,
     ))]
     #[allow(clippy::too_many_arguments)]
@@ -164,7 +167,8 @@ impl NativeRuntime {
         lock_instances: Vec<InstanceArg>,
         load_instances: Vec<InstanceArg>,
         run_id: Text,
-        done: Option<Py<PyAny>>,
+        as_json: bool,
+        done: Option<executor::Done>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let call = self.rpc_call(
             py,
@@ -173,6 +177,18 @@ impl NativeRuntime {
             load_instances,
             run_id.0,
         )?;
+        if as_json {
+            // Encoded on the worker (or with the GIL released): no interpreter needed.
+            let encoder = decoder.clone_ref(py);
+            let work = move || decode::encode_output(call.run(), encoder.get());
+            let finish = move |py: Python<'_>, output: decode::Encoded| {
+                Ok(decode::encoded(py, output, &what)?.unbind())
+            };
+            return match done {
+                Some(done) => submitted(py, executor::submit(done, work, finish)),
+                None => Ok(finish(py, py.detach(work))?.into_bound(py)),
+            };
+        }
         let finish = move |py: Python<'_>, output: attrflow::Result<Value>| {
             Ok(decode::decoded(py, output, decoder.get(), &what)?.unbind())
         };

@@ -3,11 +3,12 @@
 ``GET /patterns/sequentially-chunked-attribute-map/subscribers`` is the service's hottest
 read. :class:`FastPageRoute` is an ASGI app placed before the Quart app: for a plain
 ``GET`` of that path with no query, or with only ``pageToken=<letters, digits, - or _>``,
-it builds the body with the route's own function and sends it with the headers Quart would
-send; everything else goes to Quart unchanged. A page read that fails (a malformed token,
-an unknown chunk, a flow not started) is handed to Quart as well, which reads the page again
-and answers the error exactly as the route does: reading a page changes nothing, so the
-second read is harmless.
+it sends the page as the native module writes it (``AsyncClient.invoke_rpc_json``: the same
+call as the route's, the bytes of Quart's compact jsonify of the route's body) with the
+headers Quart would send; everything else goes to Quart unchanged. A page read that fails
+(a malformed token, an unknown chunk, a flow not started) is handed to Quart as well, which
+reads the page again and answers the error exactly as the route does: reading a page
+changes nothing, so the second read is harmless.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from quart import Quart
 from attrflow_examples.app import app_state_of
 from attrflow_examples.patterns.sequentially_chunked_attribute_map.controller import (
     URL_PREFIX,
-    subscriber_page,
+    subscriber_page_json,
 )
 
 Scope = MutableMapping[str, Any]
@@ -50,17 +51,16 @@ class FastPageRoute:
         ):
             token = (simple.group(1) or b"").decode("ascii")
             try:
-                payload = await subscriber_page(self._app_state, token)
+                body = await subscriber_page_json(self._app_state, token)
             except AttrflowError:
                 pass  # Quart answers the error as the route does
             else:
-                await self._send_json(send, payload)
+                await self._send_json(send, body + b"\n")
                 return
         await self.app(scope, receive, send)  # type: ignore[arg-type]
 
-    async def _send_json(self, send: Send, payload: dict[str, object]) -> None:
-        # The bytes of Quart's jsonify: the app's JSON provider, compact, one newline.
-        body = (self.app.json.dumps(payload, separators=(",", ":")) + "\n").encode()
+    async def _send_json(self, send: Send, body: bytes) -> None:
+        # The bytes of Quart's jsonify: compact, ASCII, one newline.
         headers = [
             (b"content-type", b"application/json"),
             (b"content-length", str(len(body)).encode("ascii")),

@@ -127,25 +127,43 @@ def create_sequentially_chunked_attribute_map_blueprint(
 
 async def subscriber_page(app_state: AppState, page_token: str) -> dict[str, object]:
     """The body of ``GET /subscribers?pageToken=<page_token>`` ("" is ``current``)."""
-    # Checked before the load is built, so that any malformed token (one with a "/", say,
-    # which is no instance key at all) gets the core's page-token message; "" comes back as
-    # "current". Only the form: whether it is a chunk boundary depends on the archive's
-    # layout history, which the RPC checks.
-    page_token = validate_page_token_form(page_token)
-    flow = app_state.flow
+    page_input, options = _page_call(app_state, page_token)
     page = await app_state.client.invoke_rpc(
-        flow.get_subscriber_page,
-        FLOW_ID,
-        GetSubscriberPageInput(page_token),
-        options=RPCInvokeOptions(
-            load_attribute_map_instances=(flow.subscriber_chunks.load(page_token),)
-        ),
+        app_state.flow.get_subscriber_page, FLOW_ID, page_input, options=options
     )
     return {
         "pageToken": page.page_token,
         "subscribers": [subscriber_json(s) for s in page.subscribers],
         "nextPageToken": page.next_page_token,
     }
+
+
+async def subscriber_page_json(app_state: AppState, page_token: str) -> bytes:
+    """:func:`subscriber_page` as the compact JSON bytes the route sends.
+
+    The same call, its output written by the native module in the page's field order (the
+    body's camelCase names and order are the stored form's), without building the
+    dataclasses and dicts.
+    """
+    page_input, options = _page_call(app_state, page_token)
+    return await app_state.client.invoke_rpc_json(
+        app_state.flow.get_subscriber_page, FLOW_ID, page_input, options=options
+    )
+
+
+def _page_call(
+    app_state: AppState, page_token: str
+) -> tuple[GetSubscriberPageInput, RPCInvokeOptions]:
+    """The input and the per-call load of a page read."""
+    # Checked before the load is built, so that any malformed token (one with a "/", say,
+    # which is no instance key at all) gets the core's page-token message; "" comes back as
+    # "current". Only the form: whether it is a chunk boundary depends on the archive's
+    # layout history, which the RPC checks.
+    page_token = validate_page_token_form(page_token)
+    load = app_state.flow.subscriber_chunks.load(page_token)
+    return GetSubscriberPageInput(page_token), RPCInvokeOptions(
+        load_attribute_map_instances=(load,)
+    )
 
 
 def subscriber_json(subscriber: Subscriber) -> dict[str, object]:
