@@ -18,16 +18,13 @@ Run just this section::
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
-import sys
 from dataclasses import dataclass
-from pathlib import Path
 
 from attrflow_bench import redis_streams
 from attrflow_bench.results import Results
 from attrflow_bench.rust_bench import RustBench
+from attrflow_bench.section import run_alone
 
 PREFIX = "tailing"
 
@@ -111,9 +108,10 @@ def render(results: Results) -> list[str]:
         "(p50 and p99 over the records of one repeat; median and min–max over repeats). "
         "attrflow: `AppLog::tail` in Rust on SQLite at `synchronous=NORMAL`, the writer a "
         "thread of the tailer's process (the tail wakes on the commit) or another process "
-        "(the tail reads again after a pause of 1 ms doubling to 50 ms, reset by each "
-        "delivery). Redis Streams: `appendfsync everysec`, a redis-py writer thread and a "
-        "reader in `XREAD BLOCK`, interleaved with attrflow repeat by repeat.",
+        "(the tail checks `PRAGMA data_version` after a pause of 1 ms doubling to 5 ms, "
+        "reset by each delivery, and reads again when it moved). Redis Streams: "
+        "`appendfsync everysec`, a redis-py writer thread and a reader in `XREAD BLOCK`, "
+        "interleaved with attrflow repeat by repeat.",
         "",
         "| tailer | writer | p50 (ms) | p99 (ms) |",
         "| --- | --- | --- | --- |",
@@ -145,21 +143,7 @@ def render(results: Results) -> list[str]:
 
 def main(argv: list[str] | None = None) -> None:
     """Measures this section alone and prints it (and saves the raw figures)."""
-    parser = argparse.ArgumentParser(description="attrflow's tailing and trimming benchmark")
-    parser.add_argument("--bench-bin", type=Path, required=True)
-    parser.add_argument("--data-dir", type=Path, required=True)
-    parser.add_argument("--smoke", action="store_true")
-    parser.add_argument("--out", type=Path, help="write the section here too")
-    args = parser.parse_args(argv)
-    args.data_dir.mkdir(parents=True, exist_ok=True)
-    results = Results()
-    figures(RustBench(args.bench_bin.resolve(), args.data_dir.resolve()), args.smoke, results)
-    results.save(args.data_dir / "tailing.json")
-    section = "\n".join(render(results))
-    print(section)
-    if args.out:
-        args.out.write_text(section + "\n")
-    print(json.dumps(results.series, indent=1), file=sys.stderr)
+    run_alone("tailing", figures, render, argv)
 
 
 if __name__ == "__main__":
