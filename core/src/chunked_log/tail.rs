@@ -4,13 +4,11 @@
 //! A tail reads forward ([`super::read_from`]); when it finds nothing it waits for the
 //! next commit of its runtime ([`crate::commits`]), so a record appended in the same
 //! process is delivered as soon as it commits. Commits of other runtimes and processes
-//! are noticed after a pause that starts at [`FIRST_POLL_PAUSE`] and doubles up to
-//! [`MAX_WATCH_PAUSE`], by checking the store's [`ChangeWatch`], the tail reading again
-//! only when it reports a commit: on SQLite `PRAGMA data_version` on a connection of its
-//! own (one cheap query), on PostgreSQL the `NOTIFY` each writing transaction sends, which
-//! the server delivers on commit to a connection listening for it (no query: the
-//! notifications that arrived). A backend without a watch is read again after each pause,
-//! up to [`MAX_POLL_PAUSE`]. Each read is one read-only call.
+//! are noticed after a pause that starts at [`FIRST_POLL_PAUSE`] and doubles: on SQLite by
+//! checking the store's [`ChangeWatch`] (`PRAGMA data_version` on a connection of its own,
+//! one cheap query, pauses up to [`MAX_WATCH_PAUSE`]), the tail reading again only when it
+//! moved; on a backend without a watch (PostgreSQL) by reading again, pauses up to
+//! [`MAX_POLL_PAUSE`]. Each read is one read-only call.
 //!
 //! A tail never returns a record twice when the caller resumes from what it returned: ask
 //! the next tail with the last sequence received (`next_sequence - 1`).

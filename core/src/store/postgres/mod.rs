@@ -13,11 +13,6 @@
 //! - a shared RPC reads one consistent snapshot (`REPEATABLE READ READ ONLY`) and commits
 //!   any writes afterwards in a transaction of their own, last writer wins.
 //!
-//! Every writing transaction sends `NOTIFY attrflow_commits` before its COMMIT; PostgreSQL
-//! delivers it on commit only, to every connection that listens. A waiting tail listens on
-//! a connection of its own ([`Store::watch_changes`]) and reads again only once a
-//! notification came.
-//!
 //! A process that dies while it holds locks closes its connections; the server aborts its
 //! transaction and the locks are free again. A peer that hangs without closing its
 //! connection is cut off by the server's `idle_in_transaction_session_timeout` and TCP
@@ -39,21 +34,14 @@ use std::sync::{Arc, OnceLock, Weak};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use parking_lot::Mutex;
-use postgres::fallible_iterator::FallibleIterator;
 use postgres::{GenericClient, IsolationLevel, Transaction};
 
 use self::errors::Errors;
 pub use self::errors::COMMIT_OUTCOME_UNKNOWN;
 use self::pool::{Connection, Pool, Statements};
 use super::{
-    ChangeWatch, FlowRecord, Isolation, LockTable, RpcBody, SnapshotReader, StartOutcome, Store,
-    Write,
+    FlowRecord, Isolation, LockTable, RpcBody, SnapshotReader, StartOutcome, Store, Write,
 };
-
-/// The channel every writing transaction notifies before its COMMIT.
-const COMMITS_CHANNEL: &str = "attrflow_commits";
-/// The statement that notifies it.
-const NOTIFY_COMMIT: &str = "NOTIFY attrflow_commits;";
 use crate::error::{Error, Result};
 
 /// How long a new connection may take to open unless the URL says (`connect_timeout`).
@@ -383,10 +371,8 @@ impl PostgresStore {
                 .map_err(errors.commit()),
             None => {
                 self.apply_writes(client, statements, errors, flow_id, writes)?;
-                crate::metrics::timed_commit(1, || {
-                    client.batch_execute(&format!("{NOTIFY_COMMIT}COMMIT"))
-                })
-                .map_err(errors.commit())
+                crate::metrics::timed_commit(1, || client.batch_execute("COMMIT"))
+                    .map_err(errors.commit())
             }
         }
     }
@@ -503,8 +489,6 @@ impl PostgresStore {
                 .map_err(errors.doing("beginning a transaction"))?;
             self.require_flow(&mut tx, statements, errors, flow_id)?;
             self.apply_writes(&mut tx, statements, errors, flow_id, &writes)?;
-            tx.batch_execute(NOTIFY_COMMIT)
-                .map_err(errors.doing("notifying the commit"))?;
             crate::metrics::timed_commit(1, || tx.commit()).map_err(errors.commit())
         })
     }
@@ -549,8 +533,6 @@ impl Store for PostgresStore {
                 .map(|(name, json)| (name.clone(), Some(json.clone())))
                 .collect();
             self.apply_writes(&mut tx, statements, errors, &flow.flow_id, &writes)?;
-            tx.batch_execute(NOTIFY_COMMIT)
-                .map_err(errors.doing("notifying the commit"))?;
             crate::metrics::timed_commit(1, || tx.commit()).map_err(errors.commit())?;
             Ok(StartOutcome::Started)
         })
@@ -561,14 +543,6 @@ impl Store for PostgresStore {
             Isolation::Exclusive { locks } => self.run_exclusive(flow_id, locks, body),
             Isolation::Shared => self.run_shared(flow_id, body),
         }
-    }
-
-    fn watch_changes(&self) -> Result<Option<Box<dyn ChangeWatch>>> {
-        let mut client = self.pool.connect_bare()?;
-        client
-            .batch_execute(&format!("LISTEN {COMMITS_CHANNEL}"))
-            .map_err(|e| errors::pg_error(&self.location, "listening for commits", e))?;
-        Ok(Some(Box::new(PostgresChangeWatch { client })))
     }
 
     fn flow(&self, flow_id: &str) -> Result<Option<FlowRecord>> {
@@ -694,33 +668,6 @@ impl Drop for OpenTransaction<'_> {
     }
 }
 
-/// A connection of its own listening on [`COMMITS_CHANNEL`]: a check takes what
-/// notifications have arrived without waiting for more.
-struct PostgresChangeWatch {
-    client: postgres::Client,
-}
-
-impl ChangeWatch for PostgresChangeWatch {
-    fn changed(&mut self) -> Result<bool> {
-        // The client reads its socket only while it waits: a zero wait lets it take in
-        // what arrived without blocking (a non-waiting read sees only what it took earlier).
-        let mut changed = false;
-        {
-            let mut notifications = self.client.notifications();
-            let mut arrived = notifications.timeout_iter(Duration::ZERO);
-            loop {
-                match arrived.next() {
-                    Ok(Some(_)) => changed = true,
-                    Ok(None) => break,
-                    Err(_) => return Ok(true),
-                }
-            }
-        }
-        // A lost connection may have lost notifications: read again at every check.
-        Ok(changed || self.client.is_closed())
-    }
-}
-
 /// The writes and the COMMIT of an RPC as one simple-query batch of literals, or `None`
 /// when some text holds a NUL character. Names go as hex `bytea`, text in standard
 /// conforming quotes (the session sets `standard_conforming_strings`).
@@ -760,7 +707,6 @@ fn commit_batch(flow_id: &str, writes: &[Write]) -> Option<String> {
             deletes.join(", ")
         ));
     }
-    batch.push_str(NOTIFY_COMMIT);
     batch.push_str("COMMIT");
     Some(batch)
 }
@@ -787,7 +733,7 @@ mod tests {
              ('f''1', '\\x612762'::bytea, '{\"x\":\"it''s \\\\ here\"}') \
              ON CONFLICT (flow_id, name) DO UPDATE SET value = excluded.value;\
              DELETE FROM attribute_values WHERE flow_id = 'f''1' AND name IN \
-             ('\\x676f6e65'::bytea);NOTIFY attrflow_commits;COMMIT"
+             ('\\x676f6e65'::bytea);COMMIT"
         );
         assert_eq!(commit_batch("f\0", &writes), None);
         assert_eq!(commit_batch("f", &[("n\0".to_owned(), None)]), None);
