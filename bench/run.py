@@ -16,7 +16,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from attrflow_bench import concurrency, machine, phases, python_speed, report
+from attrflow_bench import concurrency, machine, phases, python_speed, report, tailing
 from attrflow_bench.plan import FULL, SMOKE
 from attrflow_bench.results import Results
 from attrflow_bench.rust_bench import RustBench
@@ -76,6 +76,9 @@ def main(argv: list[str] | None = None) -> None:
     if phases.tool_available("redis-server") or not args.smoke:
         log("Concurrency: group commit against Redis Streams")
         concurrency.figures(rust, args.smoke, results)
+    if phases.tool_available("redis-server") or not args.smoke:
+        log("Tailing against Redis XREAD BLOCK, and trim cost")
+        tailing.figures(rust, args.smoke, results)
     log(f"memory: the service paging through {plan.memory_records:,} records")
     phases.memory_figures(rust, SERVE_PY, plan, results)
     results.save(args.data_dir / "results.json")

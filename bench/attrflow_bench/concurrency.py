@@ -15,10 +15,7 @@ Run just this section::
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import json
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +28,7 @@ from attrflow_bench import redis_streams
 from attrflow_bench.client_rates import FLOW, registration
 from attrflow_bench.results import Results
 from attrflow_bench.rust_bench import RustBench
+from attrflow_bench.section import run_alone
 from attrflow_bench.service import HOST
 from attrflow_bench.stats import Summary, ratios
 
@@ -242,21 +240,7 @@ def render(results: Results) -> list[str]:
 
 def main(argv: list[str] | None = None) -> None:
     """Measures this section alone and prints it (and saves the raw figures)."""
-    parser = argparse.ArgumentParser(description="attrflow's concurrency benchmark")
-    parser.add_argument("--bench-bin", type=Path, required=True)
-    parser.add_argument("--data-dir", type=Path, required=True)
-    parser.add_argument("--smoke", action="store_true")
-    parser.add_argument("--out", type=Path, help="write the section here too")
-    args = parser.parse_args(argv)
-    args.data_dir.mkdir(parents=True, exist_ok=True)
-    results = Results()
-    figures(RustBench(args.bench_bin.resolve(), args.data_dir.resolve()), args.smoke, results)
-    results.save(args.data_dir / "concurrency.json")
-    section = "\n".join(render(results))
-    print(section)
-    if args.out:
-        args.out.write_text(section + "\n")
-    print(json.dumps(results.series, indent=1), file=sys.stderr)
+    run_alone("concurrency", figures, render, argv)
 
 
 if __name__ == "__main__":

@@ -1,15 +1,17 @@
 """Redis Streams at matched durability against the attrflow Python client: appends per
 second (XADD against register) and the newest 100-record page (XREVRANGE COUNT 100
-against the ``current`` page)."""
+against the ``current`` page); and the latency of a tailer waiting in XREAD BLOCK."""
 
 from __future__ import annotations
 
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 import redis
 
@@ -90,3 +92,52 @@ def xrevrange_latency_us(client: redis.Redis, calls: int) -> float:
             raise RuntimeError(f"XREVRANGE returned {len(entries)} entries, not 100")
     samples.sort()
     return samples[len(samples) // 2]
+
+
+TAIL_STREAM = "events"
+TAIL_BLOCK_MS = 5000
+
+
+def xread_block_latencies_us(client: redis.Redis, records: int, interval_s: float) -> list[float]:
+    """A writer thread (its own connection) XADDs ``records`` entries, one every
+    ``interval_s``, each stamped with the time just before its XADD; this thread waits in
+    ``XREAD BLOCK`` for each. Returns every entry's latency from stamp to receipt, in
+    microseconds, checking that none is missed."""
+    client.delete(TAIL_STREAM)
+    address = client.connection_pool.connection_kwargs
+    writer_client = redis.Redis(host=address["host"], port=address["port"])
+    failures: list[BaseException] = []
+
+    def write() -> None:
+        try:
+            started = time.monotonic()
+            for index in range(records):
+                pause = started + index * interval_s - time.monotonic()
+                if pause > 0:
+                    time.sleep(pause)
+                writer_client.xadd(TAIL_STREAM, {"sentNs": str(time.time_ns())})
+        except BaseException as error:  # handed to the reading thread
+            failures.append(error)
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    latencies: list[float] = []
+    last_id: bytes | str = "0-0"
+    try:
+        while len(latencies) < records and not failures:
+            # [[stream, [(id, {field: value}), ...]]] as redis-py parses it (RESP2).
+            reply: Any = client.xread({TAIL_STREAM: last_id}, count=100, block=TAIL_BLOCK_MS)
+            received = time.time_ns()
+            if not reply:
+                raise RuntimeError(f"XREAD BLOCK returned nothing within {TAIL_BLOCK_MS} ms")
+            for entry_id, fields in reply[0][1]:
+                last_id = entry_id
+                latencies.append((received - int(fields[b"sentNs"])) / 1e3)
+    finally:
+        writer.join()
+        writer_client.close()
+    if failures:
+        raise failures[0]
+    if len(latencies) != records:
+        raise RuntimeError(f"XREAD delivered {len(latencies)} entries, not {records}")
+    return latencies

@@ -9,6 +9,9 @@
 //! attrflow-bench concurrent-appends --dir D [--workers N] [--appends N] [--repeats R]
 //! attrflow-bench populate       --store PATH --records N
 //! attrflow-bench concurrency    --dir D [--threads 16] [--seconds S] [--repeats R] [--latency-calls N]
+//! attrflow-bench tail-latency   --dir D [--records N] [--interval-ms I] [--repeats R]
+//! attrflow-bench tail-writer    --store PATH [--records N] [--interval-ms I]
+//! attrflow-bench trim-cost      --dir D [--sizes 10000,100000,1000000] [--chunks C] [--trims T] [--repeats R]
 //! ```
 //!
 //! Every figure is reported once per repeat, so the caller can give a median and a spread;
@@ -23,6 +26,7 @@ mod populate;
 mod raw_sqlite;
 mod report;
 mod scenarios;
+mod tailing;
 mod timing;
 
 use std::process::ExitCode;
@@ -33,7 +37,7 @@ use args::Args;
 pub type BenchResult<T> = Result<T, Box<dyn std::error::Error>>;
 
 const USAGE: &str =
-    "usage: attrflow-bench <fsync|append-growth|durable|native-rates|concurrent-appends|populate|concurrency> [--option value]...";
+    "usage: attrflow-bench <fsync|append-growth|durable|native-rates|concurrent-appends|populate|concurrency|tail-latency|tail-writer|trim-cost> [--option value]...";
 
 fn main() -> ExitCode {
     match run() {
@@ -60,6 +64,9 @@ fn run() -> BenchResult<serde_json::Value> {
         "concurrent-appends" => concurrent::run(&args)?,
         "populate" => populate::run(&args)?,
         "concurrency" => concurrency::run(&args)?,
+        "tail-latency" => tailing::tail_latency(&args)?,
+        "tail-writer" => tailing::tail_writer(&args)?,
+        "trim-cost" => tailing::trim_cost(&args)?,
         other => return Err(format!("unknown command {other:?}; {USAGE}").into()),
     };
     args.reject_unused()?;

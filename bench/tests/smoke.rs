@@ -111,6 +111,44 @@ fn every_command_reports_one_positive_value_per_repeat() {
 }
 
 #[test]
+fn tail_latency_and_trim_cost_report_one_positive_value_per_repeat() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir_arg = dir.path().to_str().unwrap();
+
+    let tail = bench(&[
+        "tail-latency",
+        "--dir",
+        dir_arg,
+        "--records",
+        "5",
+        "--interval-ms",
+        "2",
+        "--repeats",
+        "2",
+    ]);
+    for mode in ["in_process", "cross_process"] {
+        assert_positive(&tail, &format!("{mode}_p50_us"), 2);
+        assert_positive(&tail, &format!("{mode}_p99_us"), 2);
+    }
+
+    let trim = bench(&[
+        "trim-cost",
+        "--dir",
+        dir_arg,
+        "--sizes",
+        "300,1000",
+        "--chunks",
+        "1",
+        "--trims",
+        "2",
+        "--repeats",
+        "2",
+    ]);
+    assert_positive(&trim, "trim_ms@300", 2);
+    assert_positive(&trim, "trim_ms@1000", 2);
+}
+
+#[test]
 fn unknown_commands_and_options_are_refused_by_name() {
     for (args, message) in [
         (&["frobnicate"][..], "unknown command \"frobnicate\""),

@@ -63,6 +63,10 @@ def test_the_smoke_run_writes_every_figure_and_target(tmp_path: Path) -> None:
             "concurrency.redis.one_flow.appends_per_s",
             "concurrency.native.grouped.many_flows.appends_per_s",
             "concurrency.async.one_flow.appends_per_s",
+            "tailing.in_process_p99_us",
+            "tailing.cross_process_p50_us",
+            "tailing.redis_p99_us",
+            "tailing.trim.trim_ms@1000",
         ]
     for name in expected:
         assert len(results["series"][name]) == 2, name
@@ -76,6 +80,8 @@ def test_the_smoke_run_writes_every_figure_and_target(tmp_path: Path) -> None:
     for key in ("| 3-concurrent-full |", "| 3-http-page |"):
         assert key in report
     assert "## Closing note" in report
+    if shutil.which("redis-server"):
+        assert "## 8. Tailing and trimming" in report
     assert (tmp_path / "BENCHMARKS-append-growth.png").is_file()
 
     again = tmp_path / "again" / "BENCHMARKS.md"

@@ -2,7 +2,8 @@
 //! raises, and a bounded wait for it to move, so a reader waiting for new records (a tail,
 //! [`crate::chunked_log::tail`]) wakes when a call of the same runtime commits instead of
 //! on a timer. Commits of other runtimes and other processes are not signalled here; a
-//! tail sees them by reading again after a short pause.
+//! tail learns of them from the store's [`crate::store::ChangeWatch`] (or by reading again)
+//! after a short pause.
 //!
 //! [`Runtime`]: crate::Runtime
 

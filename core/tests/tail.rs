@@ -102,6 +102,27 @@ fn a_tail_wakes_for_appends_of_another_thread_and_never_repeats_a_record() {
 }
 
 #[test]
+fn a_tail_wakes_for_appends_through_another_runtime_on_the_same_store() {
+    // Another runtime's commits do not raise this runtime's commit signal: the tail learns
+    // of them from the store (SQLite's data_version watch; reading again on PostgreSQL).
+    const LAST: u64 = 60;
+    let t = TestStore::fast();
+    let archive = t.archive();
+    archive.start().unwrap();
+    let (_other_store, other_runtime) = t.open_again();
+    let other = SubscriberArchive::new(&other_runtime, FLOW_ID);
+    let received = thread::scope(|scope| {
+        scope.spawn(|| {
+            for n in 1..=LAST {
+                register_retrying(&other, n);
+            }
+        });
+        tail_until(&archive, 0, LAST)
+    });
+    assert_eq!(received, (1..=LAST).collect::<Vec<_>>());
+}
+
+#[test]
 fn a_tail_sees_the_appends_of_another_process() {
     let t = TestStore::fast();
     let archive = t.archive();

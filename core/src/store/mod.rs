@@ -71,6 +71,17 @@ pub trait SnapshotReader {
 /// The body of one RPC call: reads the snapshot, runs the handler, returns the writes.
 pub type RpcBody<'a> = dyn FnMut(&mut dyn SnapshotReader) -> Result<Vec<Write>> + 'a;
 
+/// Notices commits made to a store through other connections (other runtimes, other
+/// processes) more cheaply than reading again: a reader waiting for new records
+/// ([`crate::chunked_log::tail`]) checks it between pauses and reads again only when it
+/// reports a change.
+pub trait ChangeWatch: Send {
+    /// Whether a commit through another connection may have happened since the watch was
+    /// made or last returned `true`. Never misses a commit; may report one that changed
+    /// nothing the reader wants.
+    fn changed(&mut self) -> Result<bool>;
+}
+
 /// A place flows live: an SQLite file, a PostgreSQL database.
 pub trait Store: Send + Sync + 'static {
     /// Creates the flow and writes its initial values in one transaction, unless a flow
@@ -105,6 +116,16 @@ pub trait Store: Send + Sync + 'static {
             "store {} cannot list the values of flow {flow_id:?}",
             self.location()
         )))
+    }
+
+    /// A watch of commits made to this store through other connections, or `None` when the
+    /// backend has none (a waiting reader then reads again after every pause). SQLite
+    /// compares `PRAGMA data_version` on a connection of the watch's own. PostgreSQL has
+    /// none: a `NOTIFY` in every writing transaction would take the database-wide lock
+    /// PostgreSQL holds from a notifying commit to the end of its WAL flush, serializing
+    /// the commits of every flow.
+    fn watch_changes(&self) -> Result<Option<Box<dyn ChangeWatch>>> {
+        Ok(None)
     }
 
     /// The backend's own consistency check of its files: `None` when it finds nothing

@@ -20,13 +20,14 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 use rusqlite::{
-    params, Connection, ErrorCode, OptionalExtension, Transaction, TransactionBehavior,
+    params, Connection, ErrorCode, OpenFlags, OptionalExtension, Transaction, TransactionBehavior,
 };
 
 use super::fault::{FaultPlan, FaultPoint};
 use super::group_commit::{GroupCommit, GroupLimits, GroupStats};
 use super::{
-    FlowRecord, Isolation, LockTable, RpcBody, SnapshotReader, StartOutcome, Store, Write,
+    ChangeWatch, FlowRecord, Isolation, LockTable, RpcBody, SnapshotReader, StartOutcome, Store,
+    Write,
 };
 use crate::error::{Error, Result};
 
@@ -503,12 +504,58 @@ impl Store for SqliteStore {
         rows
     }
 
+    fn watch_changes(&self) -> Result<Option<Box<dyn ChangeWatch>>> {
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(&self.path, flags)
+            .map_err(|e| self.sql_error("opening a change watch", e))?;
+        conn.busy_timeout(self.options.busy_timeout)
+            .map_err(|e| self.sql_error("setting busy timeout", e))?;
+        let mut watch = SqliteChangeWatch {
+            conn,
+            version: 0,
+            location: self.location(),
+        };
+        watch.version = watch.data_version()?;
+        Ok(Some(Box::new(watch)))
+    }
+
     fn integrity_problem(&self) -> Result<Option<String>> {
         let conn = self.checkout()?;
         let verdict: String = conn
             .query_row("PRAGMA integrity_check", [], |row| row.get(0))
             .map_err(|e| self.sql_error("checking integrity", e))?;
         Ok((verdict != "ok").then_some(verdict))
+    }
+}
+
+/// A read-only connection of its own whose `PRAGMA data_version` moves whenever another
+/// connection to the file (of this process or another) commits: one cheap query, no table
+/// read, per check.
+struct SqliteChangeWatch {
+    conn: Connection,
+    version: i64,
+    location: String,
+}
+
+impl SqliteChangeWatch {
+    fn data_version(&self) -> Result<i64> {
+        self.conn
+            .query_row("PRAGMA data_version", [], |row| row.get(0))
+            .map_err(|e| {
+                Error::storage(format!(
+                    "store {}: reading PRAGMA data_version: {e}",
+                    self.location
+                ))
+            })
+    }
+}
+
+impl ChangeWatch for SqliteChangeWatch {
+    fn changed(&mut self) -> Result<bool> {
+        let version = self.data_version()?;
+        let changed = version != self.version;
+        self.version = version;
+        Ok(changed)
     }
 }
 

@@ -150,11 +150,16 @@ impl AppLog<'_> {
         let sequence = tail_start(after)?;
         validate_log_name(log)?;
         validate_read_limit(limit)?;
-        wait_for_records(self.runtime.commits(), timeout, || {
-            let read = self.read_from(log, sequence, limit)?;
-            let found = !read.entries.is_empty();
-            Ok((read, found))
-        })
+        wait_for_records(
+            self.runtime.commits(),
+            timeout,
+            || self.runtime.store().watch_changes(),
+            || {
+                let read = self.read_from(log, sequence, limit)?;
+                let found = !read.entries.is_empty();
+                Ok((read, found))
+            },
+        )
     }
 
     /// Up to `limit` entries of `log` from `sequence` on, oldest first, with the sequence to

@@ -107,11 +107,16 @@ impl SubscriberArchive<'_> {
     pub fn tail(&self, after: u64, limit: u64, timeout: Duration) -> Result<SubscribersFrom> {
         let sequence = tail_start(after)?;
         crate::chunked_log::validate_read_limit(limit)?;
-        wait_for_records(self.runtime.commits(), timeout, || {
-            let read = self.read_from(sequence, limit)?;
-            let found = !read.subscribers.is_empty();
-            Ok((read, found))
-        })
+        wait_for_records(
+            self.runtime.commits(),
+            timeout,
+            || self.runtime.store().watch_changes(),
+            || {
+                let read = self.read_from(sequence, limit)?;
+                let found = !read.subscribers.is_empty();
+                Ok((read, found))
+            },
+        )
     }
 
     /// Up to `limit` subscribers from `sequence` on, oldest first, with the sequence to read
