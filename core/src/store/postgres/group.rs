@@ -263,7 +263,10 @@ impl GroupBackend for PostgresStore {
                 .batch_execute("ROLLBACK")
                 .map_err(errors.doing("rolling back"))
                 .and(Err(injected)),
-            Ok(()) => conn.client.batch_execute("COMMIT").map_err(errors.commit()),
+            Ok(()) => conn
+                .client
+                .batch_execute(&self.commit_sql)
+                .map_err(errors.commit()),
         };
         self.end_group(conn);
         committed
