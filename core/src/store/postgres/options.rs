@@ -325,6 +325,7 @@ mod tests {
         assert!(message("sslmode=allow").contains(r#"sslmode="allow" is not one of"#));
         assert!(message("sslrootcert=").contains("sslrootcert names no file"));
         assert!(message("group_commit=yes").contains(r#"group_commit must be "on" or "off""#));
+        assert!(message("notify=yes").contains(r#"notify must be "on" or "off""#));
         assert!(message("group_max_calls=0").contains("group_max_calls must be at least 1"));
         assert!(message("commit_delay_us=x").contains("commit_delay_us must be a whole number"));
     }
