@@ -416,3 +416,29 @@ fn with_notify_on_a_change_watch_hears_the_commits_of_another_store() {
         );
     }
 }
+
+#[test]
+#[ignore = "PostgreSQL only"]
+fn a_change_watch_listens_again_after_a_server_restart() {
+    use attrflow::store::Store;
+    let _server = restarting_the_server();
+    let (t, runtime) = postgres_counter(None, "&notify=on");
+    let watcher = PostgresStore::open(&format!("{}&notify=on", t.url)).unwrap();
+    let mut watch = watcher.watch_changes().unwrap().expect("a change watch");
+    restart_server();
+    // The lost connection is reported as a change (commits may have gone unheard), then
+    // the watch listens again and goes quiet.
+    assert!(hears_a_change(&mut *watch));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while watch.changed().unwrap() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the watch never went quiet"
+        );
+    }
+    retry_lock_conflicts(|| call(&runtime, "Bump")).unwrap();
+    assert!(
+        hears_a_change(&mut *watch),
+        "a commit after the restart went unheard"
+    );
+}
