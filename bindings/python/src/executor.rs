@@ -121,6 +121,9 @@ struct Queue {
     threads: usize,
     /// Worker threads asleep on [`Pool::wake`].
     sleeping: usize,
+    /// Wake-ups sent to sleeping threads that have not woken yet: each queued call wakes
+    /// a thread of its own, or starts one.
+    woken: usize,
 }
 
 /// Worker threads that grow with the calls in flight (up to [`MAX_THREADS`]) and exit
@@ -133,6 +136,8 @@ struct Pool {
     queued: AtomicUsize,
     /// Whether a thread is watching the queue.
     watching: AtomicBool,
+    /// Idle moments left to sleep through without watching, after a watch saw no job.
+    skip_watches: AtomicUsize,
 }
 
 impl Pool {
@@ -142,10 +147,12 @@ impl Pool {
                 jobs: VecDeque::new(),
                 threads: 0,
                 sleeping: 0,
+                woken: 0,
             }),
             wake: Condvar::new(),
             queued: AtomicUsize::new(0),
             watching: AtomicBool::new(false),
+            skip_watches: AtomicUsize::new(0),
         }
     }
 
@@ -162,7 +169,8 @@ impl Pool {
         if queued == 1 && self.watching.load(Ordering::SeqCst) {
             return Ok(());
         }
-        if queue.sleeping > 0 {
+        if queue.sleeping > queue.woken {
+            queue.woken += 1;
             self.wake.notify_one();
         } else if queue.threads < MAX_THREADS {
             let started = std::thread::Builder::new()
@@ -208,6 +216,7 @@ impl Pool {
                 .unwrap_or_else(PoisonError::into_inner);
             queue = woken;
             queue.sleeping -= 1;
+            queue.woken = queue.woken.saturating_sub(1);
             if timeout.timed_out() && queue.jobs.is_empty() {
                 queue.threads -= 1;
                 return None;
@@ -216,21 +225,36 @@ impl Pool {
     }
 
     /// Watches the queue for up to [`SPIN`] when no other thread does; returns when a job
-    /// is queued or the time is up.
+    /// is queued or the time is up. After a watch that saw no job, the next idle moments
+    /// are not watched (calls are not coming one right after another).
     fn watch(&self) {
-        if self.queued.load(Ordering::SeqCst) > 0 || self.watching.swap(true, Ordering::SeqCst) {
+        if self.queued.load(Ordering::SeqCst) > 0
+            || self
+                .skip_watches
+                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |left| {
+                    left.checked_sub(1)
+                })
+                .is_ok()
+            || self.watching.swap(true, Ordering::SeqCst)
+        {
             return;
         }
         let started = Instant::now();
-        while self.queued.load(Ordering::SeqCst) == 0 && started.elapsed() < SPIN {
-            pause();
+        while self.queued.load(Ordering::SeqCst) == 0 {
+            if started.elapsed() >= SPIN {
+                self.skip_watches.store(SKIP_AFTER_MISS, Ordering::SeqCst);
+                break;
+            }
+            for _ in 0..32 {
+                std::hint::spin_loop();
+            }
         }
         self.watching.store(false, Ordering::SeqCst);
     }
 }
 
-/// A moment of watching: a few spin-loop hints, then the CPU offered to any other thread
-/// that is ready to run on it (a busy machine's threads are not starved by the watching).
+/// A moment of the event loop's watching: a few spin-loop hints, then the CPU offered to any
+/// other thread ready to run on it (the worker it waits for, on a busy machine).
 fn pause() {
     for _ in 0..16 {
         std::hint::spin_loop();
@@ -286,7 +310,8 @@ struct Ready {
 const LONE_CALL_WAIT: Duration = Duration::from_micros(200);
 
 /// How many lone calls are made without waiting after a wait outlasted its call (a store
-/// whose calls take longer, such as one waiting for fsync).
+/// whose calls take longer, such as one waiting for fsync), and how many idle moments a
+/// worker sleeps through at once after a watch saw no new call.
 const SKIP_AFTER_MISS: usize = 32;
 
 impl Completions {
