@@ -238,7 +238,7 @@ def _submit(start: Callable[..., object], *arguments: Any) -> asyncio.Future[Any
     future: asyncio.Future[Any] = loop.create_future()
     watch = _watch(loop)
     start(*arguments, done=(watch.completions, future))
-    if watch.ready is not None:
+    if watch.ready is not None and watch.completions.running == 1:
         loop.call_soon(_wait_for_lone_call, watch)
     return future
 

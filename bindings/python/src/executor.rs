@@ -387,6 +387,12 @@ impl Completions {
         })
     }
 
+    /// How many calls submitted through this queue have not finished yet.
+    #[getter]
+    fn running(&self) -> usize {
+        self.running.load(Ordering::SeqCst)
+    }
+
     /// For the event loop with nothing else to do: when exactly one call is running, waits
     /// for it (GIL released, watching rather than sleeping) up to a fixed 200 µs, and returns
     /// whether it finished, so the caller drains it at once instead of sleeping until the
