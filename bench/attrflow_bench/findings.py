@@ -15,15 +15,14 @@ shared machine's noise between the two sizes: compare the min–max columns, and
 quiet machine."""
 
 _DURABLE = """\
-callgrind, one register through the Rust API against the raw rusqlite baseline doing the
-same read-modify-write of the same two rows: 570K instructions against 438K (0.77×). A
-version that changed `current` in place measured 422K, but it moved the chunk out of the
-snapshot before every check of the append had run; the batch-append path (every record
-checked first, then staged) replaced it, so each append copies the open chunk once, and
-every stored value is also measured against `attrflow::limits`. The rest is the runtime's
-fixed work per call: reading the flow's row (run ID and type) in the transaction,
-building the call plan (lock and load name sets), taking the in-process locks, the
-snapshot map, and decoding the output back into a typed `Subscriber`. Under FULL both
+callgrind, one register through the Rust API: 187K instructions since an append keeps the
+open chunk as JSON text (core/src/chunked_log/chunk_text.rs), against 586K before, when the
+chunk was decoded into a `serde_json::Value`, copied and encoded back; the raw rusqlite
+baseline doing the same read-modify-write of the same two rows measured 438K. What remains
+is the runtime's fixed work per call: reading the flow's row (run ID and type) in the
+transaction, building the call plan (lock and load name sets), taking the in-process locks,
+splitting the open chunk's text into records, checking every stored value against
+`attrflow::limits`, and decoding the output back into a typed `Subscriber`. Under FULL both
 sides wait for the same WAL fsync, so the ratio there follows the disk; under NORMAL it
 follows the CPU."""
 
@@ -42,6 +41,34 @@ Rust-native figures run one after the other, not at the same instant, so on a sh
 machine this ratio also carries the difference in load between the two (the same build
 measured 0.61× to 1.09× for register across four repeats)."""
 
+_ASYNC = """\
+CPU time per call, one call at a time on the archive of section 3 (`time.process_time` for
+all threads, `time.thread_time` for the event loop's, 2,000 calls, a loaded machine):
+`Client` archived page 86 µs (101 µs wall), register 72 µs (132 µs wall).
+`AsyncClient` archived page 179 µs (197 µs wall), 66 µs of it on the loop thread (the
+call's Python side, the future, and building the 100 `Subscriber` dataclasses when the
+result is drained); register 158 µs (193 µs wall), 45 µs on the loop thread. The worker
+thread never takes the GIL (it queues the result and wakes the loop through a socket), so
+the remaining gap is the two thread hand-offs per call (waking a worker, then waking the
+loop): about 50 µs of extra CPU on the worker side and 30 µs on the loop side, which
+one-at-a-time awaiting pays in full and many tasks overlap (section 3b). The Python and
+Rust-native figures run one after the other, not at the same instant, so on a shared
+machine this ratio also carries the difference in load between the two (the same build
+measured 0.61× to 1.09× for register across four repeats).
+
+perf (`perf record -g`, 4,000 registers one at a time, before the watching, load average
+about 2.5): an `AsyncClient` register cost 184 µs of CPU against 85 µs through `Client`.
+Beyond the call itself, the worker thread spent about 14 µs a call in glibc `malloc` and
+`malloc_consolidate` (its own arena, whose blocks the loop thread frees), about 8 µs in the
+`send` that wakes the loop (`sock_def_readable`, the wake-up of the loop thread), and its
+futex sleep and wake-up; the loop thread spent 48 µs. Watching on both sides (section 3b)
+removes the two wake-ups when a core is free. What remains on the loop thread, per call:
+the RPC's arguments (`Client._rpc_call`, 6–7 µs, half of it encoding the input through
+`attrflow.codec`), the asyncio future and the task's step, the drain, and decoding the
+output: for the archived page, 100 `Subscriber` dataclasses, about 35 µs (the blocking
+`Client`, which pays the same decoding, reaches 0.65–0.85× on the page), so the
+`AsyncClient` page stays below the blocking client's ratio until decoding itself costs less."""
+
 _CONCURRENT = """\
 Each worker appends to its own archive, so no lock is contended and SQLite's one writer is
 the shared resource: at FULL every commit waits for the WAL fsync (shared by a group of
@@ -50,7 +77,16 @@ module's worker threads, which never take the GIL: finished calls are queued and
 loop drains them together, decoding each output. So this ratio measures the loop thread's
 per-call Python work (about 45 µs: resolving the RPC, encoding the input, the future, the
 decoded output) against the Rust threads' whole per-append cost (70–150 µs per lone Rust
-register at NORMAL in these runs), on two cores the loop shares with the workers."""
+register at NORMAL in these runs), on two cores the loop shares with the workers.
+
+cProfile of the loop thread (16 tasks × 200 appends, NORMAL; 30–40 µs of loop CPU per
+append without the profiler): the largest items are `Runtime.call_rpc` itself (converting
+the arguments and handing the call to a worker, which wakes a sleeping worker with a futex
+call when none is watching: 13 µs a call under the profiler) and encoding the input
+(`codec._encode`, walking the input's type with `typing.get_origin`/`get_args` per field on
+every call: 15 µs under the profiler); then asyncio's own per-iteration work. Encoding the
+input natively along the type table the `Decoder` already holds would remove the second;
+not done here."""
 
 _HTTP = """\
 cProfile of the service under wrk: Quart's request handling took about 1 ms of CPU per
@@ -68,7 +104,21 @@ registers (writers queue first come, first served in the core). It is not the fs
 either: the same run on a NORMAL store gave p50 4.5 ms and p99 114 ms. Not yet profiled
 further; the suspects are SQLite's WAL checkpoints (every few hundred registers, each
 holding up the one writer and the 16 calls queued behind it) and wrk, the event loop and
-the worker threads sharing two cores."""
+the worker threads sharing two cores.
+
+Checked since (2026-12-03, 05:28–05:31 UTC): a throwaway build with `PRAGMA
+wal_autocheckpoint=0` (no checkpoint at all during a run), against the same build with
+SQLite's automatic checkpoints, taking turns, two 3 s wrk runs each, twice (load average
+about 2): p99 17.5–25.2 ms without checkpoints against 21.3–31.0 ms with them. Checkpoints
+account for a few milliseconds of the tail, not for most of it, so no background
+checkpointer was built (it would move the same copying and fsync onto another thread of the
+same two cores). The rest moves with whatever else runs on the machine: the unchanged build
+measured p99 68–89 ms in three runs and 21–31 ms in the next four, two minutes apart (load
+average about 2 at both starts), with p50 5–9 ms throughout; at 16 connections on 2 cores,
+wrk, the event loop, the worker threads, the group
+commit's writer and other processes take turns, and a request that waits one scheduling turn
+behind a busy core waits milliseconds. In the interleaved run of section 3b (load 6–8) the
+p99 was 41.7 ms before the watching and 30.3 ms after, medians of eight runs, 0 errors."""
 
 _REDIS_APPEND = """\
 Redis appends one small entry to an in-memory stream and, with `appendfsync always`,
@@ -84,9 +134,9 @@ FINDINGS: dict[str, str] = {
     "2-full": _DURABLE,
     "2-normal": _DURABLE,
     "3-sync-register": _PYTHON,
-    "3-async-register": _PYTHON,
+    "3-async-register": _ASYNC,
     "3-sync-page": _PYTHON,
-    "3-async-page": _PYTHON,
+    "3-async-page": _ASYNC,
     "3-concurrent-normal": _CONCURRENT,
     "3-concurrent-full": _CONCURRENT,
     "3-http-page": _HTTP,

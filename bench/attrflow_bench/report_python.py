@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from attrflow_bench.notes import note
 from attrflow_bench.results import Results
 
 TableRows = list[tuple[str, str]]
@@ -60,4 +61,5 @@ def section(results: Results, table: Callable[[TableRows, Results], str]) -> lis
             ),
             "",
         ]
+    lines += note("3b-python")
     return lines
