@@ -47,6 +47,11 @@ enum Held {
 }
 
 impl Held {
+    /// What a handler stages as `value`: `None` (a delete) for `Value::Null`.
+    fn staged(value: Value) -> Option<Self> {
+        (!value.is_null()).then_some(Held::Value(value))
+    }
+
     fn json(json: String) -> Self {
         Held::Json {
             json,
@@ -146,10 +151,7 @@ impl<'a> RpcContext<'a> {
         if !self.definition.has_attribute(name) {
             return Err(self.undeclared_attribute(name));
         }
-        self.stage(
-            name.to_owned(),
-            (!value.is_null()).then_some(Held::Value(value)),
-        );
+        self.stage(name.to_owned(), Held::staged(value));
         Ok(())
     }
 
@@ -180,7 +182,7 @@ impl<'a> RpcContext<'a> {
     /// deletes the instance.
     pub fn set_map_instance(&mut self, map: &str, instance: &str, value: Value) -> Result<()> {
         let physical = self.definition.map_instance_name(map, instance)?;
-        self.stage(physical, (!value.is_null()).then_some(Held::Value(value)));
+        self.stage(physical, Held::staged(value));
         Ok(())
     }
 
