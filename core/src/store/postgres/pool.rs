@@ -32,8 +32,20 @@ pub(crate) struct Statements {
     pub open_rpc: Statement,
 }
 
+/// The writes of a simple-query batch (`end_batch` in the parent module), prepared once per
+/// connection with SQL `PREPARE`: a batch then carries `EXECUTE attrflow_put(…)`, which the
+/// server parses in a few microseconds and runs on its cached plan, instead of an
+/// `INSERT … ON CONFLICT` it would parse, analyse and plan again for every RPC.
+const BATCH_STATEMENTS: &str = "
+    PREPARE attrflow_put (text, bytea, text) AS
+        INSERT INTO attribute_values (flow_id, name, value) VALUES ($1, $2, $3)
+        ON CONFLICT (flow_id, name) DO UPDATE SET value = excluded.value;
+    PREPARE attrflow_drop (text, bytea) AS
+        DELETE FROM attribute_values WHERE flow_id = $1 AND name = $2";
+
 impl Statements {
     fn prepare(client: &mut Client) -> Result<Self, postgres::Error> {
+        client.batch_execute(BATCH_STATEMENTS)?;
         Ok(Statements {
             load_flow: client.prepare("SELECT flow_type, run_id FROM flows WHERE flow_id = $1")?,
             insert_flow: client.prepare(
