@@ -445,7 +445,6 @@ fn a_store_written_at_schema_version_1_is_migrated_on_open_and_keeps_every_value
         "{values:?}"
     );
     let before = common::all_subscribers(&archive);
-    drop(archive);
 
     let t = t.reopen();
     let version: i64 = client

@@ -266,7 +266,9 @@ impl GroupBackend for PostgresStore {
             Ok(()) => conn.client.batch_execute("COMMIT").map_err(errors.commit()),
         };
         self.end_group(conn);
-        committed
+        // Committed, and no member answered yet: a fault here is a connection lost right
+        // after the COMMIT (or, armed to kill, a crash before any reply).
+        committed.and_then(|()| self.faults.check(FaultPoint::AfterCommit))
     }
 
     fn rollback_group(&self, group: PostgresGroup) {

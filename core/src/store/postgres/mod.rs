@@ -252,7 +252,8 @@ impl PostgresStore {
 
     /// The faults injected into this store's group commits (for tests that prove failure
     /// paths): [`crate::store::fault::FaultPoint::AtCommit`] rolls a group back where its
-    /// COMMIT would go.
+    /// COMMIT would go; [`crate::store::fault::FaultPoint::AfterCommit`] fires once a
+    /// group's COMMIT returned, before any member is answered.
     #[cfg(feature = "fault-injection")]
     pub fn faults(&self) -> &FaultPlan {
         &self.faults
