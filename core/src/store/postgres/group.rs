@@ -9,12 +9,19 @@
 //! another process changed after the group's snapshot was taken (SQLSTATE `40001`): in both
 //! cases only the member's savepoint is rolled back and the group goes on.
 //!
-//! Round trips: the group costs one for `BEGIN` (with the first savepoint) and one for
-//! `COMMIT`; a member costs one for its locks, flow and locked values (the statement a lone
-//! RPC opens with) and one for its writes, which go as one batch ending in
-//! `RELEASE member; SAVEPOINT member`, so the next member's savepoint is already set when
-//! it starts. A failed member is undone with `ROLLBACK TO member`, which leaves that
+//! Round trips: the group costs one for `BEGIN` (with the first savepoint); a member costs
+//! one, for its locks, flow and locked values (the statement a lone RPC opens with). Its
+//! writes wait in the group as one batch ending in `RELEASE member; SAVEPOINT member` and
+//! go with the next member's opening statement, or with the `COMMIT`, in one simple-query
+//! round trip. A failed member is undone with `ROLLBACK TO member`, which leaves that
 //! savepoint set for the next one.
+//!
+//! The batch that carries the previous member's writes fails as a whole: the only failure
+//! the next member can own is its row lock being held by another transaction (`55P03` on
+//! `attribute_locks`, which only its own statement touches), and then the writes before it
+//! have run; any other failure of such a batch fails the whole group (nothing of it is
+//! committed; a conflict stays retryable), so that no member's writes are ever rolled back
+//! after it was counted in.
 //!
 //! Failures keep the promises of a lone RPC: a connection found broken at `BEGIN`, before
 //! anything ran, is dropped with the idle ones and the group begins again on a new
@@ -32,9 +39,14 @@ use std::time::Duration;
 
 use postgres::IsolationLevel;
 
+use postgres::{SimpleQueryMessage, SimpleQueryRow};
+
 use super::errors::Errors;
 use super::pool::{Connection, Statements};
-use super::{as_bytes, lock_rows_batch, PostgresStore, TxReader};
+use super::{
+    as_bytes, bytea, end_batch, from_hex, lock_rows_batch, member_lock_conflict, quote,
+    PostgresStore, Prefetched, TxReader,
+};
 use crate::error::{Error, Result};
 use crate::store::fault::FaultPoint;
 use crate::store::group_commit::{GroupBackend, GroupLimits};
@@ -47,8 +59,13 @@ const NEXT_MEMBER: &str = "RELEASE SAVEPOINT member; SAVEPOINT member";
 /// The open transaction of one group, on a connection out of the pool until the group ends.
 pub struct PostgresGroup {
     conn: Connection,
-    /// A savepoint is set after which nothing has run yet (the next member's).
+    /// A savepoint is set after which nothing has run yet (the next member's), or will be
+    /// once `pending` is sent.
     savepoint_ready: bool,
+    /// The last member's writes and [`NEXT_MEMBER`], not sent yet.
+    pending: Option<String>,
+    /// A batch holding an earlier member's writes failed: the transaction is lost.
+    lost: bool,
 }
 
 impl std::fmt::Debug for PostgresGroup {
@@ -82,12 +99,108 @@ impl PostgresStore {
         (client, statements, self.errors(broken))
     }
 
-    /// Runs `sql` (no rows) on the group's connection.
+    /// Runs `sql` (no rows) on the group's connection, after the writes still pending; a
+    /// failure with writes pending loses the group.
     fn group_batch(&self, group: &mut PostgresGroup, sql: &str, doing: &str) -> Result<()> {
+        let pending = group.pending.take();
         let conn = &mut group.conn;
-        conn.client
-            .batch_execute(sql)
-            .map_err(self.errors(&conn.broken).doing(doing))
+        let ran = match &pending {
+            Some(writes) => conn.client.batch_execute(&format!("{writes};{sql}")),
+            None => conn.client.batch_execute(sql),
+        };
+        ran.map_err(|e| {
+            group.lost |= pending.is_some();
+            self.errors(&conn.broken).doing(doing)(e)
+        })
+    }
+
+    /// Opens a member (see `open_member`) in one round trip with the writes still pending:
+    /// `None` inside when some lock rows do not exist yet; `Err(None)` when the flow ID
+    /// holds a NUL character, which a simple query cannot carry.
+    fn open_in_batch(
+        &self,
+        group: &mut PostgresGroup,
+        flow_id: &str,
+        locks: &[String],
+    ) -> Option<Result<Option<(FlowRecord, Prefetched)>>> {
+        if flow_id.contains('\0') {
+            return None;
+        }
+        let names: Vec<String> = locks.iter().map(|name| bytea(name)).collect();
+        let open = format!(
+            "EXECUTE attrflow_open({}, ARRAY[{}]::bytea[])",
+            quote(flow_id),
+            names.join(", ")
+        );
+        let pending = group.pending.take();
+        let batch = match &pending {
+            Some(writes) => format!("{writes};{open}"),
+            None => open,
+        };
+        let conn = &mut group.conn;
+        let errors = self.errors(&conn.broken);
+        let messages = match conn.client.simple_query(&batch) {
+            Ok(messages) => messages,
+            Err(e) => {
+                let own = e.code() == Some(&postgres::error::SqlState::LOCK_NOT_AVAILABLE)
+                    && e.as_db_error()
+                        .is_some_and(|db| db.message().contains("\"attribute_locks\""));
+                if own {
+                    return Some(Err(member_lock_conflict(flow_id, locks)));
+                }
+                group.lost |= pending.is_some();
+                return Some(Err(errors.doing("taking locks")(e)));
+            }
+        };
+        Some(self.opened_rows(flow_id, locks, &messages))
+    }
+
+    /// The flow and prefetched values of `attrflow_open`'s rows (text, names in hex).
+    fn opened_rows(
+        &self,
+        flow_id: &str,
+        locks: &[String],
+        messages: &[SimpleQueryMessage],
+    ) -> Result<Option<(FlowRecord, Prefetched)>> {
+        let rows: Vec<&SimpleQueryRow> = messages
+            .iter()
+            .filter_map(|message| match message {
+                SimpleQueryMessage::Row(row) => Some(row),
+                _ => None,
+            })
+            .collect();
+        let Some(first) = rows.first() else {
+            return Err(Error::FlowNotFound {
+                flow_id: flow_id.to_owned(),
+            });
+        };
+        let malformed = || {
+            Error::storage(format!(
+                "store {}: an unexpected answer opening a call on flow {flow_id:?}",
+                self.location
+            ))
+        };
+        let locked: usize = first
+            .get(2)
+            .and_then(|count| count.parse().ok())
+            .ok_or_else(malformed)?;
+        if locked < locks.len() {
+            return Ok(None);
+        }
+        let flow = FlowRecord {
+            flow_id: flow_id.to_owned(),
+            flow_type: self
+                .text(from_hex(first.get(0).ok_or_else(malformed)?).ok_or_else(malformed)?)?,
+            run_id: first.get(1).ok_or_else(malformed)?.to_owned(),
+        };
+        let mut prefetched: Prefetched = locks.iter().map(|name| (name.clone(), None)).collect();
+        for row in rows {
+            if let (Some(name), Some(value)) = (row.get(3), row.get(4)) {
+                let name = self.text(from_hex(name).ok_or_else(malformed)?)?;
+                prefetched.insert(name, Some(value.to_owned()));
+            }
+        }
+        Ok(Some((flow, prefetched)))
     }
 
     /// Gives a group's connection back to the pool; a broken one is dropped with the idle
@@ -132,6 +245,8 @@ impl GroupBackend for PostgresStore {
                     return Ok(PostgresGroup {
                         conn,
                         savepoint_ready: true,
+                        pending: None,
+                        lost: false,
                     })
                 }
                 Err(error) => error,
@@ -169,6 +284,12 @@ impl GroupBackend for PostgresStore {
     }
 
     fn rollback_to_savepoint(&self, group: &mut PostgresGroup) -> Result<()> {
+        if group.lost {
+            return Err(Error::storage(format!(
+                "store {}: the group's transaction was lost with an earlier call's writes",
+                self.location
+            )));
+        }
         // The savepoint stays set: the next member runs in it.
         self.group_batch(group, "ROLLBACK TO SAVEPOINT member", "rolling back a call")?;
         group.savepoint_ready = true;
@@ -182,10 +303,19 @@ impl GroupBackend for PostgresStore {
         locks: &[String],
         body: &mut RpcBody<'_>,
     ) -> Result<usize> {
+        let opened = match self.open_in_batch(group, flow_id, locks) {
+            Some(opened) => opened?,
+            None => {
+                // A NUL in the flow ID: the writes pending go first, on their own.
+                if let Some(writes) = group.pending.take() {
+                    self.group_batch(group, &writes, "writing values")?;
+                }
+                let (client, statements, errors) = self.parts(&mut group.conn);
+                self.open_member(client, statements, errors, flow_id, locks)?
+            }
+        };
         let (client, statements, errors) = self.parts(&mut group.conn);
-        let (flow, prefetched) = match self
-            .open_member(client, statements, errors, flow_id, locks)?
-        {
+        let (flow, prefetched) = match opened {
             Some(opened) => opened,
             None => {
                 // The lock rows are created inside the group's transaction (so its
@@ -216,15 +346,19 @@ impl GroupBackend for PostgresStore {
             flow,
             prefetched,
         })?;
-        self.write_and_end(
-            client,
-            statements,
-            errors,
-            flow_id,
-            &writes,
-            NEXT_MEMBER,
-            errors.doing("writing values"),
-        )?;
+        match end_batch(flow_id, &writes, NEXT_MEMBER) {
+            // Sent with the next member's opening statement or the COMMIT.
+            Some(batch) => group.pending = Some(batch),
+            None => self.write_and_end(
+                client,
+                statements,
+                errors,
+                flow_id,
+                &writes,
+                NEXT_MEMBER,
+                errors.doing("writing values"),
+            )?,
+        }
         group.savepoint_ready = true;
         Ok(written_bytes(&writes))
     }
@@ -235,6 +369,9 @@ impl GroupBackend for PostgresStore {
         flow: &FlowRecord,
         initial: &[(String, String)],
     ) -> Result<StartOutcome> {
+        if let Some(writes) = group.pending.take() {
+            self.group_batch(group, &writes, "writing values")?;
+        }
         let (client, statements, errors) = self.parts(&mut group.conn);
         self.insert_flow(client, statements, errors, flow, initial)
     }
@@ -254,7 +391,9 @@ impl GroupBackend for PostgresStore {
     }
 
     fn commit_group(&self, group: PostgresGroup) -> Result<()> {
-        let PostgresGroup { mut conn, .. } = group;
+        let PostgresGroup {
+            mut conn, pending, ..
+        } = group;
         let errors = self.errors(&conn.broken);
         let committed = match self.faults.check(FaultPoint::AtCommit) {
             // An injected failure of the COMMIT itself: the server rolls the group back.
@@ -263,8 +402,20 @@ impl GroupBackend for PostgresStore {
                 .batch_execute("ROLLBACK")
                 .map_err(errors.doing("rolling back"))
                 .and(Err(injected)),
-            Ok(()) => conn.client.batch_execute("COMMIT").map_err(errors.commit()),
+            // The last member's writes and the COMMIT, in one round trip.
+            Ok(()) => match &pending {
+                Some(writes) => conn.client.batch_execute(&format!("{writes};COMMIT")),
+                None => conn.client.batch_execute("COMMIT"),
+            }
+            .map_err(errors.commit()),
         };
+        if committed.is_err() && !conn.broken.get() && !conn.client.is_closed() {
+            // Writes that failed before the COMMIT leave the transaction open and aborted.
+            let _ = conn
+                .client
+                .batch_execute("ROLLBACK")
+                .map_err(errors.doing("rolling back"));
+        }
         self.end_group(conn);
         // Committed, and no member answered yet: a fault here is a connection lost right
         // after the COMMIT (or, armed to kill, a crash before any reply).

@@ -459,10 +459,7 @@ impl PostgresStore {
             .query_opt(&statements.open_rpc, &[&flow_id, &as_bytes(locks)])
             .map_err(|e| match e.code() {
                 Some(code) if *code == postgres::error::SqlState::LOCK_NOT_AVAILABLE => {
-                    Error::LockConflict(format!(
-                        "one or more attribute keys are locked: flow {flow_id:?}, {}",
-                        locks.join(", ")
-                    ))
+                    member_lock_conflict(flow_id, locks)
                 }
                 _ => errors.doing("taking locks")(e),
             })?;
@@ -786,6 +783,25 @@ fn end_batch(flow_id: &str, writes: &[Write], end: &str) -> Option<String> {
     }
     batch.push_str(end);
     Some(batch)
+}
+
+/// The error of a call whose lock rows another transaction holds.
+fn member_lock_conflict(flow_id: &str, locks: &[String]) -> Error {
+    Error::LockConflict(format!(
+        "one or more attribute keys are locked: flow {flow_id:?}, {}",
+        locks.join(", ")
+    ))
+}
+
+/// The bytes of a hex string (as `encode(…, 'hex')` writes them); `None` if it is not one.
+fn from_hex(hex: &str) -> Option<Vec<u8>> {
+    if hex.len() % 2 != 0 {
+        return None;
+    }
+    (0..hex.len())
+        .step_by(2)
+        .map(|at| u8::from_str_radix(hex.get(at..at + 2)?, 16).ok())
+        .collect()
 }
 
 /// `text` as an SQL string literal (standard conforming strings).
