@@ -26,6 +26,7 @@ from attrflow.errors import RpcLockConflictError
 
 from attrflow_bench import redis_streams
 from attrflow_bench.client_rates import FLOW, registration
+from attrflow_bench.notes import note
 from attrflow_bench.results import Results
 from attrflow_bench.rust_bench import RustBench
 from attrflow_bench.section import run_alone
@@ -37,23 +38,6 @@ APPENDERS = 16
 
 SHAPES = {"one_flow": 1, "many_flows": APPENDERS}
 """Flows (streams) the appenders share: all on one, or one each."""
-
-NOTES = """\
-Groups form as designed: with 16 appenders 10 to 12 appends share each COMMIT (not 16,
-because the members of the group just committed are still being woken on two busy cores
-when the next group closes; `commit_delay_us` trades latency for fuller groups). Lock
-conflicts all but vanish on one flow: callers queue for their turn, and a lock is released
-when its holder's handler ends rather than after the fsync. `AsyncClient` runs each call on
-asyncio's default thread pool (6 threads on 2 cores), which caps its groups. Redis is driven
-by asyncio redis-py clients on the same two cores.
-
-Where a register's CPU goes (callgrind, 500 registers at NORMAL on a 1,000-record archive,
-about 580K instructions each): the store's own work (savepoint, flow lookup, value reads,
-upsert, on statements prepared once per connection) is under a tenth; about two thirds is
-decoding the stored `current` chunk into a `serde_json::Value` and encoding it back. A
-chunk layout that appends a record without re-encoding the chunk (a row per record of the
-open chunk, or SQLite's `json_insert` on the chunk text), behind a layout version and a
-migration, is what would cut that."""
 
 RUST_TARGET = 2.0
 ASYNC_TARGET = 1.0
@@ -232,8 +216,7 @@ def render(results: Results) -> list[str]:
         f"{_figure(results, f'{native}.per_call.single_append_us')} µs with one COMMIT per "
         f"call: {latency.median:.2f}× (target ≤ {LATENCY_TARGET}×, {verdict}).",
         "",
-        NOTES,
-        "",
+        *note("6-concurrency"),
     ]
     return lines
 

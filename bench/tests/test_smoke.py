@@ -82,6 +82,9 @@ def test_the_smoke_run_writes_every_figure_and_target(tmp_path: Path) -> None:
     assert "## Closing note" in report
     if shutil.which("redis-server"):
         assert "## 8. Tailing and trimming" in report
+        for note in sorted((BENCH / "notes").glob("*.md")):
+            first_line = note.read_text(encoding="utf-8").splitlines()[0]
+            assert first_line in report, f"bench/notes/{note.name} is kept in the report"
     assert (tmp_path / "BENCHMARKS-append-growth.png").is_file()
 
     again = tmp_path / "again" / "BENCHMARKS.md"

@@ -376,6 +376,73 @@ fn a_certificate_that_does_not_check_out_is_refused_with_a_clear_error() {
     }
 }
 
+/// Checks `watch` until it reports a change, for up to 30 s; whether it did.
+fn hears_a_change(watch: &mut dyn attrflow::store::ChangeWatch) -> bool {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while std::time::Instant::now() < deadline {
+        if watch.changed().unwrap() {
+            return true;
+        }
+        thread::sleep(std::time::Duration::from_millis(5));
+    }
+    false
+}
+
+#[test]
+#[ignore = "PostgreSQL only"]
+fn with_notify_on_a_change_watch_hears_the_commits_of_another_store() {
+    use attrflow::store::Store;
+    let _server = sharing_the_server();
+    for writer in ["&notify=on", "&notify=on&group_commit=off"] {
+        let (t, runtime) = postgres_counter(None, writer);
+        assert!(PostgresStore::open(&t.url)
+            .unwrap()
+            .watch_changes()
+            .unwrap()
+            .is_none());
+        let watcher = PostgresStore::open(&format!("{}&notify=on", t.url)).unwrap();
+        let mut watch = watcher.watch_changes().unwrap().expect("a change watch");
+        call(&runtime, "Bump").unwrap();
+        assert!(
+            hears_a_change(&mut *watch),
+            "{writer}: the commit went unheard"
+        );
+        // Once reported, a change is not reported again.
+        assert!(!watch.changed().unwrap(), "{writer}");
+        call(&runtime, "Bump").unwrap();
+        assert!(
+            hears_a_change(&mut *watch),
+            "{writer}: the second commit went unheard"
+        );
+    }
+}
+
+#[test]
+#[ignore = "PostgreSQL only"]
+fn a_change_watch_listens_again_after_a_server_restart() {
+    use attrflow::store::Store;
+    let _server = restarting_the_server();
+    let (t, runtime) = postgres_counter(None, "&notify=on");
+    let watcher = PostgresStore::open(&format!("{}&notify=on", t.url)).unwrap();
+    let mut watch = watcher.watch_changes().unwrap().expect("a change watch");
+    restart_server();
+    // The lost connection is reported as a change (commits may have gone unheard), then
+    // the watch listens again and goes quiet.
+    assert!(hears_a_change(&mut *watch));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while watch.changed().unwrap() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the watch never went quiet"
+        );
+    }
+    retry_lock_conflicts(|| call(&runtime, "Bump")).unwrap();
+    assert!(
+        hears_a_change(&mut *watch),
+        "a commit after the restart went unheard"
+    );
+}
+
 /// The schema a test store lives in, from its URL.
 fn schema_of(t: &TestStore) -> String {
     let after = t.url.rsplit("schema=").next().expect("a schema in the URL");

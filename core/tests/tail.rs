@@ -18,7 +18,8 @@ use attrflow::flows::app_log::AppLog;
 use attrflow::flows::chunked_subscriber::{SubscriberArchive, FLOW_ID};
 use attrflow::{Error, Runtime};
 use common::{
-    expected_subscriber, register_in_order, register_retrying, spawn_test_process, TestStore,
+    expected_subscriber, register_in_order, register_retrying, spawn_test_process, Backend,
+    TestStore,
 };
 use serde_json::json;
 
@@ -103,10 +104,28 @@ fn a_tail_wakes_for_appends_of_another_thread_and_never_repeats_a_record() {
 
 #[test]
 fn a_tail_wakes_for_appends_through_another_runtime_on_the_same_store() {
+    tail_through_another_runtime(TestStore::fast());
+}
+
+#[test]
+fn a_tail_wakes_for_appends_through_another_runtime_with_notify_on() {
+    if let Some(t) = notifying_postgres_store() {
+        tail_through_another_runtime(t);
+    }
+}
+
+/// A PostgreSQL store whose writers `NOTIFY` and whose tails `LISTEN` (`notify=on`), when
+/// PostgreSQL is the backend under test.
+fn notifying_postgres_store() -> Option<TestStore> {
+    (Backend::under_test() == Backend::Postgres)
+        .then(|| TestStore::fast_with_postgres_parameters("notify=on"))
+}
+
+fn tail_through_another_runtime(t: TestStore) {
     // Another runtime's commits do not raise this runtime's commit signal: the tail learns
-    // of them from the store (SQLite's data_version watch; reading again on PostgreSQL).
+    // of them from the store (SQLite's data_version watch; on PostgreSQL a LISTEN with
+    // `notify=on`, else reading again).
     const LAST: u64 = 60;
-    let t = TestStore::fast();
     let archive = t.archive();
     archive.start().unwrap();
     let (_other_store, other_runtime) = t.open_again();
@@ -124,7 +143,17 @@ fn a_tail_wakes_for_appends_through_another_runtime_on_the_same_store() {
 
 #[test]
 fn a_tail_sees_the_appends_of_another_process() {
-    let t = TestStore::fast();
+    tail_another_process(TestStore::fast());
+}
+
+#[test]
+fn a_tail_sees_the_appends_of_another_process_with_notify_on() {
+    if let Some(t) = notifying_postgres_store() {
+        tail_another_process(t);
+    }
+}
+
+fn tail_another_process(t: TestStore) {
     let archive = t.archive();
     archive.start().unwrap();
     register_in_order(&archive, 1..=10);

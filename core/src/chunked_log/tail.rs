@@ -7,8 +7,9 @@
 //! are noticed after a pause that starts at [`FIRST_POLL_PAUSE`] and doubles: on SQLite by
 //! checking the store's [`ChangeWatch`] (`PRAGMA data_version` on a connection of its own,
 //! one cheap query, pauses up to [`MAX_WATCH_PAUSE`]), the tail reading again only when it
-//! moved; on a backend without a watch (PostgreSQL) by reading again, pauses up to
-//! [`MAX_POLL_PAUSE`]. Each read is one read-only call.
+//! moved (on PostgreSQL with `notify=on`, a `LISTEN` connection of its own that heard a
+//! `NOTIFY`); on a backend without a watch (PostgreSQL by default) by reading again,
+//! pauses up to [`MAX_POLL_PAUSE`]. Each read is one read-only call.
 //!
 //! A tail never returns a record twice when the caller resumes from what it returned: ask
 //! the next tail with the last sequence received (`next_sequence - 1`).

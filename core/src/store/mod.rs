@@ -121,9 +121,10 @@ pub trait Store: Send + Sync + 'static {
     /// A watch of commits made to this store through other connections, or `None` when the
     /// backend has none (a waiting reader then reads again after every pause). SQLite
     /// compares `PRAGMA data_version` on a connection of the watch's own. PostgreSQL has
-    /// none: a `NOTIFY` in every writing transaction would take the database-wide lock
-    /// PostgreSQL holds from a notifying commit to the end of its WAL flush, serializing
-    /// the commits of every flow.
+    /// one with `notify=on` only: its writers then send a `NOTIFY` before each `COMMIT`
+    /// (once per group) and the watch `LISTEN`s on a connection of its own; off (the
+    /// default), none, since PostgreSQL holds a database-wide lock from a notifying commit
+    /// to the end of its WAL flush, serializing the commits of every flow.
     fn watch_changes(&self) -> Result<Option<Box<dyn ChangeWatch>>> {
         Ok(None)
     }

@@ -404,8 +404,10 @@ impl GroupBackend for PostgresStore {
                 .and(Err(injected)),
             // The last member's writes and the COMMIT, in one round trip.
             Ok(()) => match &pending {
-                Some(writes) => conn.client.batch_execute(&format!("{writes};COMMIT")),
-                None => conn.client.batch_execute("COMMIT"),
+                Some(writes) => conn
+                    .client
+                    .batch_execute(&format!("{writes};{}", self.commit_sql)),
+                None => conn.client.batch_execute(&self.commit_sql),
             }
             .map_err(errors.commit()),
         };

@@ -27,6 +27,7 @@
 
 mod errors;
 mod group;
+mod notify;
 mod options;
 mod pool;
 mod schema;
@@ -169,7 +170,9 @@ fn locks_for(location: &str) -> Arc<LockTable> {
 pub struct PostgresStore {
     location: String,
     options: PostgresOptions,
-    pool: Pool,
+    pool: Arc<Pool>,
+    /// What ends a writing transaction: `COMMIT`, after a `NOTIFY` with `notify=on`.
+    commit_sql: String,
     locks: Arc<LockTable>,
     /// The group-commit pipelines (*lanes*), each with a transaction of its own; the RPCs
     /// of one flow always go through the same lane.
@@ -208,12 +211,13 @@ impl PostgresStore {
             format!("{} (schema {})", url.redacted(), options.schema)
         };
         let tls = tls::connector(&location, options.ssl_mode, options.ssl_root_cert.as_ref())?;
-        let pool = Pool::new(config, tls, options.clone(), location.clone());
+        let pool = Arc::new(Pool::new(config, tls, options.clone(), location.clone()));
         let mut client = pool.connect_bare()?;
         schema::migrate(&mut client, &options.schema, &location)?;
         let lanes = options.lanes();
         Ok(PostgresStore {
             lanes: (0..lanes).map(|_| GroupCommit::new()).collect(),
+            commit_sql: notify::commit_sql(&options.schema, options.notify),
             options,
             pool,
             locks: locks_for(&location),
@@ -341,6 +345,14 @@ impl PostgresStore {
             .map_err(errors.doing("beginning a transaction"))?;
         untouched.set(false);
         Ok(tx)
+    }
+
+    /// Commits a writing transaction, after a `NOTIFY` with `notify=on`.
+    fn commit(&self, mut tx: Transaction<'_>) -> std::result::Result<(), postgres::Error> {
+        if self.options.notify {
+            tx.batch_execute(&notify::notify_sql(&self.options.schema))?;
+        }
+        tx.commit()
     }
 
     /// Runs `read` in a read-only transaction at `isolation` on a pooled connection.
@@ -584,7 +596,7 @@ impl PostgresStore {
                         errors,
                         flow_id,
                         &writes,
-                        "COMMIT",
+                        &self.commit_sql,
                         errors.commit(),
                     )
                 })?;
@@ -610,7 +622,7 @@ impl PostgresStore {
             )?;
             self.require_flow(&mut tx, statements, errors, flow_id)?;
             self.apply_writes(&mut tx, statements, errors, flow_id, &writes)?;
-            crate::metrics::timed_commit(1, || tx.commit()).map_err(errors.commit())
+            crate::metrics::timed_commit(1, || self.commit(tx)).map_err(errors.commit())
         })
     }
 }
@@ -633,7 +645,7 @@ impl Store for PostgresStore {
             )?;
             let started = self.insert_flow(&mut tx, statements, errors, flow, initial)?;
             if started == StartOutcome::Started {
-                crate::metrics::timed_commit(1, || tx.commit()).map_err(errors.commit())?;
+                crate::metrics::timed_commit(1, || self.commit(tx)).map_err(errors.commit())?;
             }
             Ok(started)
         })
@@ -658,6 +670,18 @@ impl Store for PostgresStore {
 
     fn location(&self) -> String {
         self.location.clone()
+    }
+
+    fn watch_changes(&self) -> Result<Option<Box<dyn super::ChangeWatch>>> {
+        if !self.options.notify {
+            return Ok(None);
+        }
+        let watch = notify::PostgresChangeWatch::open(
+            self.pool.clone(),
+            &self.options.schema,
+            &self.location,
+        )?;
+        Ok(Some(Box::new(watch)))
     }
 
     fn list_flows(&self) -> Result<Vec<FlowRecord>> {

@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::store::group_commit::GroupLimits;
 
 /// The parameters attrflow itself reads from a `postgresql://` URL.
-pub const KNOWN_PARAMETERS: [&str; 12] = [
+pub const KNOWN_PARAMETERS: [&str; 13] = [
     "schema",
     "pool_max_size",
     "pool_timeout_ms",
@@ -27,6 +27,7 @@ pub const KNOWN_PARAMETERS: [&str; 12] = [
     "group_max_calls",
     "group_max_bytes",
     "commit_delay_us",
+    "notify",
 ];
 
 /// The longest schema name PostgreSQL keeps without truncating it.
@@ -72,6 +73,12 @@ pub struct PostgresOptions {
     /// Bounds of a commit group (`group_max_calls=N`, `group_max_bytes=N`,
     /// `commit_delay_us=N`, as on SQLite).
     pub group: GroupLimits,
+    /// Whether every writing transaction sends `NOTIFY` on the store's channel before its
+    /// `COMMIT` (once per group with group commit), so that a waiting tail of another
+    /// process wakes at once (`notify=on|off`, default off; see
+    /// [`crate::store::Store::watch_changes`]). Off, such a tail notices a commit by
+    /// reading again after pauses of up to 50 ms.
+    pub notify: bool,
 }
 
 impl Default for PostgresOptions {
@@ -87,6 +94,7 @@ impl Default for PostgresOptions {
             group_commit: true,
             group_lanes: None,
             group: GroupLimits::default(),
+            notify: false,
         }
     }
 }
@@ -119,17 +127,8 @@ impl PostgresOptions {
                     options.ssl_root_cert = Some(PathBuf::from(percent_decoded(value)));
                     rest.push(pair.to_owned());
                 }
-                "group_commit" => {
-                    options.group_commit = match value {
-                        "on" => true,
-                        "off" => false,
-                        _ => {
-                            return Err(Error::invalid_input(format!(
-                        "store URL {url:?}: group_commit must be \"on\" or \"off\", not {value:?}"
-                    )))
-                        }
-                    }
-                }
+                "group_commit" => options.group_commit = on_or_off(url, key, value)?,
+                "notify" => options.notify = on_or_off(url, key, value)?,
                 "group_lanes" => options.group_lanes = Some(at_least_one(url, key, value)?),
                 "group_max_calls" => {
                     options.group.max_members = at_least_one(url, key, value)?;
@@ -211,6 +210,16 @@ fn validate_schema(url: &str, value: &str) -> Result<String> {
             "store URL {url:?}: schema {value:?} must be 1 to {MAX_SCHEMA_BYTES} lower-case \
              letters, digits or '_', starting with a letter or '_'"
         )))
+    }
+}
+
+fn on_or_off(url: &str, key: &str, value: &str) -> Result<bool> {
+    match value {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        _ => Err(Error::invalid_input(format!(
+            "store URL {url:?}: {key} must be \"on\" or \"off\", not {value:?}"
+        ))),
     }
 }
 
@@ -316,6 +325,7 @@ mod tests {
         assert!(message("sslmode=allow").contains(r#"sslmode="allow" is not one of"#));
         assert!(message("sslrootcert=").contains("sslrootcert names no file"));
         assert!(message("group_commit=yes").contains(r#"group_commit must be "on" or "off""#));
+        assert!(message("notify=yes").contains(r#"notify must be "on" or "off""#));
         assert!(message("group_max_calls=0").contains("group_max_calls must be at least 1"));
         assert!(message("commit_delay_us=x").contains("commit_delay_us must be a whole number"));
     }
