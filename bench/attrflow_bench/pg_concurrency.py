@@ -27,12 +27,11 @@ from pathlib import Path
 from types import TracebackType
 
 from attrflow_bench import redis_streams
-from attrflow_bench.concurrency import _redis_rate
+from attrflow_bench.concurrency import _figure, _ratio, _redis_rate
 from attrflow_bench.notes import note
 from attrflow_bench.results import Results
 from attrflow_bench.rust_bench import RustBench
 from attrflow_bench.section import run_alone
-from attrflow_bench.stats import Summary, ratios
 
 ROOT = Path(__file__).resolve().parents[2]
 POSTGRES_SH = ROOT / "scripts" / "postgres.sh"
@@ -148,15 +147,6 @@ def figures(rust: RustBench, smoke: bool, results: Results) -> None:
                     "ops/s",
                     asyncio.run(_redis_rate(port, flows, plan.seconds)),
                 )
-
-
-def _ratio(results: Results, numerator: str, denominator: str) -> Summary:
-    return Summary.of(ratios(results.values(numerator), results.values(denominator)))
-
-
-def _figure(results: Results, name: str, digits: int = 0) -> str:
-    summary = results.summary(name)
-    return f"{summary.median:,.{digits}f} ({summary.low:,.{digits}f}–{summary.high:,.{digits}f})"
 
 
 def render(results: Results) -> list[str]:

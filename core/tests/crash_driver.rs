@@ -79,6 +79,13 @@ fn pick_target(rng: &mut SeededRng, next: u64) -> u64 {
     rng.in_range(start..=end)
 }
 
+/// The acknowledgement a line of a child's output carries, if any.
+fn acknowledgement(line: std::io::Result<String>) -> Option<Subscriber> {
+    let line = line.expect("read the child's output");
+    let (_, json) = line.split_once(ACK_MARKER)?;
+    Some(serde_json::from_str(json).expect("an acknowledgement"))
+}
+
 /// What the parent learnt from one child.
 struct Round {
     acked: Vec<Subscriber>,
@@ -95,11 +102,9 @@ fn kill_round(url: &str, round: u32, target: u64, delay: Duration) -> Round {
     let mut acked = Vec::new();
     let mut killed = false;
     for line in stdout.lines() {
-        let line = line.expect("read the child's output");
-        let Some((_, json)) = line.split_once(ACK_MARKER) else {
+        let Some(subscriber) = acknowledgement(line) else {
             continue;
         };
-        let subscriber: Subscriber = serde_json::from_str(json).expect("an acknowledgement");
         let reached = subscriber.sequence >= target;
         acked.push(subscriber);
         if reached && !killed {
@@ -224,11 +229,9 @@ fn concurrent_crash_rounds(test: &str, rounds: u32, kill_after_commits: bool) {
         let mut this_round = 0;
         let mut killed = false;
         for line in stdout.lines() {
-            let line = line.expect("read the child's output");
-            let Some((_, json)) = line.split_once(ACK_MARKER) else {
+            let Some(subscriber) = acknowledgement(line) else {
                 continue;
             };
-            let subscriber: Subscriber = serde_json::from_str(json).expect("an acknowledgement");
             let sequence = subscriber.sequence;
             if let Some(earlier) = acked.insert(sequence, subscriber) {
                 panic!(
