@@ -40,7 +40,7 @@ fn main() -> BenchResult<()> {
             .collect::<Result<_, _>>()?,
         None => vec![1, threads],
     };
-    if !seconds.is_finite() || seconds <= 0.0 || shapes.iter().any(|&flows| flows == 0) {
+    if !seconds.is_finite() || seconds <= 0.0 || shapes.contains(&0) {
         return Err("SECONDS must be positive and every shape at least one archive".into());
     }
     let schema = format!("bench_{}", std::process::id());
