@@ -1,7 +1,7 @@
 //! The PostgreSQL side of group commit ([`crate::store::group_commit`]).
 //!
 //! A group is one transaction at `REPEATABLE READ` on one connection taken out of the pool
-//! for as long as the group is open. Each member runs inside `SAVEPOINT member` and takes
+//! for as long as the group is open. Each member runs inside a savepoint of its own and takes
 //! its locks there, as row locks on `attribute_locks` with `FOR UPDATE NOWAIT` (bumping
 //! them, as a lone RPC does). Rows locked by an earlier member of the same group belong to
 //! the same transaction, so they do not conflict; rows held by another process's
@@ -11,17 +11,18 @@
 //!
 //! Round trips: the group costs one for `BEGIN` (with the first savepoint); a member costs
 //! one, for its locks, flow and locked values (the statement a lone RPC opens with). Its
-//! writes wait in the group as one batch ending in `RELEASE member; SAVEPOINT member` and
+//! writes wait in the group as one batch ending in the release of its savepoint and the next
+//! member's, and
 //! go with the next member's opening statement, or with the `COMMIT`, in one simple-query
 //! round trip. A failed member is undone with `ROLLBACK TO member`, which leaves that
 //! savepoint set for the next one.
 //!
-//! The batch that carries the previous member's writes fails as a whole: the only failure
-//! the next member can own is its row lock being held by another transaction (`55P03` on
-//! `attribute_locks`, which only its own statement touches), and then the writes before it
-//! have run; any other failure of such a batch fails the whole group (nothing of it is
-//! committed; a conflict stays retryable), so that no member's writes are ever rolled back
-//! after it was counted in.
+//! Savepoints are numbered (`m0`, `m1`, …; a member's writes end in `RELEASE SAVEPOINT mN;
+//! SAVEPOINT mN+1`), so a batch that failed says by itself where it failed: when the next
+//! member's statement failed after the writes before it ran, `ROLLBACK TO SAVEPOINT mN+1`
+//! undoes that member alone; when the writes themselves failed, `mN+1` was never set, the
+//! rollback fails, and with it the whole group (nothing of it is committed), so no member's
+//! writes are ever undone after it was counted in.
 //!
 //! Failures keep the promises of a lone RPC: a connection found broken at `BEGIN`, before
 //! anything ran, is dropped with the idle ones and the group begins again on a new
@@ -37,24 +38,18 @@ use std::cell::Cell;
 use std::sync::Arc;
 use std::time::Duration;
 
-use postgres::IsolationLevel;
-
-use postgres::{SimpleQueryMessage, SimpleQueryRow};
+use postgres::{IsolationLevel, SimpleQueryMessage, SimpleQueryRow};
 
 use super::errors::Errors;
 use super::pool::{Connection, Statements};
 use super::{
-    as_bytes, bytea, end_batch, from_hex, lock_rows_batch, member_lock_conflict, quote,
-    PostgresStore, Prefetched, TxReader,
+    as_bytes, bytea, end_batch, from_hex, lock_rows_batch, open_error, quote, PostgresStore,
+    Prefetched, TxReader,
 };
 use crate::error::{Error, Result};
 use crate::store::fault::FaultPoint;
 use crate::store::group_commit::{GroupBackend, GroupLimits};
 use crate::store::{FlowRecord, LockTable, RpcBody, StartOutcome, Write};
-
-/// What ends a member's batch of writes: its savepoint is released and the next member's
-/// set.
-const NEXT_MEMBER: &str = "RELEASE SAVEPOINT member; SAVEPOINT member";
 
 /// The open transaction of one group, on a connection out of the pool until the group ends.
 pub struct PostgresGroup {
@@ -62,10 +57,10 @@ pub struct PostgresGroup {
     /// A savepoint is set after which nothing has run yet (the next member's), or will be
     /// once `pending` is sent.
     savepoint_ready: bool,
-    /// The last member's writes and [`NEXT_MEMBER`], not sent yet.
+    /// The number of the savepoint the running (or next) member runs in: `m{savepoint}`.
+    savepoint: u64,
+    /// The last member's writes and the release of its savepoint, not sent yet.
     pending: Option<String>,
-    /// A batch holding an earlier member's writes failed: the transaction is lost.
-    lost: bool,
 }
 
 impl std::fmt::Debug for PostgresGroup {
@@ -108,14 +103,17 @@ impl PostgresStore {
             Some(writes) => conn.client.batch_execute(&format!("{writes};{sql}")),
             None => conn.client.batch_execute(sql),
         };
-        ran.map_err(|e| {
-            group.lost |= pending.is_some();
-            self.errors(&conn.broken).doing(doing)(e)
-        })
+        ran.map_err(self.errors(&conn.broken).doing(doing))
     }
 
-    /// Opens a member (see `open_member`) in one round trip with the writes still pending:
-    /// `None` inside when some lock rows do not exist yet; `Err(None)` when the flow ID
+    /// What ends a member: its savepoint is released and the next member's set.
+    fn next_member(group: &PostgresGroup) -> String {
+        let at = group.savepoint;
+        format!("RELEASE SAVEPOINT m{at}; SAVEPOINT m{}", at + 1)
+    }
+
+    /// Opens a member (see `open_member`) in one round trip with the writes still pending
+    /// (`Ok(None)` inside when some lock rows do not exist yet); `None` when the flow ID
     /// holds a NUL character, which a simple query cannot carry.
     fn open_in_batch(
         &self,
@@ -139,20 +137,14 @@ impl PostgresStore {
         };
         let conn = &mut group.conn;
         let errors = self.errors(&conn.broken);
-        let messages = match conn.client.simple_query(&batch) {
-            Ok(messages) => messages,
-            Err(e) => {
-                let own = e.code() == Some(&postgres::error::SqlState::LOCK_NOT_AVAILABLE)
-                    && e.as_db_error()
-                        .is_some_and(|db| db.message().contains("\"attribute_locks\""));
-                if own {
-                    return Some(Err(member_lock_conflict(flow_id, locks)));
-                }
-                group.lost |= pending.is_some();
-                return Some(Err(errors.doing("taking locks")(e)));
-            }
-        };
-        Some(self.opened_rows(flow_id, locks, &messages))
+        // A failure here is this member's when the writes before it ran; else the rollback
+        // to its savepoint, which they set, fails and takes the group with it.
+        Some(
+            conn.client
+                .simple_query(&batch)
+                .map_err(|e| open_error(errors, flow_id, locks, e))
+                .and_then(|messages| self.opened_rows(flow_id, locks, &messages)),
+        )
     }
 
     /// The flow and prefetched values of `attrflow_open`'s rows (text, names in hex).
@@ -238,15 +230,15 @@ impl GroupBackend for PostgresStore {
             let mut conn = self.pool.take()?;
             let begun = conn
                 .client
-                .batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ; SAVEPOINT member")
+                .batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ; SAVEPOINT m0")
                 .map_err(self.errors(&conn.broken).doing("beginning a transaction"));
             let error = match begun {
                 Ok(()) => {
                     return Ok(PostgresGroup {
                         conn,
                         savepoint_ready: true,
+                        savepoint: 0,
                         pending: None,
-                        lost: false,
                     })
                 }
                 Err(error) => error,
@@ -269,29 +261,28 @@ impl GroupBackend for PostgresStore {
         if std::mem::take(&mut group.savepoint_ready) {
             return Ok(());
         }
-        self.group_batch(group, "SAVEPOINT member", "setting a savepoint")
+        let set = format!("SAVEPOINT m{}", group.savepoint);
+        self.group_batch(group, &set, "setting a savepoint")
     }
 
     fn release_savepoint(&self, group: &mut PostgresGroup) -> Result<()> {
-        // A member's writes end in NEXT_MEMBER; only a member that wrote nothing through
-        // it (a flow start that found its flow) still holds its savepoint.
+        // A member's writes end in the release of its savepoint; only a member that wrote
+        // nothing through them (a flow start) still holds its savepoint.
         if group.savepoint_ready {
             return Ok(());
         }
-        self.group_batch(group, NEXT_MEMBER, "releasing a savepoint")?;
+        let next = Self::next_member(group);
+        self.group_batch(group, &next, "releasing a savepoint")?;
+        group.savepoint += 1;
         group.savepoint_ready = true;
         Ok(())
     }
 
     fn rollback_to_savepoint(&self, group: &mut PostgresGroup) -> Result<()> {
-        if group.lost {
-            return Err(Error::storage(format!(
-                "store {}: the group's transaction was lost with an earlier call's writes",
-                self.location
-            )));
-        }
-        // The savepoint stays set: the next member runs in it.
-        self.group_batch(group, "ROLLBACK TO SAVEPOINT member", "rolling back a call")?;
+        // The savepoint stays set: the next member runs in it. It does not exist when the
+        // writes that were to set it failed: then this fails, and the group with it.
+        let rollback = format!("ROLLBACK TO SAVEPOINT m{}", group.savepoint);
+        self.group_batch(group, &rollback, "rolling back a call")?;
         group.savepoint_ready = true;
         Ok(())
     }
@@ -346,19 +337,24 @@ impl GroupBackend for PostgresStore {
             flow,
             prefetched,
         })?;
-        match end_batch(flow_id, &writes, NEXT_MEMBER) {
+        let next = Self::next_member(group);
+        match end_batch(flow_id, &writes, &next) {
             // Sent with the next member's opening statement or the COMMIT.
             Some(batch) => group.pending = Some(batch),
-            None => self.write_and_end(
-                client,
-                statements,
-                errors,
-                flow_id,
-                &writes,
-                NEXT_MEMBER,
-                errors.doing("writing values"),
-            )?,
+            None => {
+                let (client, statements, errors) = self.parts(&mut group.conn);
+                self.write_and_end(
+                    client,
+                    statements,
+                    errors,
+                    flow_id,
+                    &writes,
+                    &next,
+                    errors.doing("writing values"),
+                )?
+            }
         }
+        group.savepoint += 1;
         group.savepoint_ready = true;
         Ok(written_bytes(&writes))
     }

@@ -469,12 +469,7 @@ impl PostgresStore {
     ) -> Result<Option<(FlowRecord, Prefetched)>> {
         let row = client
             .query_opt(&statements.open_rpc, &[&flow_id, &as_bytes(locks)])
-            .map_err(|e| match e.code() {
-                Some(code) if *code == postgres::error::SqlState::LOCK_NOT_AVAILABLE => {
-                    member_lock_conflict(flow_id, locks)
-                }
-                _ => errors.doing("taking locks")(e),
-            })?;
+            .map_err(|e| open_error(errors, flow_id, locks, e))?;
         let Some(row) = row else {
             return Err(Error::FlowNotFound {
                 flow_id: flow_id.to_owned(),
@@ -809,12 +804,23 @@ fn end_batch(flow_id: &str, writes: &[Write], end: &str) -> Option<String> {
     Some(batch)
 }
 
-/// The error of a call whose lock rows another transaction holds.
-fn member_lock_conflict(flow_id: &str, locks: &[String]) -> Error {
-    Error::LockConflict(format!(
-        "one or more attribute keys are locked: flow {flow_id:?}, {}",
-        locks.join(", ")
-    ))
+/// The error of an RPC's opening statement: a lock row another transaction holds is a lock
+/// conflict naming the keys.
+fn open_error(
+    errors: Errors<'_>,
+    flow_id: &str,
+    locks: &[String],
+    error: postgres::Error,
+) -> Error {
+    match error.code() {
+        Some(code) if *code == postgres::error::SqlState::LOCK_NOT_AVAILABLE => {
+            Error::LockConflict(format!(
+                "one or more attribute keys are locked: flow {flow_id:?}, {}",
+                locks.join(", ")
+            ))
+        }
+        _ => errors.doing("taking locks")(error),
+    }
 }
 
 /// The bytes of a hex string (as `encode(…, 'hex')` writes them); `None` if it is not one.
