@@ -530,6 +530,59 @@ fn a_group_whose_commit_answer_is_lost_fails_every_member_as_unknown_and_keyed_r
     assert_eq!(t.stored_values("f0")["v"], "after");
 }
 
+/// PostgreSQL only: a call's writes travel with the next call's first statement. When those
+/// writes fail on the server (here a CHECK constraint the test adds), the next call is not
+/// blamed alone: the whole group fails, nothing of it is stored, and the next group commits.
+#[test]
+#[ignore = "PostgreSQL only"]
+fn writes_that_fail_on_the_server_behind_the_next_call_fail_the_whole_group() {
+    let (checkpoint, pause) = checkpoint();
+    let (_unused, second) = common::checkpoint();
+    let t = store_with(pause, second, &["f0", "f1"]);
+    assert_eq!(
+        t.backend(),
+        common::Backend::Postgres,
+        "a PostgreSQL-only test: run it with ATTRFLOW_TEST_BACKEND=postgres"
+    );
+    for flow in ["f0", "f1"] {
+        call(&t.runtime, flow, "Set", json!("before")).unwrap();
+    }
+    let schema = t.url.rsplit("schema=").next().unwrap();
+    let schema = schema.split('&').next().unwrap().to_owned();
+    let mut other = postgres::Client::connect(
+        &std::env::var(common::POSTGRES_URL_ENV).unwrap(),
+        postgres::NoTls,
+    )
+    .unwrap();
+    other
+        .batch_execute(&format!(
+            "ALTER TABLE \"{schema}\".attribute_values \
+             ADD CONSTRAINT no_poison CHECK (value <> '\"poison\"')"
+        ))
+        .unwrap();
+    let results = thread::scope(|s| {
+        let mut checkpoint = checkpoint;
+        let rt = &t.runtime;
+        let holder = s.spawn(move || call(rt, "f0", "Hold", json!("poison")));
+        checkpoint.wait_until_entered();
+        let queued = s.spawn(move || call(rt, "f1", "Set", json!("b")));
+        until_waiting(&t, 1);
+        checkpoint.release();
+        [holder.join().unwrap(), queued.join().unwrap()]
+    });
+    for result in &results {
+        assert!(
+            matches!(result, Err(Error::Storage(m)) if m.contains("no_poison")),
+            "{result:?}"
+        );
+    }
+    assert_eq!(t.stored_values("f0")["v"], "before");
+    assert_eq!(t.stored_values("f1")["v"], "before");
+    assert_eq!(t.held_locks(), 0);
+    call(&t.runtime, "f1", "Set", json!("after")).unwrap();
+    assert_eq!(read(&t, "f1"), "after", "the next group commits");
+}
+
 #[test]
 fn lock_free_read_modify_writes_from_eight_threads_lose_no_update() {
     let (_c1, first) = checkpoint();
