@@ -9,8 +9,8 @@
 //! another process changed after the group's snapshot was taken (SQLSTATE `40001`): in both
 //! cases only the member's savepoint is rolled back and the group goes on.
 //!
-//! Round trips: the group costs one for `BEGIN` (with the first savepoint); a member costs
-//! one, for its locks, flow and locked values (the statement a lone RPC opens with). Its
+//! Round trips: a member costs one, for its locks, flow and locked values (the statement a
+//! lone RPC opens with); the group's `BEGIN` goes with its first member's. Its
 //! writes wait in the group as one batch ending in the release of its savepoint and the next
 //! member's, and
 //! go with the next member's opening statement, or with the `COMMIT`, in one simple-query
@@ -24,9 +24,9 @@
 //! rollback fails, and with it the whole group (nothing of it is committed), so no member's
 //! writes are ever undone after it was counted in.
 //!
-//! Failures keep the promises of a lone RPC: a connection found broken at `BEGIN`, before
-//! anything ran, is dropped with the idle ones and the group begins again on a new
-//! connection; a connection lost in the middle of a group fails every member with a
+//! Failures keep the promises of a lone RPC: a connection found broken by the group's first
+//! batch (the one holding its `BEGIN`), before anything ran, is dropped with the idle ones
+//! and the batch goes again on a new connection; a connection lost in the middle of a group fails every member with a
 //! retryable [`Error::LockConflict`] (nothing of it was committed); a connection lost while
 //! the `COMMIT` was on its way fails every member with a storage error saying
 //! [`super::COMMIT_OUTCOME_UNKNOWN`].
@@ -59,8 +59,11 @@ pub struct PostgresGroup {
     savepoint_ready: bool,
     /// The number of the savepoint the running (or next) member runs in: `m{savepoint}`.
     savepoint: u64,
-    /// The last member's writes and the release of its savepoint, not sent yet.
+    /// What waits to go with the next batch: the group's `BEGIN`, or the last member's
+    /// writes and the release of its savepoint.
     pending: Option<String>,
+    /// Nothing was sent yet: the next batch carries the `BEGIN`.
+    unbegun: bool,
 }
 
 impl std::fmt::Debug for PostgresGroup {
@@ -97,13 +100,33 @@ impl PostgresStore {
     /// Runs `sql` (no rows) on the group's connection, after the writes still pending; a
     /// failure with writes pending loses the group.
     fn group_batch(&self, group: &mut PostgresGroup, sql: &str, doing: &str) -> Result<()> {
-        let pending = group.pending.take();
-        let conn = &mut group.conn;
-        let ran = match &pending {
-            Some(writes) => conn.client.batch_execute(&format!("{writes};{sql}")),
-            None => conn.client.batch_execute(sql),
+        let batch = match group.pending.take() {
+            Some(writes) => format!("{writes};{sql}"),
+            None => sql.to_owned(),
         };
-        ran.map_err(self.errors(&conn.broken).doing(doing))
+        self.send(group, |conn| {
+            conn.client
+                .batch_execute(&batch)
+                .map_err(self.errors(&conn.broken).doing(doing))
+        })
+    }
+
+    /// Sends one batch on the group's connection with `send`. The group's first batch
+    /// carries its `BEGIN`: when it finds that the pooled connection broke while it sat idle
+    /// (a server restart), nothing ran, and it is sent once more on a new connection.
+    fn send<T>(
+        &self,
+        group: &mut PostgresGroup,
+        mut send: impl FnMut(&mut Connection) -> Result<T>,
+    ) -> Result<T> {
+        let first = std::mem::take(&mut group.unbegun);
+        let sent = send(&mut group.conn);
+        if sent.is_err() && first && group.conn.broken.get() && group.conn.reused {
+            let fresh = self.pool.take()?;
+            self.end_group(std::mem::replace(&mut group.conn, fresh));
+            return send(&mut group.conn);
+        }
+        sent
     }
 
     /// What ends a member: its savepoint is released and the next member's set.
@@ -135,16 +158,14 @@ impl PostgresStore {
             Some(writes) => format!("{writes};{open}"),
             None => open,
         };
-        let conn = &mut group.conn;
-        let errors = self.errors(&conn.broken);
         // A failure here is this member's when the writes before it ran; else the rollback
         // to its savepoint, which they set, fails and takes the group with it.
-        Some(
+        let messages = self.send(group, |conn| {
             conn.client
                 .simple_query(&batch)
-                .map_err(|e| open_error(errors, flow_id, locks, e))
-                .and_then(|messages| self.opened_rows(flow_id, locks, &messages)),
-        )
+                .map_err(|e| open_error(self.errors(&conn.broken), flow_id, locks, e))
+        });
+        Some(messages.and_then(|messages| self.opened_rows(flow_id, locks, &messages)))
     }
 
     /// The flow and prefetched values of `attrflow_open`'s rows (text, names in hex).
@@ -225,36 +246,14 @@ impl GroupBackend for PostgresStore {
     }
 
     fn begin_group(&self) -> Result<PostgresGroup> {
-        let mut retried = false;
-        loop {
-            let mut conn = self.pool.take()?;
-            let begun = conn
-                .client
-                .batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ; SAVEPOINT m0")
-                .map_err(self.errors(&conn.broken).doing("beginning a transaction"));
-            let error = match begun {
-                Ok(()) => {
-                    return Ok(PostgresGroup {
-                        conn,
-                        savepoint_ready: true,
-                        savepoint: 0,
-                        pending: None,
-                    })
-                }
-                Err(error) => error,
-            };
-            // Nothing ran: a connection that broke while it sat in the pool (a restart)
-            // is replaced and the group begins again, once.
-            let again = conn.broken.get() && conn.reused && !retried;
-            if !conn.broken.get() {
-                let _ = conn.client.batch_execute("ROLLBACK");
-            }
-            self.end_group(conn);
-            if !again {
-                return Err(error);
-            }
-            retried = true;
-        }
+        // The BEGIN goes with the first member's opening statement.
+        Ok(PostgresGroup {
+            conn: self.pool.take()?,
+            savepoint_ready: true,
+            savepoint: 0,
+            pending: Some("BEGIN ISOLATION LEVEL REPEATABLE READ; SAVEPOINT m0".to_owned()),
+            unbegun: true,
+        })
     }
 
     fn savepoint(&self, group: &mut PostgresGroup) -> Result<()> {
@@ -421,8 +420,10 @@ impl GroupBackend for PostgresStore {
     }
 
     fn rollback_group(&self, group: PostgresGroup) {
-        let PostgresGroup { mut conn, .. } = group;
-        if !conn.broken.get() && !conn.client.is_closed() {
+        let PostgresGroup {
+            mut conn, unbegun, ..
+        } = group;
+        if !unbegun && !conn.broken.get() && !conn.client.is_closed() {
             // A failure here marks the connection broken, and the pool drops it.
             let _ = conn
                 .client
