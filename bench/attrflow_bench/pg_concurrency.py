@@ -98,8 +98,9 @@ class PostgresServer:
         trace: TracebackType | None,
     ) -> None:
         if self.process is not None:
-            # Ctrl-C: the script stops the server and removes its data.
-            self.process.send_signal(signal.SIGINT)
+            # The script stops the server and removes its data on SIGTERM (and Ctrl-C, which
+            # a shell in the background may ignore).
+            self.process.send_signal(signal.SIGTERM)
             self.process.wait(timeout=START_TIMEOUT_SECONDS)
 
 
