@@ -38,6 +38,7 @@
 //!   ([`ChunkedLog::append_options`]).
 
 mod append;
+mod chunk_text;
 pub mod idempotency;
 pub mod layout;
 mod paging;
@@ -73,6 +74,8 @@ pub use token::{
     archive_token, normalize_page_token, PageToken, ARCHIVE_TOKEN_DIGITS, CURRENT_CHUNK,
 };
 
+use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::context::RpcContext;
@@ -214,21 +217,44 @@ impl ChunkedLog {
             .load_map_instance(self.chunk_map, CURRENT_CHUNK)
     }
 
-    /// The raw records of the chunk `key` (unscoped: `current` or a token), borrowed; the
-    /// records stay JSON so an append never decodes the whole chunk into typed values.
-    fn records<'c>(&self, ctx: &'c RpcContext<'_>, key: &str) -> Result<Option<&'c [Value]>> {
+    /// The records of the chunk `key` (unscoped: `current` or a token), decoded as `R`
+    /// straight from the stored text, in stored order; `None` when the chunk is absent.
+    fn records_as<R: DeserializeOwned>(
+        &self,
+        ctx: &RpcContext<'_>,
+        key: &str,
+    ) -> Result<Option<Vec<R>>> {
         let key = self.chunk_key(key);
-        let Some(chunk) = ctx.map_instance(self.chunk_map, &key)? else {
+        let Some(json) = ctx.map_instance_json(self.chunk_map, &key)? else {
             return Ok(None);
         };
         let physical = format!("{}/{key}", self.chunk_map);
-        match chunk.get(self.records_field) {
-            Some(Value::Array(records)) => Ok(Some(records)),
-            _ => Err(Error::storage(format!(
+        match chunk_text::records_in::<R>(&json, self.records_field) {
+            Ok(Some(records)) => Ok(Some(records)),
+            Ok(None) => Err(Error::storage(format!(
                 "stored chunk {physical:?} has no {:?} list",
                 self.records_field
             ))),
+            Err(e) => Err(Error::storage(format!(
+                "stored chunk {physical:?} does not decode as a {:?} list of {}: {e}",
+                self.records_field,
+                std::any::type_name::<R>()
+            ))),
         }
+    }
+
+    /// The records of the stored chunk `json` (the chunk `physical`), each borrowed as its
+    /// JSON text.
+    fn raw_records<'j>(&self, json: &'j str, physical: &str) -> Result<Vec<&'j RawValue>> {
+        chunk_text::records_in(json, self.records_field)
+            .map_err(|e| e.to_string())
+            .and_then(|records| records.ok_or_else(|| "no such field".to_owned()))
+            .map_err(|detail| {
+                Error::storage(format!(
+                    "stored chunk {physical:?} has no {:?} list: {detail}",
+                    self.records_field
+                ))
+            })
     }
 
     fn chunk_value(&self, records: Vec<Value>) -> Value {

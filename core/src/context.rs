@@ -3,9 +3,15 @@
 //!
 //! Writes are only staged here. The runtime commits them all in one transaction when the
 //! handler returns `Ok`, and drops them when it fails, so a handler is all-or-nothing.
+//!
+//! Values are held as the store gave them, JSON text, and decoded on a handler's first read
+//! of each: an append to a chunked log reads and writes its open chunk as text
+//! ([`RpcContext::map_instance_json`], [`RpcContext::set_map_instance_json`]) and so never
+//! decodes the chunk into a tree of values nor encodes it back.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
 
@@ -29,28 +35,94 @@ pub trait DeclaredNames: std::fmt::Debug {
     fn map_instance_name(&self, map: &str, instance: &str) -> Result<String>;
 }
 
+/// A value as a context holds it: JSON text (loaded, or staged as text), decoded on its
+/// first read, or a value a handler staged, encoded at commit.
+#[derive(Debug)]
+enum Held {
+    Json {
+        json: String,
+        decoded: OnceLock<Value>,
+    },
+    Value(Value),
+}
+
+impl Held {
+    fn json(json: String) -> Self {
+        Held::Json {
+            json,
+            decoded: OnceLock::new(),
+        }
+    }
+
+    /// The value, decoding the text on the first call; text that is not JSON is a
+    /// storage error naming `physical` in flow `flow_id`.
+    fn value(&self, flow_id: &str, physical: &str) -> Result<&Value> {
+        match self {
+            Held::Value(value) => Ok(value),
+            Held::Json { json, decoded } => {
+                if let Some(value) = decoded.get() {
+                    return Ok(value);
+                }
+                let value = serde_json::from_str(json).map_err(|e| {
+                    Error::storage(format!(
+                        "stored value of {physical:?} in flow {flow_id:?} is not JSON: {e}"
+                    ))
+                })?;
+                Ok(decoded.get_or_init(|| value))
+            }
+        }
+    }
+
+    /// The value as JSON text: the text held, or the value encoded.
+    fn text(&self, physical: &str) -> Result<Cow<'_, str>> {
+        match self {
+            Held::Json { json, .. } => Ok(Cow::Borrowed(json)),
+            Held::Value(value) => encode(physical, value).map(Cow::Owned),
+        }
+    }
+
+    fn into_text(self, physical: &str) -> Result<String> {
+        match self {
+            Held::Json { json, .. } => Ok(json),
+            Held::Value(value) => encode(physical, &value),
+        }
+    }
+}
+
+/// `value` as compact JSON text. `serde_json::to_string` writes straight into the text's
+/// buffer; `Value`'s `Display` (the same text) goes through a formatter adapter.
+fn encode(physical: &str, value: &Value) -> Result<String> {
+    serde_json::to_string(value)
+        .map_err(|e| Error::storage(format!("cannot encode the value of {physical:?}: {e}")))
+}
+
 /// The handler's view of one flow during one RPC call.
 #[derive(Debug)]
 pub struct RpcContext<'a> {
     flow_id: &'a str,
     definition: &'a dyn DeclaredNames,
     loaded: HashSet<String>,
-    snapshot: HashMap<String, Value>,
-    staged: BTreeMap<String, Option<Value>>,
+    snapshot: HashMap<String, Held>,
+    staged: BTreeMap<String, Option<Held>>,
 }
 
 impl<'a> RpcContext<'a> {
+    /// A context over `snapshot`, the JSON text of every value the call reads, by
+    /// physical name (`loaded` names the map instances the call loaded).
     pub(crate) fn new(
         flow_id: &'a str,
         definition: &'a dyn DeclaredNames,
         loaded: HashSet<String>,
-        snapshot: HashMap<String, Value>,
+        snapshot: Vec<(String, String)>,
     ) -> Self {
         RpcContext {
             flow_id,
             definition,
             loaded,
-            snapshot,
+            snapshot: snapshot
+                .into_iter()
+                .map(|(name, json)| (name, Held::json(json)))
+                .collect(),
             staged: BTreeMap::new(),
         }
     }
@@ -66,7 +138,7 @@ impl<'a> RpcContext<'a> {
         if !self.definition.has_attribute(name) {
             return Err(self.undeclared_attribute(name));
         }
-        Ok(self.read(name))
+        self.read(name)
     }
 
     /// Stages a new value for the singleton Attribute `name`. `Value::Null` deletes it.
@@ -74,7 +146,10 @@ impl<'a> RpcContext<'a> {
         if !self.definition.has_attribute(name) {
             return Err(self.undeclared_attribute(name));
         }
-        self.stage(name.to_owned(), value);
+        self.stage(
+            name.to_owned(),
+            (!value.is_null()).then_some(Held::Value(value)),
+        );
         Ok(())
     }
 
@@ -84,20 +159,41 @@ impl<'a> RpcContext<'a> {
     /// `None`: absent and unknown must not look alike. An instance this call wrote is
     /// readable whether or not it was loaded.
     pub fn map_instance(&self, map: &str, instance: &str) -> Result<Option<&Value>> {
-        let physical = self.definition.map_instance_name(map, instance)?;
-        if !self.loaded.contains(&physical) && !self.staged.contains_key(&physical) {
-            return Err(Error::AttributeMapNotLoaded {
-                physical_name: physical,
-            });
-        }
-        Ok(self.read(&physical))
+        let physical = self.readable_instance(map, instance)?;
+        self.read(&physical)
+    }
+
+    /// The map instance `map`/`instance` as JSON text, with [`RpcContext::map_instance`]'s
+    /// rules, without decoding it.
+    pub(crate) fn map_instance_json(
+        &self,
+        map: &str,
+        instance: &str,
+    ) -> Result<Option<Cow<'_, str>>> {
+        let physical = self.readable_instance(map, instance)?;
+        self.held(&physical)
+            .map(|held| held.text(&physical))
+            .transpose()
     }
 
     /// Stages a new value for a map instance. Writing needs no load or lock. `Value::Null`
     /// deletes the instance.
     pub fn set_map_instance(&mut self, map: &str, instance: &str, value: Value) -> Result<()> {
         let physical = self.definition.map_instance_name(map, instance)?;
-        self.stage(physical, value);
+        self.stage(physical, (!value.is_null()).then_some(Held::Value(value)));
+        Ok(())
+    }
+
+    /// Stages JSON text the core built as the new value of a map instance; the text must
+    /// be one JSON value other than `null`.
+    pub(crate) fn set_map_instance_json(
+        &mut self,
+        map: &str,
+        instance: &str,
+        json: String,
+    ) -> Result<()> {
+        let physical = self.definition.map_instance_name(map, instance)?;
+        self.stage(physical, Some(Held::json(json)));
         Ok(())
     }
 
@@ -106,21 +202,44 @@ impl<'a> RpcContext<'a> {
         self.set_map_instance(map, instance, Value::Null)
     }
 
-    /// The writes staged so far, by physical name (`None` deletes), in name order.
-    pub(crate) fn into_writes(self) -> BTreeMap<String, Option<Value>> {
+    /// The writes staged so far as JSON text, by physical name (`None` deletes), in name
+    /// order.
+    pub(crate) fn into_writes(self) -> Result<Vec<(String, Option<String>)>> {
         self.staged
+            .into_iter()
+            .map(|(name, held)| {
+                let json = held.map(|held| held.into_text(&name)).transpose()?;
+                Ok((name, json))
+            })
+            .collect()
     }
 
-    fn read(&self, physical: &str) -> Option<&Value> {
+    /// The physical name of `map`/`instance` after checking the call may read it.
+    fn readable_instance(&self, map: &str, instance: &str) -> Result<String> {
+        let physical = self.definition.map_instance_name(map, instance)?;
+        if !self.loaded.contains(&physical) && !self.staged.contains_key(&physical) {
+            return Err(Error::AttributeMapNotLoaded {
+                physical_name: physical,
+            });
+        }
+        Ok(physical)
+    }
+
+    fn held(&self, physical: &str) -> Option<&Held> {
         match self.staged.get(physical) {
             Some(staged) => staged.as_ref(),
             None => self.snapshot.get(physical),
         }
     }
 
-    fn stage(&mut self, physical: String, value: Value) {
-        let value = (!value.is_null()).then_some(value);
-        self.staged.insert(physical, value);
+    fn read(&self, physical: &str) -> Result<Option<&Value>> {
+        self.held(physical)
+            .map(|held| held.value(self.flow_id, physical))
+            .transpose()
+    }
+
+    fn stage(&mut self, physical: String, held: Option<Held>) {
+        self.staged.insert(physical, held);
     }
 
     fn undeclared_attribute(&self, name: &str) -> Error {
@@ -154,26 +273,76 @@ mod tests {
     fn reads_see_staged_writes_and_staged_deletes() {
         let def = definition();
         let loaded = HashSet::from(["chunks/a".to_owned()]);
-        let snapshot = HashMap::from([
-            ("state".to_owned(), json!(1)),
-            ("chunks/a".to_owned(), json!("old")),
-        ]);
+        let snapshot = vec![
+            ("state".to_owned(), "1".to_owned()),
+            ("chunks/a".to_owned(), "\"old\"".to_owned()),
+        ];
         let mut ctx = RpcContext::new("f", &def, loaded, snapshot);
         assert_eq!(ctx.attribute("state").unwrap(), Some(&json!(1)));
         ctx.set_attribute("state", json!(2)).unwrap();
         assert_eq!(ctx.attribute("state").unwrap(), Some(&json!(2)));
         ctx.delete_map_instance("chunks", "a").unwrap();
         assert_eq!(ctx.map_instance("chunks", "a").unwrap(), None);
-        let writes = ctx.into_writes();
-        assert_eq!(writes.get("state"), Some(&Some(json!(2))));
-        assert_eq!(writes.get("chunks/a"), Some(&None));
+        let writes = ctx.into_writes().unwrap();
+        assert_eq!(
+            writes,
+            vec![
+                ("chunks/a".to_owned(), None),
+                ("state".to_owned(), Some("2".to_owned()))
+            ]
+        );
+    }
+
+    #[test]
+    fn text_is_decoded_on_first_read_and_staged_text_reads_back() {
+        let def = definition();
+        let loaded = HashSet::from(["chunks/a".to_owned(), "chunks/bad".to_owned()]);
+        let snapshot = vec![
+            ("chunks/a".to_owned(), r#"{"n":[1,2]}"#.to_owned()),
+            ("chunks/bad".to_owned(), "{".to_owned()),
+        ];
+        let mut ctx = RpcContext::new("f", &def, loaded, snapshot);
+        assert_eq!(
+            ctx.map_instance_json("chunks", "a").unwrap().as_deref(),
+            Some(r#"{"n":[1,2]}"#)
+        );
+        assert_eq!(
+            ctx.map_instance("chunks", "a").unwrap(),
+            Some(&json!({"n": [1, 2]}))
+        );
+        let bad = ctx.map_instance("chunks", "bad").unwrap_err().to_string();
+        assert!(
+            bad.contains(r#"stored value of "chunks/bad" in flow "f" is not JSON"#),
+            "{bad}"
+        );
+        ctx.set_map_instance_json("chunks", "a", r#"{"n":[1,2,3]}"#.to_owned())
+            .unwrap();
+        assert_eq!(
+            ctx.map_instance("chunks", "a").unwrap(),
+            Some(&json!({"n": [1, 2, 3]}))
+        );
+        ctx.set_map_instance("chunks", "b", json!({"n": []}))
+            .unwrap();
+        assert_eq!(
+            ctx.map_instance_json("chunks", "b").unwrap().as_deref(),
+            Some(r#"{"n":[]}"#)
+        );
+        let writes = ctx.into_writes().unwrap();
+        assert_eq!(
+            writes[0],
+            ("chunks/a".to_owned(), Some(r#"{"n":[1,2,3]}"#.to_owned()))
+        );
+        assert_eq!(
+            writes[1],
+            ("chunks/b".to_owned(), Some(r#"{"n":[]}"#.to_owned()))
+        );
     }
 
     #[test]
     fn not_loaded_differs_from_absent() {
         let def = definition();
         let loaded = HashSet::from(["chunks/a".to_owned()]);
-        let mut ctx = RpcContext::new("f", &def, loaded, HashMap::new());
+        let mut ctx = RpcContext::new("f", &def, loaded, Vec::new());
         assert_eq!(ctx.map_instance("chunks", "a").unwrap(), None);
         assert_eq!(
             ctx.map_instance("chunks", "b").unwrap_err(),
@@ -188,7 +357,7 @@ mod tests {
     #[test]
     fn undeclared_names_are_rejected() {
         let def = definition();
-        let mut ctx = RpcContext::new("f", &def, HashSet::new(), HashMap::new());
+        let mut ctx = RpcContext::new("f", &def, HashSet::new(), Vec::new());
         assert!(ctx.attribute("chunks").is_err());
         assert!(ctx.set_attribute("nope", json!(1)).is_err());
         assert!(ctx.set_map_instance("state", "x", json!(1)).is_err());

@@ -280,16 +280,7 @@ impl CallPlan {
                 flow.flow_id, flow.run_id
             )));
         }
-        let mut snapshot = HashMap::with_capacity(self.loads.len());
-        for (name, json) in reader.read(&self.loads)? {
-            let value: Value = serde_json::from_str(&json).map_err(|e| {
-                Error::storage(format!(
-                    "stored value of {name:?} in flow {:?} is not JSON: {e}",
-                    flow.flow_id
-                ))
-            })?;
-            snapshot.insert(name, value);
-        }
+        let snapshot = reader.read(&self.loads)?;
         let loaded: HashSet<String> = self.loads.iter().cloned().collect();
         let mut ctx = RpcContext::new(&flow.flow_id, definition, loaded, snapshot);
         let handler = rpc.handler();
@@ -297,7 +288,7 @@ impl CallPlan {
         let output = span
             .in_scope(|| catch_unwind(AssertUnwindSafe(|| handler(&mut ctx, input))))
             .map_err(|panic| panicked(rpc.name(), panic.as_ref()))??;
-        let writes = encode_writes(ctx.into_writes())?;
+        let writes = checked_writes(ctx.into_writes()?)?;
         Ok((output, writes))
     }
 }
@@ -352,23 +343,13 @@ fn initial_values(
 }
 
 /// The staged values as JSON text, each checked against the stored-value limit.
-/// `serde_json::to_string` writes straight into the text's buffer; `Value`'s `Display` (the
-/// same text) goes through a formatter adapter, a measurable share of an append that
-/// rewrites a whole chunk.
-fn encode_writes(staged: BTreeMap<String, Option<Value>>) -> Result<Vec<Write>> {
-    staged
-        .into_iter()
-        .map(|(name, value)| {
-            let json = value
-                .map(|v| serde_json::to_string(&v))
-                .transpose()
-                .map_err(|e| Error::storage(format!("cannot encode the value of {name:?}: {e}")))?;
-            if let Some(json) = json.as_deref() {
-                crate::limits::check_stored_value(&name, json)?;
-            }
-            Ok((name, json))
-        })
-        .collect()
+fn checked_writes(writes: Vec<Write>) -> Result<Vec<Write>> {
+    for (name, json) in &writes {
+        if let Some(json) = json.as_deref() {
+            crate::limits::check_stored_value(name, json)?;
+        }
+    }
+    Ok(writes)
 }
 
 fn panicked(rpc: &str, panic: &(dyn std::any::Any + Send)) -> Error {

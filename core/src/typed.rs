@@ -73,6 +73,17 @@ pub(crate) fn decode_stored<T: DeserializeOwned>(physical: &str, value: &Value) 
     })
 }
 
+/// Decodes the stored JSON text of a value (or of one record of a chunk) as `T`, naming
+/// the value stored as `physical` when it does not decode, as [`decode_stored`] does.
+pub(crate) fn decode_stored_json<T: DeserializeOwned>(physical: &str, json: &str) -> Result<T> {
+    serde_json::from_str(json).map_err(|e| {
+        Error::storage(format!(
+            "stored value of {physical:?} does not decode as {}: {e}",
+            std::any::type_name::<T>()
+        ))
+    })
+}
+
 /// Decodes the input of an RPC; a mismatch is the caller's mistake.
 pub fn decode_input<T: DeserializeOwned>(rpc: &str, input: Value) -> Result<T> {
     T::deserialize(input)

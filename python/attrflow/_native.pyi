@@ -134,6 +134,12 @@ class Completions:
         """Readable when calls have finished."""
     def drain(self) -> list[tuple[Any, Any, BaseException | None]]:
         """Every finished call as ``(future, value, exception)``, oldest first."""
+    @property
+    def running(self) -> int:
+        """How many calls submitted through this queue have not finished yet."""
+    def wait_for_lone_call(self, selector: int) -> bool:
+        """When exactly one call is running, waits for it (GIL released) up to 200 µs or until
+        ``selector`` has I/O ready; whether a finished call is queued."""
 
 _Done = tuple[Completions, Any]
 

@@ -186,28 +186,66 @@ class AsyncClient:
         return f"<attrflow.AsyncClient {self.store!r} ({state})>"
 
 
-_COMPLETIONS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _native.Completions] = (
-    weakref.WeakKeyDictionary()
-)
+class _Watch:
+    """One event loop's queue of finished calls, and what tells whether the loop has other
+    work: its ready callbacks and its selector's descriptor (an asyncio selector loop's
+    own; other loops, uvloop's say, expose neither, and their lone calls are not waited
+    for)."""
+
+    __slots__ = ("completions", "loop", "ready", "selector")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.completions = _native.Completions()
+        self.loop = loop
+        ready = getattr(loop, "_ready", None)
+        selector = getattr(getattr(loop, "_selector", None), "fileno", None)
+        if ready is not None and callable(selector):
+            self.ready: Any = ready
+            self.selector: int = selector()
+        else:
+            self.ready = None
+            self.selector = -1
+        loop.add_reader(self.completions.fileno(), _drain, self.completions)
+
+
+_WATCHES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Watch] = weakref.WeakKeyDictionary()
 """Each event loop's queue of finished calls, watched by the loop while the loop lives."""
 
+_last: _Watch | None = None
+"""The queue of the loop that submitted last (most programs run one loop)."""
 
-def _completions(loop: asyncio.AbstractEventLoop) -> _native.Completions:
-    completions = _COMPLETIONS.get(loop)
-    if completions is None:
-        completions = _native.Completions()
-        loop.add_reader(completions.fileno(), _drain, completions)
-        _COMPLETIONS[loop] = completions
-    return completions
+
+def _watch(loop: asyncio.AbstractEventLoop) -> _Watch:
+    global _last
+    watch = _last
+    if watch is None or watch.loop is not loop:
+        watch = _WATCHES.get(loop)
+        if watch is None:
+            watch = _WATCHES[loop] = _Watch(loop)
+        _last = watch
+    return watch
 
 
 def _submit(start: Callable[..., object], *arguments: Any) -> asyncio.Future[Any]:
     """A future of the running loop that ``start(*arguments, done=...)`` completes: the call
-    runs on a worker thread, and the loop's thread completes the future."""
+    runs on a worker thread, and the loop's thread completes the future.
+
+    When the call is the loop's only one and the loop has nothing else to do once the
+    caller awaits it, the loop watches for it for a moment (at most 200 µs, without the
+    GIL, stopping early if I/O arrives) instead of going to sleep: a program awaiting one
+    call at a time then does not pay a thread wake-up per call."""
     loop = asyncio.get_running_loop()
     future: asyncio.Future[Any] = loop.create_future()
-    start(*arguments, done=(_completions(loop), future))
+    watch = _watch(loop)
+    start(*arguments, done=(watch.completions, future))
+    if watch.ready is not None and watch.completions.running == 1:
+        loop.call_soon(_wait_for_lone_call, watch)
     return future
+
+
+def _wait_for_lone_call(watch: _Watch) -> None:
+    if not watch.ready and watch.completions.wait_for_lone_call(watch.selector):
+        _drain(watch.completions)
 
 
 def _drain(completions: _native.Completions) -> None:

@@ -219,6 +219,22 @@ def _union(
 
 
 def _encode(value: Any, tp: Any, path: str) -> Any:
+    if tp is str:
+        if not isinstance(value, str):
+            raise _Mismatch(path, f"expected str, got {_got(value)}")
+        return value
+    if tp is int:
+        return _check_int(value, path)
+    if tp is bool:
+        if not isinstance(value, bool):
+            raise _Mismatch(path, f"expected bool, got {_got(value)}")
+        return value
+    if tp is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise _Mismatch(path, f"expected float, got {_got(value)}")
+        if not math.isfinite(value):
+            raise _Mismatch(path, f"{value!r} has no JSON form")
+        return float(value)
     if tp is Any:
         return value
     if tp is None or tp is type(None):
@@ -249,22 +265,6 @@ def _encode(value: Any, tp: Any, path: str) -> Any:
                 raise _Mismatch(path, f"dict keys must be str, got {_got(key)}")
             encoded[key] = _encode(v, item, f"{path}[{key!r}]")
         return encoded
-    if tp is bool:
-        if not isinstance(value, bool):
-            raise _Mismatch(path, f"expected bool, got {_got(value)}")
-        return value
-    if tp is int:
-        return _check_int(value, path)
-    if tp is float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise _Mismatch(path, f"expected float, got {_got(value)}")
-        if not math.isfinite(value):
-            raise _Mismatch(path, f"{value!r} has no JSON form")
-        return float(value)
-    if tp is str:
-        if not isinstance(value, str):
-            raise _Mismatch(path, f"expected str, got {_got(value)}")
-        return value
     if _is_dataclass_type(tp):
         if not isinstance(value, tp):
             raise _Mismatch(path, f"expected {tp.__name__}, got {_got(value)}")

@@ -8,8 +8,10 @@ from __future__ import annotations
 import asyncio
 import multiprocessing
 import os
+import socket
 import subprocess
 import sys
+import tempfile
 import threading
 from typing import Callable
 
@@ -101,6 +103,61 @@ def test_many_tasks_calls_run_at_once(store_url: str) -> None:
 
     assert asyncio.run(main()) == list(range(IN_FLIGHT))
     assert gate.most_inside == IN_FLIGHT
+
+
+class PacedFlow(Flow):
+    """Calls of chosen lengths: quicker and slower than the event loop's wait for a lone
+    call, and one held until the event loop itself has served some I/O."""
+
+    counter = Attribute("counter", int)
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+
+    def get_persistence_schema(self) -> PersistenceSchema:
+        return PersistenceSchema.of(self.counter)
+
+    @rpc(name="Add", lock_attributes=(counter.lock(),))
+    def add(self, context: Context, pause_ms: int) -> RPCResult[int]:
+        if pause_ms:
+            threading.Event().wait(pause_ms / 1000)
+        value = self.counter.get(context) + 1
+        self.counter.set(context, value)
+        return RPCResult(value)
+
+    @rpc(name="Held")
+    def held(self, context: Context, _: None) -> RPCResult[bool]:
+        return RPCResult(self.release.wait(WAIT))
+
+
+def test_calls_awaited_one_at_a_time_each_get_their_result() -> None:
+    """A lone call is watched for by the loop (asyncio's own loop here): results arrive in
+    order whether the call is quicker or slower than that watch, and I/O the loop serves
+    meanwhile is not held up by it."""
+    flow = PacedFlow()
+    pauses = [0, 0, 0, 5, 0, 0, 2, 0] * 8
+
+    async def main(store: str) -> tuple[list[int], bool]:
+        async with await AsyncClient.open(store, built_in_flows=False) as client:
+            await client.start_flow(
+                flow, FLOW_ID, None, StartFlowOptions().with_attribute(flow.counter, 0)
+            )
+            results = [await client.invoke_rpc(flow.add, FLOW_ID, pause) for pause in pauses]
+            loop = asyncio.get_running_loop()
+            reader, writer = socket.socketpair()
+            reader.setblocking(False)
+            with reader, writer:
+                held = asyncio.create_task(client.invoke_rpc(flow.held, FLOW_ID))
+                threading.Timer(0.05, writer.send, (b"x",)).start()
+                # Served while the lone held call runs; then the call is let go.
+                assert await asyncio.wait_for(loop.sock_recv(reader, 1), WAIT) == b"x"
+                flow.release.set()
+                return results, await held
+
+    with tempfile.TemporaryDirectory() as folder:
+        results, released = asyncio.run(main(os.path.join(folder, "paced.db")))
+    assert results == list(range(1, len(pauses) + 1))
+    assert released
 
 
 def test_opening_leaves_the_event_loop_running(store_url: str) -> None:

@@ -1,9 +1,10 @@
 //! The binding's own worker threads for awaitable calls.
 //!
-//! `AsyncClient` hands each store call to [`submit`]: the call runs on a thread of a
-//! blocking pool owned by this module (tokio's, which grows with the number of calls in
-//! flight and lets idle threads go), never on the event loop and never through the loop's
-//! default executor. When the call is done the worker never attaches to the interpreter: it
+//! `AsyncClient` hands each store call to [`submit`]: the call runs on a thread of a pool
+//! owned by this module (which grows with the number of calls in flight and lets idle
+//! threads go), never on the event loop and never through the loop's default executor. One
+//! idle thread watches the queue briefly before it sleeps, so a caller awaiting one call at
+//! a time has its next call taken up without a thread being woken. When the call is done the worker never attaches to the interpreter: it
 //! queues the result on the event loop's [`Completions`] and, when that queue was empty,
 //! wakes the loop by writing a byte to a socket the loop watches (`loop.add_reader`). The
 //! loop's thread then drains the queue in one go: it turns each result into a Python value
@@ -18,15 +19,16 @@
 //! A process forked from one that made calls inherits neither the worker threads nor their
 //! calls: the first use in the child starts a pool and a count of its own.
 
+use std::collections::VecDeque;
 use std::io::{ErrorKind, Read, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
-use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
-use tokio::runtime::Runtime;
 
 /// How many store calls may run at once before further calls queue for a thread.
 const MAX_THREADS: usize = 512;
@@ -34,10 +36,15 @@ const MAX_THREADS: usize = 512;
 /// How long an idle worker thread waits for another call before it exits.
 const KEEP_ALIVE: Duration = Duration::from_secs(10);
 
-/// The pool and the calls in flight, of the process `pid`.
+/// How long one idle worker keeps watching the queue before it sleeps: a caller awaiting
+/// one call at a time submits its next call within this, and that call then starts without
+/// waking a sleeping thread (a futex wake-up and a reschedule, often of an idle CPU).
+const SPIN: Duration = Duration::from_micros(100);
+
+/// The pool of this process (see [`state`]) and the calls in flight.
 struct State {
     pid: u32,
-    pool: Option<&'static Runtime>,
+    pool: Option<&'static Pool>,
     in_flight: usize,
 }
 
@@ -51,8 +58,7 @@ static STATE: Mutex<State> = Mutex::new(State {
 static FINISHED: Condvar = Condvar::new();
 
 /// The state of this process: after a fork, the parent's pool and calls are forgotten (its
-/// threads do not exist here; the pool is leaked, not dropped, as dropping would wait for
-/// them).
+/// threads do not exist here; the pool is leaked, not dropped).
 fn state() -> MutexGuard<'static, State> {
     let mut state = STATE.lock().unwrap_or_else(PoisonError::into_inner);
     let pid = std::process::id();
@@ -105,29 +111,165 @@ pub(crate) fn wait_for_calls(py: Python<'_>, timeout: f64) -> usize {
     })
 }
 
-/// This process's pool (started at first use) and one more call counted in flight.
-fn start_call() -> PyResult<(&'static Runtime, InFlight)> {
-    let mut state = state();
-    let pool = match state.pool {
-        Some(pool) => pool,
-        None => {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .max_blocking_threads(MAX_THREADS)
-                .thread_keep_alive(KEEP_ALIVE)
-                .thread_name("attrflow-call")
-                .build()
-                .map_err(|error| {
-                    PyRuntimeError::new_err(format!(
-                        "cannot start attrflow's worker threads: {error}"
-                    ))
-                })?;
-            let pool: &'static Runtime = Box::leak(Box::new(runtime));
-            state.pool = Some(pool);
-            pool
+/// One call to run on a worker thread.
+type Job = Box<dyn FnOnce() + Send>;
+
+/// The calls waiting for a thread, and the threads.
+struct Queue {
+    jobs: VecDeque<Job>,
+    /// Worker threads alive.
+    threads: usize,
+    /// Worker threads asleep on [`Pool::wake`].
+    sleeping: usize,
+    /// Wake-ups sent to sleeping threads that have not woken yet: each queued call wakes
+    /// a thread of its own, or starts one.
+    woken: usize,
+}
+
+/// Worker threads that grow with the calls in flight (up to [`MAX_THREADS`]) and exit
+/// after [`KEEP_ALIVE`] idle. One idle thread at a time watches the queue for [`SPIN`]
+/// before it sleeps; the others sleep at once.
+struct Pool {
+    queue: Mutex<Queue>,
+    wake: Condvar,
+    /// How many jobs are queued: what the watching thread reads without the lock.
+    queued: AtomicUsize,
+    /// Whether a thread is watching the queue.
+    watching: AtomicBool,
+    /// Idle moments left to sleep through without watching, after a watch saw no job.
+    skip_watches: AtomicUsize,
+}
+
+impl Pool {
+    fn new() -> Self {
+        Pool {
+            queue: Mutex::new(Queue {
+                jobs: VecDeque::new(),
+                threads: 0,
+                sleeping: 0,
+                woken: 0,
+            }),
+            wake: Condvar::new(),
+            queued: AtomicUsize::new(0),
+            watching: AtomicBool::new(false),
+            skip_watches: AtomicUsize::new(0),
         }
-    };
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Queue> {
+        self.queue.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Queues `job`, waking or starting a thread for it unless the watching thread will
+    /// take it.
+    fn submit(&'static self, job: Job) -> PyResult<()> {
+        let mut queue = self.lock();
+        queue.jobs.push_back(job);
+        let queued = self.queued.fetch_add(1, Ordering::SeqCst) + 1;
+        if queued == 1 && self.watching.load(Ordering::SeqCst) {
+            return Ok(());
+        }
+        if queue.sleeping > queue.woken {
+            queue.woken += 1;
+            self.wake.notify_one();
+        } else if queue.threads < MAX_THREADS {
+            let started = std::thread::Builder::new()
+                .name("attrflow-call".to_owned())
+                .spawn(move || self.work());
+            match started {
+                Ok(_) => queue.threads += 1,
+                // With no thread to take it, the call is not made.
+                Err(error) if queue.threads == 0 => {
+                    queue.jobs.pop_back();
+                    self.queued.fetch_sub(1, Ordering::SeqCst);
+                    return Err(PyRuntimeError::new_err(format!(
+                        "cannot start attrflow's worker threads: {error}"
+                    )));
+                }
+                // A running thread takes it when it is done.
+                Err(_) => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// A worker thread: runs queued jobs until it has been idle for [`KEEP_ALIVE`].
+    fn work(&'static self) {
+        while let Some(job) = self.next() {
+            job();
+        }
+    }
+
+    /// The next job, or `None` once this thread should exit.
+    fn next(&self) -> Option<Job> {
+        self.watch();
+        let mut queue = self.lock();
+        loop {
+            if let Some(job) = queue.jobs.pop_front() {
+                self.queued.fetch_sub(1, Ordering::SeqCst);
+                return Some(job);
+            }
+            queue.sleeping += 1;
+            let (woken, timeout) = self
+                .wake
+                .wait_timeout(queue, KEEP_ALIVE)
+                .unwrap_or_else(PoisonError::into_inner);
+            queue = woken;
+            queue.sleeping -= 1;
+            queue.woken = queue.woken.saturating_sub(1);
+            if timeout.timed_out() && queue.jobs.is_empty() {
+                queue.threads -= 1;
+                return None;
+            }
+        }
+    }
+
+    /// Watches the queue for up to [`SPIN`] when no other thread does; returns when a job
+    /// is queued or the time is up. After a watch that saw no job, the next idle moments
+    /// are not watched (calls are not coming one right after another).
+    fn watch(&self) {
+        if self.queued.load(Ordering::SeqCst) > 0
+            || self
+                .skip_watches
+                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |left| {
+                    left.checked_sub(1)
+                })
+                .is_ok()
+            || self.watching.swap(true, Ordering::SeqCst)
+        {
+            return;
+        }
+        let started = Instant::now();
+        while self.queued.load(Ordering::SeqCst) == 0 {
+            if started.elapsed() >= SPIN {
+                self.skip_watches.store(SKIP_AFTER_MISS, Ordering::SeqCst);
+                break;
+            }
+            for _ in 0..32 {
+                std::hint::spin_loop();
+            }
+        }
+        self.watching.store(false, Ordering::SeqCst);
+    }
+}
+
+/// A moment of the event loop's watching: a few spin-loop hints, then the CPU offered to any
+/// other thread ready to run on it (the worker it waits for, on a busy machine).
+fn pause() {
+    for _ in 0..16 {
+        std::hint::spin_loop();
+    }
+    std::thread::yield_now();
+}
+
+/// This process's pool (started at first use) and one more call counted in flight.
+fn start_call() -> (&'static Pool, InFlight) {
+    let mut state = state();
+    let pool = *state
+        .pool
+        .get_or_insert_with(|| Box::leak(Box::new(Pool::new())));
     state.in_flight += 1;
-    Ok((pool, InFlight))
+    (pool, InFlight)
 }
 
 /// A result turned into a Python value on the event loop's thread.
@@ -142,27 +284,86 @@ struct Finished {
 /// The finished calls of one event loop, and the socket pair that wakes it.
 ///
 /// Python creates one per event loop, watches [`Completions::fileno`] with
-/// `loop.add_reader` and calls [`Completions::drain`] when it is readable.
+/// `loop.add_reader` and calls [`Completions::drain`] when it is readable, or after
+/// [`Completions::wait_for_lone_call`] saw a call finish.
 #[pyclass(frozen, name = "Completions", module = "attrflow._native")]
 pub(crate) struct Completions {
-    ready: Mutex<Vec<Finished>>,
+    ready: Mutex<Ready>,
+    /// How many finished calls wait in `ready`: what the waiting loop reads without the lock.
+    finished: AtomicUsize,
+    /// Calls submitted through this queue and not finished yet.
+    running: Arc<AtomicUsize>,
+    /// Lone calls left to make without waiting for them, after a wait outlasted its call.
+    skip_waits: AtomicUsize,
     reader: UnixStream,
     writer: UnixStream,
 }
 
+/// The finished calls, and whether the loop is waiting for one (then it needs no wake-up).
+struct Ready {
+    calls: Vec<Finished>,
+    loop_waiting: bool,
+}
+
+/// How long the event loop waits, when it has nothing else to do, for a call it made alone
+/// (see [`Completions::wait_for_lone_call`]).
+const LONE_CALL_WAIT: Duration = Duration::from_micros(200);
+
+/// How many lone calls are made without waiting after a wait outlasted its call (a store
+/// whose calls take longer, such as one waiting for fsync), and how many idle moments a
+/// worker sleeps through at once after a watch saw no new call.
+const SKIP_AFTER_MISS: usize = 32;
+
 impl Completions {
     fn push(&self, finished: Finished) {
-        let was_empty = {
-            let mut ready = self.ready.lock().unwrap_or_else(PoisonError::into_inner);
-            ready.push(finished);
-            ready.len() == 1
+        let wake = {
+            let mut ready = self.lock();
+            ready.calls.push(finished);
+            self.finished.store(ready.calls.len(), Ordering::SeqCst);
+            self.running.fetch_sub(1, Ordering::SeqCst);
+            ready.calls.len() == 1 && !ready.loop_waiting
         };
-        if was_empty {
+        if wake {
             // A full socket buffer already holds a wake-up; any other failure means the
             // reader is gone with its loop, and nobody awaits the result any more.
             let _ = (&self.writer).write(&[1]);
         }
     }
+
+    fn lock(&self) -> MutexGuard<'_, Ready> {
+        self.ready.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Watches for a finished call until one is queued, `selector` has I/O ready or
+    /// `LONE_CALL_WAIT` has passed; whether the time ran out.
+    fn watch(&self, selector: i32) -> bool {
+        let started = Instant::now();
+        let mut rounds = 0_u32;
+        while self.finished.load(Ordering::SeqCst) == 0 {
+            pause();
+            rounds = rounds.wrapping_add(1);
+            if rounds % 4 == 0 {
+                if started.elapsed() >= LONE_CALL_WAIT {
+                    return true;
+                }
+                if readable(selector) {
+                    return false;
+                }
+            }
+        }
+        false
+    }
+}
+
+/// Whether `fd` is readable now (for an epoll or kqueue descriptor: whether it has events).
+fn readable(fd: i32) -> bool {
+    let mut poll = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: `poll` points to one valid pollfd for the duration of the call.
+    unsafe { libc::poll(&mut poll, 1, 0) != 0 }
 }
 
 #[pymethods]
@@ -174,10 +375,58 @@ impl Completions {
         reader.set_nonblocking(true)?;
         writer.set_nonblocking(true)?;
         Ok(Completions {
-            ready: Mutex::new(Vec::new()),
+            ready: Mutex::new(Ready {
+                calls: Vec::new(),
+                loop_waiting: false,
+            }),
+            finished: AtomicUsize::new(0),
+            running: Arc::new(AtomicUsize::new(0)),
+            skip_waits: AtomicUsize::new(0),
             reader,
             writer,
         })
+    }
+
+    /// How many calls submitted through this queue have not finished yet.
+    #[getter]
+    fn running(&self) -> usize {
+        self.running.load(Ordering::SeqCst)
+    }
+
+    /// For the event loop with nothing else to do: when exactly one call is running, waits
+    /// for it (GIL released, watching rather than sleeping) up to a fixed 200 µs, and returns
+    /// whether it finished, so the caller drains it at once instead of sleeping until the
+    /// socket wakes it. Stops early, returning `false`, when `selector` (the loop's epoll or
+    /// kqueue descriptor) has I/O ready. After a wait that outlasted its call, the next
+    /// lone calls are not waited for.
+    fn wait_for_lone_call(&self, py: Python<'_>, selector: i32) -> bool {
+        if self.running.load(Ordering::SeqCst) != 1 {
+            return false;
+        }
+        if self
+            .skip_waits
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |left| {
+                left.checked_sub(1)
+            })
+            .is_ok()
+        {
+            return false;
+        }
+        {
+            let mut ready = self.lock();
+            if !ready.calls.is_empty() {
+                return true;
+            }
+            ready.loop_waiting = true;
+        }
+        let timed_out = py.detach(|| self.watch(selector));
+        let mut ready = self.lock();
+        ready.loop_waiting = false;
+        let finished = !ready.calls.is_empty();
+        if !finished && timed_out {
+            self.skip_waits.store(SKIP_AFTER_MISS, Ordering::SeqCst);
+        }
+        finished
     }
 
     /// The file descriptor that becomes readable when calls have finished.
@@ -198,8 +447,11 @@ impl Completions {
                 Err(error) => return Err(error.into()),
             }
         }
-        let finished =
-            std::mem::take(&mut *self.ready.lock().unwrap_or_else(PoisonError::into_inner));
+        let finished = {
+            let mut ready = self.lock();
+            self.finished.store(0, Ordering::SeqCst);
+            std::mem::take(&mut ready.calls)
+        };
         Ok(finished
             .into_iter()
             .map(|Finished { future, finish }| match finish(py) {
@@ -225,9 +477,11 @@ where
     W: FnOnce() -> T + Send + 'static,
     F: FnOnce(Python<'_>, T) -> PyResult<Py<PyAny>> + Send + 'static,
 {
-    let (pool, in_flight) = start_call()?;
+    let (pool, in_flight) = start_call();
     let (completions, future) = done;
-    drop(pool.spawn_blocking(move || {
+    let running = Arc::clone(&completions.get().running);
+    running.fetch_add(1, Ordering::SeqCst);
+    let submitted = pool.submit(Box::new(move || {
         let _in_flight = in_flight;
         let result = work();
         completions.get().push(Finished {
@@ -235,5 +489,8 @@ where
             finish: Box::new(move |py| finish(py, result)),
         });
     }));
-    Ok(())
+    if submitted.is_err() {
+        running.fetch_sub(1, Ordering::SeqCst);
+    }
+    submitted
 }

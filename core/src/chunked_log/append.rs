@@ -4,10 +4,14 @@
 //! (a full open chunk is archived before the next record goes in, with the chunk size of
 //! the layout the chunk was opened in), and all writes are staged on the RPC context, so
 //! a batch that crosses several chunk boundaries commits as one transaction, or not at all.
+//!
+//! The open chunk stays JSON text throughout ([`ChunkText`]): an append costs the records
+//! it adds, not a decode and re-encode of the whole chunk.
 
 use serde::Serialize;
 use serde_json::Value;
 
+use super::chunk_text::ChunkText;
 use super::layout::LayoutHistory;
 use super::state::LogState;
 use super::token::{PageToken, CURRENT_CHUNK};
@@ -35,13 +39,13 @@ pub fn validate_batch_size(len: usize) -> Result<()> {
 pub(super) struct OpenChunk {
     pub(super) state: LogState,
     pub(super) history: LayoutHistory,
-    pub(super) current: Vec<Value>,
+    pub(super) current: ChunkText,
 }
 
 impl OpenChunk {
     /// The sequence of the open chunk's first record (or of its next, when empty).
     pub(super) fn first_sequence(&self) -> u64 {
-        self.state.next_sequence - self.current.len() as u64
+        self.state.next_sequence - self.current.len()
     }
 }
 
@@ -67,10 +71,16 @@ impl ChunkedLog {
     pub(super) fn open_chunk(&self, ctx: &RpcContext<'_>) -> Result<OpenChunk> {
         let state = self.state(ctx)?;
         let history = self.layout_history_of(&state)?;
-        let current = match self.records(ctx, CURRENT_CHUNK)?.map(<[Value]>::to_vec) {
-            Some(current) => current,
+        let key = self.chunk_key(CURRENT_CHUNK);
+        let stored = ctx.map_instance_json(self.chunk_map, &key)?;
+        let current = match stored {
+            Some(json) => ChunkText::parse(
+                &json,
+                self.records_field,
+                &format!("{}/{key}", self.chunk_map),
+            )?,
             // A named log's chunks are created by its first append.
-            None if !self.name.is_empty() => Vec::new(),
+            None if !self.name.is_empty() => ChunkText::default(),
             None => {
                 return Err(Error::storage(format!(
                     "flow {:?} has no {}/{CURRENT_CHUNK} chunk",
@@ -95,8 +105,10 @@ impl ChunkedLog {
         record: Value,
     ) -> Result<()> {
         crate::limits::check_record(&record)?;
+        let record = serde_json::to_string(&record)
+            .map_err(|e| Error::storage(format!("cannot encode a record: {e}")))?;
         let first = open.first_sequence();
-        let len = open.current.len() as u64;
+        let len = open.current.len();
         if len >= open.history.capacity_at(first) {
             if len < open.history.chunk_size_at(first) {
                 // A legacy layout's chunk, too large to fill: close it here, exactly.
@@ -106,14 +118,14 @@ impl ChunkedLog {
             }
             let token = PageToken::Archive(first).to_string();
             let full = std::mem::take(&mut open.current);
-            ctx.set_map_instance(
+            ctx.set_map_instance_json(
                 self.chunk_map,
                 &self.chunk_key(&token),
-                self.chunk_value(full),
+                full.into_json(self.records_field)?,
             )?;
             open.state.latest_archived_chunk_token = token;
         }
-        open.current.push(record);
+        open.current.push(&record);
         open.state.next_sequence = open.state.next_sequence.checked_add(1).ok_or_else(|| {
             Error::storage(format!(
                 "log of flow {:?} ran out of sequences",
@@ -126,10 +138,10 @@ impl ChunkedLog {
     /// Applies the log's retention, if any, and stages the open chunk and the state.
     pub(super) fn close_chunk(&self, ctx: &mut RpcContext<'_>, mut open: OpenChunk) -> Result<()> {
         self.apply_retention(ctx, &mut open)?;
-        ctx.set_map_instance(
+        ctx.set_map_instance_json(
             self.chunk_map,
             &self.chunk_key(CURRENT_CHUNK),
-            self.chunk_value(open.current),
+            open.current.into_json(self.records_field)?,
         )?;
         self.write_state(ctx, &open.state)
     }

@@ -10,7 +10,6 @@ use super::ChunkedLog;
 use crate::context::RpcContext;
 use crate::error::{Error, Result};
 use crate::options::RpcInvokeOptions;
-use crate::typed::decode_stored;
 
 /// One page: a chunk's records, newest first.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,9 +43,9 @@ impl ChunkedLog {
         if matches!(parsed, PageToken::Archive(first) if first < state.oldest_sequence) {
             return Err(state.trimmed(key));
         }
-        let records = match (parsed, self.records(ctx, &key)?) {
+        let mut records: Vec<R> = match (parsed, self.records_as(ctx, &key)?) {
             (_, Some(records)) => records,
-            (PageToken::Current, None) => &[],
+            (PageToken::Current, None) => Vec::new(),
             (PageToken::Archive(_), None) if self.name.is_empty() => {
                 return Err(Error::PageNotFound(format!(
                     "{} page {token:?} not found",
@@ -70,12 +69,7 @@ impl ChunkedLog {
                 .map(|previous| PageToken::Archive(previous).to_string())
                 .unwrap_or_default(),
         };
-        let physical = format!("{}/{}", self.chunk_map, self.chunk_key(&key));
-        let records = records
-            .iter()
-            .rev()
-            .map(|record| decode_stored(&physical, record))
-            .collect::<Result<Vec<R>>>()?;
+        records.reverse();
         Ok(Page {
             page_token: key,
             records,

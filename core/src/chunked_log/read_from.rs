@@ -24,7 +24,7 @@ use super::ChunkedLog;
 use crate::context::RpcContext;
 use crate::error::{Error, Result};
 use crate::options::RpcInvokeOptions;
-use crate::typed::decode_stored;
+use crate::typed::decode_stored_json;
 
 pub use crate::limits::MAX_READ_RECORDS;
 
@@ -149,7 +149,7 @@ impl ChunkedLog {
         let mut records = Vec::new();
         for (token, first) in &chunks {
             let key = token.instance_key();
-            let stored = match self.records(ctx, &key) {
+            let stored = match ctx.map_instance_json(self.chunk_map, &self.chunk_key(&key)) {
                 Ok(stored) => stored,
                 Err(Error::AttributeMapNotLoaded { .. }) => {
                     return Ok(ForwardPage {
@@ -164,9 +164,9 @@ impl ChunkedLog {
                 Err(other) => return Err(other),
             };
             let physical = format!("{}/{}", self.chunk_map, self.chunk_key(&key));
-            let stored = match (stored, token) {
-                (Some(stored), _) => stored,
-                (None, PageToken::Current) => &[],
+            let stored = match (&stored, token) {
+                (Some(json), _) => self.raw_records(json, &physical)?,
+                (None, PageToken::Current) => Vec::new(),
                 (None, PageToken::Archive(_)) => {
                     return Err(Error::storage(format!(
                         "the log's state names the archive {physical:?}, which is not stored"
@@ -180,7 +180,7 @@ impl ChunkedLog {
                 .skip(usize::try_from(skip).unwrap_or(usize::MAX))
                 .take(usize::try_from(take).unwrap_or(usize::MAX))
             {
-                records.push(decode_stored(&physical, record)?);
+                records.push(decode_stored_json(&physical, record.get())?);
             }
         }
         let next_sequence = sequence.saturating_add(records.len() as u64);

@@ -100,7 +100,7 @@ impl ChunkedLog {
         let first = open.first_sequence();
         let from = open
             .history
-            .change_chunk_size(first, open.current.len() as u64, chunk_size)?;
+            .change_chunk_size(first, open.current.len(), chunk_size)?;
         open.state.layouts = open.history.to_stored(self.chunk_size);
         self.write_state(ctx, &open.state)?;
         Ok(from)
