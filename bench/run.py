@@ -16,7 +16,15 @@ import argparse
 import sys
 from pathlib import Path
 
-from attrflow_bench import concurrency, machine, phases, python_speed, report, tailing
+from attrflow_bench import (
+    concurrency,
+    machine,
+    pg_concurrency,
+    phases,
+    python_speed,
+    report,
+    tailing,
+)
 from attrflow_bench.plan import FULL, SMOKE
 from attrflow_bench.results import Results
 from attrflow_bench.rust_bench import RustBench
@@ -76,6 +84,10 @@ def main(argv: list[str] | None = None) -> None:
     if phases.tool_available("redis-server") or not args.smoke:
         log("Concurrency: group commit against Redis Streams")
         concurrency.figures(rust, args.smoke, results)
+    redis = phases.tool_available("redis-server")
+    if (redis and pg_concurrency.postgres_available()) or not args.smoke:
+        log("PostgreSQL: 16 appenders, group commit against one transaction per call and Redis")
+        pg_concurrency.figures(rust, args.smoke, results)
     if phases.tool_available("redis-server") or not args.smoke:
         log("Tailing against Redis XREAD BLOCK, and trim cost")
         tailing.figures(rust, args.smoke, results)

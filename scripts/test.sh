@@ -37,6 +37,8 @@ ATTRFLOW_TEST_BACKEND=postgres cargo test -p attrflow --locked --test multi_proc
     --ignored --exact a_hung_lock_holder_is_cut_off_by_the_server_after_its_idle_timeout
 ATTRFLOW_TEST_BACKEND=postgres cargo test -p attrflow --locked --test crash_driver -- \
     --ignored --exact sigkill_near_rollover_loses_nothing_acknowledged_on_postgresql
+ATTRFLOW_TEST_BACKEND=postgres cargo test -p attrflow --locked --features fault-injection \
+    --test crash_driver -- --exact a_sigkill_between_a_groups_commit_and_its_replies_loses_nothing_acknowledged
 
 section "Rust: a PostgreSQL failover under traffic (a pg_auto_failover formation on loopback)"
 (
@@ -50,6 +52,8 @@ section "Rust: a PostgreSQL failover under traffic (a pg_auto_failover formation
 section "Rust: failure paths (injected commit faults, full disk)"
 cargo clippy -p attrflow --all-targets --locked --features fault-injection -- -D warnings
 cargo test -p attrflow --locked --features fault-injection --test fault_injection --test disk_full --test group_commit
+cargo test -p attrflow --locked --features fault-injection --test crash_driver -- \
+    --exact a_sigkill_between_a_groups_commit_and_its_replies_loses_nothing_acknowledged
 
 section "Rust: fuzz campaign (cargo-fuzz, 60 s in all)"
 scripts/fuzz.sh 60

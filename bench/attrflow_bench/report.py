@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from attrflow_bench import concurrency, report_python, tailing
+from attrflow_bench import concurrency, pg_concurrency, report_python, tailing
 from attrflow_bench.findings import CLOSING, FINDINGS
 from attrflow_bench.results import Results
 from attrflow_bench.stats import Summary
@@ -134,6 +134,7 @@ def render(results: Results, plotted: bool) -> str:
             missed.append(target.key)
     lines += ["", *_sections(results, sizes, plotted)]
     lines += concurrency.render(results)
+    lines += pg_concurrency.render(results)
     lines += tailing.render(results)
     lines += ["## Missed targets and their profiles", ""]
     if not missed:

@@ -16,6 +16,13 @@ ROOT = BENCH.parent
 BINARY = Path(os.environ.get("ATTRFLOW_BENCH_BIN", ROOT / "target" / "debug" / "attrflow-bench"))
 
 
+def _postgres_available() -> bool:
+    """Whether the PostgreSQL section runs (it needs the server's binaries)."""
+    return shutil.which("initdb") is not None or bool(
+        list(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
+    )
+
+
 def test_the_smoke_run_writes_every_figure_and_target(tmp_path: Path) -> None:
     assert BINARY.is_file(), (
         f"build the benchmark binary first: cargo build -p attrflow-bench ({BINARY})"
@@ -68,6 +75,12 @@ def test_the_smoke_run_writes_every_figure_and_target(tmp_path: Path) -> None:
             "tailing.redis_p99_us",
             "tailing.trim.trim_ms@1000",
         ]
+    if shutil.which("redis-server") and _postgres_available():
+        expected += [
+            "pg.grouped.one_flow.appends_per_s",
+            "pg.per_call.many_flows.appends_per_s",
+            "pg.redis.one_flow.appends_per_s",
+        ]
     for name in expected:
         assert len(results["series"][name]) == 2, name
         assert all(value > 0 for value in results["series"][name]), name
@@ -82,6 +95,8 @@ def test_the_smoke_run_writes_every_figure_and_target(tmp_path: Path) -> None:
     assert "## Closing note" in report
     if shutil.which("redis-server"):
         assert "## 8. Tailing and trimming" in report
+    if shutil.which("redis-server") and _postgres_available():
+        assert "## 7. PostgreSQL" in report
         for note in sorted((BENCH / "notes").glob("*.md")):
             first_line = note.read_text(encoding="utf-8").splitlines()[0]
             assert first_line in report, f"bench/notes/{note.name} is kept in the report"

@@ -442,3 +442,105 @@ fn a_change_watch_listens_again_after_a_server_restart() {
         "a commit after the restart went unheard"
     );
 }
+
+/// The schema a test store lives in, from its URL.
+fn schema_of(t: &TestStore) -> String {
+    let after = t.url.rsplit("schema=").next().expect("a schema in the URL");
+    after.split('&').next().unwrap_or(after).to_owned()
+}
+
+/// How the values of `attribute_values` in `schema` are stored: the column's compression
+/// setting (`""` for the server's default) and the compression of every compressed value.
+fn value_compression(client: &mut postgres::Client, schema: &str) -> (String, Vec<String>) {
+    let table = format!("\"{schema}\".attribute_values");
+    let column: i8 = client
+        .query_one(
+            "SELECT attcompression FROM pg_attribute \
+             WHERE attrelid = $1::text::regclass AND attname = 'value'",
+            &[&table],
+        )
+        .expect("read the column's compression")
+        .get(0);
+    let values = client
+        .query(
+            &format!(
+                "SELECT pg_column_compression(value) FROM {table} \
+                 WHERE pg_column_compression(value) IS NOT NULL ORDER BY name"
+            ),
+            &[],
+        )
+        .expect("read the values' compression")
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    let column = match column {
+        0 => String::new(),
+        code => char::from(u8::try_from(code).unwrap_or(b'?')).to_string(),
+    };
+    (column, values)
+}
+
+#[test]
+#[ignore = "PostgreSQL only"]
+fn a_store_written_at_schema_version_1_is_migrated_on_open_and_keeps_every_value() {
+    let _server = sharing_the_server();
+    require_postgres();
+    let t = TestStore::fast();
+    let archive = t.archive();
+    archive.start().unwrap();
+    common::register_in_order(&archive, 1..=150);
+    // Back to schema version 1 as that release wrote it: the column compressed with the
+    // server's default (pglz), every value written that way.
+    let schema = schema_of(&t);
+    let mut client = postgres::Client::connect(
+        &std::env::var(common::POSTGRES_URL_ENV).unwrap(),
+        postgres::NoTls,
+    )
+    .unwrap();
+    client
+        .batch_execute(&format!(
+            "SET default_toast_compression = pglz;
+             ALTER TABLE \"{schema}\".attribute_values ALTER COLUMN value SET COMPRESSION default;
+             UPDATE \"{schema}\".attribute_values SET value = value || '';"
+        ))
+        .unwrap();
+    t.set_schema_version(1);
+    let (column, values) = value_compression(&mut client, &schema);
+    assert_eq!(column, "");
+    assert!(
+        !values.is_empty() && values.iter().all(|c| c == "pglz"),
+        "{values:?}"
+    );
+    let before = common::all_subscribers(&archive);
+
+    let t = t.reopen();
+    let version: i64 = client
+        .query_one(
+            &format!("SELECT version FROM \"{schema}\".attrflow_schema"),
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(version, attrflow::store::postgres::SCHEMA_VERSION);
+    assert_eq!(version, 2);
+    let archive = t.archive();
+    assert_eq!(
+        common::all_subscribers(&archive),
+        before,
+        "every value reads back"
+    );
+    common::register_in_order(&archive, 151..=200);
+    assert_eq!(
+        common::all_subscribers(&archive),
+        (1..=200)
+            .map(common::expected_subscriber)
+            .collect::<Vec<_>>()
+    );
+    let (column, values) = value_compression(&mut client, &schema);
+    assert_eq!(column, "l", "the column is compressed with lz4 from now on");
+    assert!(values.iter().any(|c| c == "pglz"), "{values:?}");
+    assert!(
+        values.iter().any(|c| c == "lz4"),
+        "the rewritten open chunk: {values:?}"
+    );
+}

@@ -2,13 +2,14 @@
 //! archive and on one archive per thread, with the lock conflicts they retried.
 //!
 //! ```text
-//! pg-appenders URL [THREADS=16] [SECONDS=5]
+//! pg-appenders URL [THREADS=16] [SECONDS=5] [SHAPES=1,THREADS]
 //! ```
 //!
 //! Each thread registers subscribers in a loop (retrying lock conflicts after a 200 µs
-//! pause) for SECONDS, first
-//! all on one archive, then each on its own. Prints one JSON object per shape, with the
-//! COMMITs the store's group-commit pipeline sent per append (0 with `group_commit=off`).
+//! pause) for SECONDS (fractions allowed), once per shape: a shape is a number of archives
+//! the threads share (thread `t` on archive `t % archives`), by default all on one archive,
+//! then each on its own. Prints one JSON object per shape, with the COMMITs the store's
+//! group-commit pipeline sent per append (0 with `group_commit=off`).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -29,21 +30,31 @@ fn main() -> BenchResult<()> {
     let mut argv = std::env::args().skip(1);
     let url = argv
         .next()
-        .ok_or("usage: pg-appenders URL [THREADS=16] [SECONDS=5]")?;
+        .ok_or("usage: pg-appenders URL [THREADS=16] [SECONDS=5] [SHAPES=1,THREADS]")?;
     let threads: u64 = argv.next().map_or(Ok(16), |t| t.parse())?;
-    let seconds: u64 = argv.next().map_or(Ok(5), |s| s.parse())?;
+    let seconds: f64 = argv.next().map_or(Ok(5.0), |s| s.parse())?;
+    let shapes: Vec<u64> = match argv.next() {
+        Some(shapes) => shapes
+            .split(',')
+            .map(str::parse)
+            .collect::<Result<_, _>>()?,
+        None => vec![1, threads],
+    };
+    if !seconds.is_finite() || seconds <= 0.0 || shapes.contains(&0) {
+        return Err("SECONDS must be positive and every shape at least one archive".into());
+    }
     let schema = format!("bench_{}", std::process::id());
     let separator = if url.contains('?') { '&' } else { '?' };
     let url = format!("{url}{separator}schema={schema}&pool_max_size={threads}");
     let store = Arc::new(PostgresStore::open(&url)?);
     let runtime = Runtime::new(store.clone());
-    for flows in [1, threads] {
+    for flows in shapes {
         run(
             &runtime,
             &store,
             threads,
             flows,
-            Duration::from_secs(seconds),
+            Duration::from_secs_f64(seconds),
         )?;
     }
     Ok(())

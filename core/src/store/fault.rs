@@ -1,6 +1,8 @@
-//! Failures injected into the SQLite store at chosen points of a commit, so tests can prove
-//! without timing luck that a commit failing anywhere leaves nothing partial and that the
-//! next call succeeds.
+//! Failures injected into a store at chosen points of a commit, so tests can prove without
+//! timing luck that a commit failing anywhere leaves nothing partial and that the next call
+//! succeeds, and crashes at exact points ([`FaultPlan::kill_at`]) for the crash tests. Every
+//! point is reached by the SQLite store; the PostgreSQL store reaches
+//! [`FaultPoint::AtCommit`] and [`FaultPoint::AfterCommit`] of a group.
 //!
 //! Every store owns a [`FaultPlan`]; nothing arms it unless the crate is built with the
 //! `fault-injection` feature, which adds [`crate::store::SqliteStore::faults`]. Unarmed, a
@@ -62,12 +64,21 @@ impl fmt::Display for FaultPoint {
     }
 }
 
+/// What an armed fault does when it fires.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Action {
+    /// The commit (or the call) fails with a storage error.
+    Fail,
+    /// The process kills itself with SIGKILL on the spot, as a crash there would end it.
+    Kill,
+}
+
 /// The faults armed on one store: each fires once, when its point is reached for the
 /// `(passes + 1)`-th time after arming.
 #[derive(Debug, Default)]
 pub struct FaultPlan {
     armed: AtomicBool,
-    pending: Mutex<Vec<(FaultPoint, u32)>>,
+    pending: Mutex<Vec<(FaultPoint, u32, Action)>>,
     fired: AtomicU64,
     max_page_count: Mutex<Option<u32>>,
 }
@@ -78,7 +89,18 @@ const SQLITE_MAX_PAGE_COUNT: u32 = 0xFFFF_FFFE;
 impl FaultPlan {
     /// Arms one fault at `point`, letting the point pass `passes` times first.
     pub fn fail_at(&self, point: FaultPoint, passes: u32) {
-        self.pending.lock().push((point, passes));
+        self.arm(point, passes, Action::Fail);
+    }
+
+    /// Arms a crash at `point`, letting it pass `passes` times first: when due, the process
+    /// kills itself with SIGKILL right there (for crash tests that need a kill at an exact
+    /// point, such as [`FaultPoint::AfterCommit`]: committed, nobody answered yet).
+    pub fn kill_at(&self, point: FaultPoint, passes: u32) {
+        self.arm(point, passes, Action::Kill);
+    }
+
+    fn arm(&self, point: FaultPoint, passes: u32, action: Action) {
+        self.pending.lock().push((point, passes, action));
         self.armed.store(true, Ordering::SeqCst);
     }
 
@@ -107,6 +129,15 @@ impl FaultPlan {
         Ok(())
     }
 
+    /// Whether a fault armed at `point` is due now; a due crash ends the process here.
+    fn take(&self, point: FaultPoint) -> bool {
+        match self.due(point) {
+            Some(Action::Kill) => kill_this_process(),
+            Some(Action::Fail) => true,
+            None => false,
+        }
+    }
+
     /// Installs the commit hook through which [`FaultPoint::AtCommit`] fails a commit inside
     /// SQLite; without the `fault-injection` feature there is nothing to install.
     pub(crate) fn attach(
@@ -132,22 +163,30 @@ impl FaultPlan {
         conn.query_row(&format!("PRAGMA max_page_count = {pages}"), [], |_| Ok(()))
     }
 
-    fn take(&self, point: FaultPoint) -> bool {
+    fn due(&self, point: FaultPoint) -> Option<Action> {
         if !self.armed.load(Ordering::SeqCst) {
-            return false;
+            return None;
         }
         let mut pending = self.pending.lock();
-        let Some(index) = pending.iter().position(|(p, _)| *p == point) else {
-            return false;
-        };
+        let index = pending.iter().position(|(p, _, _)| *p == point)?;
         if pending[index].1 > 0 {
             pending[index].1 -= 1;
-            return false;
+            return None;
         }
-        pending.remove(index);
+        let (_, _, action) = pending.remove(index);
         self.fired.fetch_add(1, Ordering::SeqCst);
-        true
+        Some(action)
     }
+}
+
+/// Ends this process with SIGKILL: no unwinding, no destructor, no buffer flushed.
+fn kill_this_process() -> ! {
+    let pid = std::process::id().to_string();
+    let _ = std::process::Command::new("kill")
+        .args(["-KILL", &pid])
+        .status();
+    // No `kill` to run: end at once all the same.
+    std::process::abort()
 }
 
 #[cfg(test)]

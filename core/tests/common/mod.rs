@@ -91,7 +91,8 @@ pub enum OpenedStore {
 }
 
 impl OpenedStore {
-    fn open(url: &str) -> Self {
+    /// Opens the store a test store URL names.
+    pub fn open(url: &str) -> Self {
         match StoreUrl::parse(url).expect("a valid test store URL") {
             StoreUrl::Sqlite { path, options } => OpenedStore::Sqlite(Arc::new(
                 SqliteStore::open_with(path, options).expect("open the store"),

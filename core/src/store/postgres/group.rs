@@ -1,7 +1,7 @@
 //! The PostgreSQL side of group commit ([`crate::store::group_commit`]).
 //!
 //! A group is one transaction at `REPEATABLE READ` on one connection taken out of the pool
-//! for as long as the group is open. Each member runs inside `SAVEPOINT member` and takes
+//! for as long as the group is open. Each member runs inside a savepoint of its own and takes
 //! its locks there, as row locks on `attribute_locks` with `FOR UPDATE NOWAIT` (bumping
 //! them, as a lone RPC does). Rows locked by an earlier member of the same group belong to
 //! the same transaction, so they do not conflict; rows held by another process's
@@ -9,16 +9,24 @@
 //! another process changed after the group's snapshot was taken (SQLSTATE `40001`): in both
 //! cases only the member's savepoint is rolled back and the group goes on.
 //!
-//! Round trips: the group costs one for `BEGIN` (with the first savepoint) and one for
-//! `COMMIT`; a member costs one for its locks, flow and locked values (the statement a lone
-//! RPC opens with) and one for its writes, which go as one batch ending in
-//! `RELEASE member; SAVEPOINT member`, so the next member's savepoint is already set when
-//! it starts. A failed member is undone with `ROLLBACK TO member`, which leaves that
+//! Round trips: a member costs one, for its locks, flow and locked values (the statement a
+//! lone RPC opens with); the group's `BEGIN` goes with its first member's. Its
+//! writes wait in the group as one batch ending in the release of its savepoint and the next
+//! member's, and
+//! go with the next member's opening statement, or with the `COMMIT`, in one simple-query
+//! round trip. A failed member is undone with `ROLLBACK TO member`, which leaves that
 //! savepoint set for the next one.
 //!
-//! Failures keep the promises of a lone RPC: a connection found broken at `BEGIN`, before
-//! anything ran, is dropped with the idle ones and the group begins again on a new
-//! connection; a connection lost in the middle of a group fails every member with a
+//! Savepoints are numbered (`m0`, `m1`, …; a member's writes end in `RELEASE SAVEPOINT mN;
+//! SAVEPOINT mN+1`), so a batch that failed says by itself where it failed: when the next
+//! member's statement failed after the writes before it ran, `ROLLBACK TO SAVEPOINT mN+1`
+//! undoes that member alone; when the writes themselves failed, `mN+1` was never set, the
+//! rollback fails, and with it the whole group (nothing of it is committed), so no member's
+//! writes are ever undone after it was counted in.
+//!
+//! Failures keep the promises of a lone RPC: a connection found broken by the group's first
+//! batch (the one holding its `BEGIN`), before anything ran, is dropped with the idle ones
+//! and the batch goes again on a new connection; a connection lost in the middle of a group fails every member with a
 //! retryable [`Error::LockConflict`] (nothing of it was committed); a connection lost while
 //! the `COMMIT` was on its way fails every member with a storage error saying
 //! [`super::COMMIT_OUTCOME_UNKNOWN`].
@@ -30,25 +38,32 @@ use std::cell::Cell;
 use std::sync::Arc;
 use std::time::Duration;
 
-use postgres::IsolationLevel;
+use postgres::{IsolationLevel, SimpleQueryMessage, SimpleQueryRow};
 
 use super::errors::Errors;
 use super::pool::{Connection, Statements};
-use super::{as_bytes, lock_rows_batch, PostgresStore, TxReader};
+use super::{
+    as_bytes, bytea, end_batch, from_hex, lock_rows_batch, open_error, quote, PostgresStore,
+    Prefetched, TxReader,
+};
 use crate::error::{Error, Result};
 use crate::store::fault::FaultPoint;
 use crate::store::group_commit::{GroupBackend, GroupLimits};
 use crate::store::{FlowRecord, LockTable, RpcBody, StartOutcome, Write};
 
-/// What ends a member's batch of writes: its savepoint is released and the next member's
-/// set.
-const NEXT_MEMBER: &str = "RELEASE SAVEPOINT member; SAVEPOINT member";
-
 /// The open transaction of one group, on a connection out of the pool until the group ends.
 pub struct PostgresGroup {
     conn: Connection,
-    /// A savepoint is set after which nothing has run yet (the next member's).
+    /// A savepoint is set after which nothing has run yet (the next member's), or will be
+    /// once `pending` is sent.
     savepoint_ready: bool,
+    /// The number of the savepoint the running (or next) member runs in: `m{savepoint}`.
+    savepoint: u64,
+    /// What waits to go with the next batch: the group's `BEGIN`, or the last member's
+    /// writes and the release of its savepoint.
+    pending: Option<String>,
+    /// Nothing was sent yet: the next batch carries the `BEGIN`.
+    unbegun: bool,
 }
 
 impl std::fmt::Debug for PostgresGroup {
@@ -82,12 +97,123 @@ impl PostgresStore {
         (client, statements, self.errors(broken))
     }
 
-    /// Runs `sql` (no rows) on the group's connection.
+    /// Runs `sql` (no rows) on the group's connection, after the writes still pending; a
+    /// failure with writes pending loses the group.
     fn group_batch(&self, group: &mut PostgresGroup, sql: &str, doing: &str) -> Result<()> {
-        let conn = &mut group.conn;
-        conn.client
-            .batch_execute(sql)
-            .map_err(self.errors(&conn.broken).doing(doing))
+        let batch = match group.pending.take() {
+            Some(writes) => format!("{writes};{sql}"),
+            None => sql.to_owned(),
+        };
+        self.send(group, |conn| {
+            conn.client
+                .batch_execute(&batch)
+                .map_err(self.errors(&conn.broken).doing(doing))
+        })
+    }
+
+    /// Sends one batch on the group's connection with `send`. The group's first batch
+    /// carries its `BEGIN`: when it finds that the pooled connection broke while it sat idle
+    /// (a server restart), nothing ran, and it is sent once more on a new connection.
+    fn send<T>(
+        &self,
+        group: &mut PostgresGroup,
+        mut send: impl FnMut(&mut Connection) -> Result<T>,
+    ) -> Result<T> {
+        let first = std::mem::take(&mut group.unbegun);
+        let sent = send(&mut group.conn);
+        if sent.is_err() && first && group.conn.broken.get() && group.conn.reused {
+            let fresh = self.pool.take()?;
+            self.end_group(std::mem::replace(&mut group.conn, fresh));
+            return send(&mut group.conn);
+        }
+        sent
+    }
+
+    /// What ends a member: its savepoint is released and the next member's set.
+    fn next_member(group: &PostgresGroup) -> String {
+        let at = group.savepoint;
+        format!("RELEASE SAVEPOINT m{at}; SAVEPOINT m{}", at + 1)
+    }
+
+    /// Opens a member (see `open_member`) in one round trip with the writes still pending
+    /// (`Ok(None)` inside when some lock rows do not exist yet); `None` when the flow ID
+    /// holds a NUL character, which a simple query cannot carry.
+    fn open_in_batch(
+        &self,
+        group: &mut PostgresGroup,
+        flow_id: &str,
+        locks: &[String],
+    ) -> Option<Result<Option<(FlowRecord, Prefetched)>>> {
+        if flow_id.contains('\0') {
+            return None;
+        }
+        let names: Vec<String> = locks.iter().map(|name| bytea(name)).collect();
+        let open = format!(
+            "EXECUTE attrflow_open({}, ARRAY[{}]::bytea[])",
+            quote(flow_id),
+            names.join(", ")
+        );
+        let pending = group.pending.take();
+        let batch = match &pending {
+            Some(writes) => format!("{writes};{open}"),
+            None => open,
+        };
+        // A failure here is this member's when the writes before it ran; else the rollback
+        // to its savepoint, which they set, fails and takes the group with it.
+        let messages = self.send(group, |conn| {
+            conn.client
+                .simple_query(&batch)
+                .map_err(|e| open_error(self.errors(&conn.broken), flow_id, locks, e))
+        });
+        Some(messages.and_then(|messages| self.opened_rows(flow_id, locks, &messages)))
+    }
+
+    /// The flow and prefetched values of `attrflow_open`'s rows (text, names in hex).
+    fn opened_rows(
+        &self,
+        flow_id: &str,
+        locks: &[String],
+        messages: &[SimpleQueryMessage],
+    ) -> Result<Option<(FlowRecord, Prefetched)>> {
+        let rows: Vec<&SimpleQueryRow> = messages
+            .iter()
+            .filter_map(|message| match message {
+                SimpleQueryMessage::Row(row) => Some(row),
+                _ => None,
+            })
+            .collect();
+        let Some(first) = rows.first() else {
+            return Err(Error::FlowNotFound {
+                flow_id: flow_id.to_owned(),
+            });
+        };
+        let malformed = || {
+            Error::storage(format!(
+                "store {}: an unexpected answer opening a call on flow {flow_id:?}",
+                self.location
+            ))
+        };
+        let locked: usize = first
+            .get(2)
+            .and_then(|count| count.parse().ok())
+            .ok_or_else(malformed)?;
+        if locked < locks.len() {
+            return Ok(None);
+        }
+        let flow = FlowRecord {
+            flow_id: flow_id.to_owned(),
+            flow_type: self
+                .text(from_hex(first.get(0).ok_or_else(malformed)?).ok_or_else(malformed)?)?,
+            run_id: first.get(1).ok_or_else(malformed)?.to_owned(),
+        };
+        let mut prefetched: Prefetched = locks.iter().map(|name| (name.clone(), None)).collect();
+        for row in rows {
+            if let (Some(name), Some(value)) = (row.get(3), row.get(4)) {
+                let name = self.text(from_hex(name).ok_or_else(malformed)?)?;
+                prefetched.insert(name, Some(value.to_owned()));
+            }
+        }
+        Ok(Some((flow, prefetched)))
     }
 
     /// Gives a group's connection back to the pool; a broken one is dropped with the idle
@@ -120,57 +246,42 @@ impl GroupBackend for PostgresStore {
     }
 
     fn begin_group(&self) -> Result<PostgresGroup> {
-        let mut retried = false;
-        loop {
-            let mut conn = self.pool.take()?;
-            let begun = conn
-                .client
-                .batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ; SAVEPOINT member")
-                .map_err(self.errors(&conn.broken).doing("beginning a transaction"));
-            let error = match begun {
-                Ok(()) => {
-                    return Ok(PostgresGroup {
-                        conn,
-                        savepoint_ready: true,
-                    })
-                }
-                Err(error) => error,
-            };
-            // Nothing ran: a connection that broke while it sat in the pool (a restart)
-            // is replaced and the group begins again, once.
-            let again = conn.broken.get() && conn.reused && !retried;
-            if !conn.broken.get() {
-                let _ = conn.client.batch_execute("ROLLBACK");
-            }
-            self.end_group(conn);
-            if !again {
-                return Err(error);
-            }
-            retried = true;
-        }
+        // The BEGIN goes with the first member's opening statement.
+        Ok(PostgresGroup {
+            conn: self.pool.take()?,
+            savepoint_ready: true,
+            savepoint: 0,
+            pending: Some("BEGIN ISOLATION LEVEL REPEATABLE READ; SAVEPOINT m0".to_owned()),
+            unbegun: true,
+        })
     }
 
     fn savepoint(&self, group: &mut PostgresGroup) -> Result<()> {
         if std::mem::take(&mut group.savepoint_ready) {
             return Ok(());
         }
-        self.group_batch(group, "SAVEPOINT member", "setting a savepoint")
+        let set = format!("SAVEPOINT m{}", group.savepoint);
+        self.group_batch(group, &set, "setting a savepoint")
     }
 
     fn release_savepoint(&self, group: &mut PostgresGroup) -> Result<()> {
-        // A member's writes end in NEXT_MEMBER; only a member that wrote nothing through
-        // it (a flow start that found its flow) still holds its savepoint.
+        // A member's writes end in the release of its savepoint; only a member that wrote
+        // nothing through them (a flow start) still holds its savepoint.
         if group.savepoint_ready {
             return Ok(());
         }
-        self.group_batch(group, NEXT_MEMBER, "releasing a savepoint")?;
+        let next = Self::next_member(group);
+        self.group_batch(group, &next, "releasing a savepoint")?;
+        group.savepoint += 1;
         group.savepoint_ready = true;
         Ok(())
     }
 
     fn rollback_to_savepoint(&self, group: &mut PostgresGroup) -> Result<()> {
-        // The savepoint stays set: the next member runs in it.
-        self.group_batch(group, "ROLLBACK TO SAVEPOINT member", "rolling back a call")?;
+        // The savepoint stays set: the next member runs in it. It does not exist when the
+        // writes that were to set it failed: then this fails, and the group with it.
+        let rollback = format!("ROLLBACK TO SAVEPOINT m{}", group.savepoint);
+        self.group_batch(group, &rollback, "rolling back a call")?;
         group.savepoint_ready = true;
         Ok(())
     }
@@ -182,10 +293,19 @@ impl GroupBackend for PostgresStore {
         locks: &[String],
         body: &mut RpcBody<'_>,
     ) -> Result<usize> {
+        let opened = match self.open_in_batch(group, flow_id, locks) {
+            Some(opened) => opened?,
+            None => {
+                // A NUL in the flow ID: the writes pending go first, on their own.
+                if let Some(writes) = group.pending.take() {
+                    self.group_batch(group, &writes, "writing values")?;
+                }
+                let (client, statements, errors) = self.parts(&mut group.conn);
+                self.open_member(client, statements, errors, flow_id, locks)?
+            }
+        };
         let (client, statements, errors) = self.parts(&mut group.conn);
-        let (flow, prefetched) = match self
-            .open_member(client, statements, errors, flow_id, locks)?
-        {
+        let (flow, prefetched) = match opened {
             Some(opened) => opened,
             None => {
                 // The lock rows are created inside the group's transaction (so its
@@ -216,15 +336,24 @@ impl GroupBackend for PostgresStore {
             flow,
             prefetched,
         })?;
-        self.write_and_end(
-            client,
-            statements,
-            errors,
-            flow_id,
-            &writes,
-            NEXT_MEMBER,
-            errors.doing("writing values"),
-        )?;
+        let next = Self::next_member(group);
+        match end_batch(flow_id, &writes, &next) {
+            // Sent with the next member's opening statement or the COMMIT.
+            Some(batch) => group.pending = Some(batch),
+            None => {
+                let (client, statements, errors) = self.parts(&mut group.conn);
+                self.write_and_end(
+                    client,
+                    statements,
+                    errors,
+                    flow_id,
+                    &writes,
+                    &next,
+                    errors.doing("writing values"),
+                )?
+            }
+        }
+        group.savepoint += 1;
         group.savepoint_ready = true;
         Ok(written_bytes(&writes))
     }
@@ -235,6 +364,9 @@ impl GroupBackend for PostgresStore {
         flow: &FlowRecord,
         initial: &[(String, String)],
     ) -> Result<StartOutcome> {
+        if let Some(writes) = group.pending.take() {
+            self.group_batch(group, &writes, "writing values")?;
+        }
         let (client, statements, errors) = self.parts(&mut group.conn);
         self.insert_flow(client, statements, errors, flow, initial)
     }
@@ -254,7 +386,9 @@ impl GroupBackend for PostgresStore {
     }
 
     fn commit_group(&self, group: PostgresGroup) -> Result<()> {
-        let PostgresGroup { mut conn, .. } = group;
+        let PostgresGroup {
+            mut conn, pending, ..
+        } = group;
         let errors = self.errors(&conn.broken);
         let committed = match self.faults.check(FaultPoint::AtCommit) {
             // An injected failure of the COMMIT itself: the server rolls the group back.
@@ -263,18 +397,33 @@ impl GroupBackend for PostgresStore {
                 .batch_execute("ROLLBACK")
                 .map_err(errors.doing("rolling back"))
                 .and(Err(injected)),
-            Ok(()) => conn
-                .client
-                .batch_execute(&self.commit_sql)
-                .map_err(errors.commit()),
+            // The last member's writes and the COMMIT, in one round trip.
+            Ok(()) => match &pending {
+                Some(writes) => conn
+                    .client
+                    .batch_execute(&format!("{writes};{}", self.commit_sql)),
+                None => conn.client.batch_execute(&self.commit_sql),
+            }
+            .map_err(errors.commit()),
         };
+        if committed.is_err() && !conn.broken.get() && !conn.client.is_closed() {
+            // Writes that failed before the COMMIT leave the transaction open and aborted.
+            let _ = conn
+                .client
+                .batch_execute("ROLLBACK")
+                .map_err(errors.doing("rolling back"));
+        }
         self.end_group(conn);
-        committed
+        // Committed, and no member answered yet: a fault here is a connection lost right
+        // after the COMMIT (or, armed to kill, a crash before any reply).
+        committed.and_then(|()| self.faults.check(FaultPoint::AfterCommit))
     }
 
     fn rollback_group(&self, group: PostgresGroup) {
-        let PostgresGroup { mut conn, .. } = group;
-        if !conn.broken.get() && !conn.client.is_closed() {
+        let PostgresGroup {
+            mut conn, unbegun, ..
+        } = group;
+        if !unbegun && !conn.broken.get() && !conn.client.is_closed() {
             // A failure here marks the connection broken, and the pool drops it.
             let _ = conn
                 .client

@@ -256,7 +256,8 @@ impl PostgresStore {
 
     /// The faults injected into this store's group commits (for tests that prove failure
     /// paths): [`crate::store::fault::FaultPoint::AtCommit`] rolls a group back where its
-    /// COMMIT would go.
+    /// COMMIT would go; [`crate::store::fault::FaultPoint::AfterCommit`] fires once a
+    /// group's COMMIT returned, before any member is answered.
     #[cfg(feature = "fault-injection")]
     pub fn faults(&self) -> &FaultPlan {
         &self.faults
@@ -468,15 +469,7 @@ impl PostgresStore {
     ) -> Result<Option<(FlowRecord, Prefetched)>> {
         let row = client
             .query_opt(&statements.open_rpc, &[&flow_id, &as_bytes(locks)])
-            .map_err(|e| match e.code() {
-                Some(code) if *code == postgres::error::SqlState::LOCK_NOT_AVAILABLE => {
-                    Error::LockConflict(format!(
-                        "one or more attribute keys are locked: flow {flow_id:?}, {}",
-                        locks.join(", ")
-                    ))
-                }
-                _ => errors.doing("taking locks")(e),
-            })?;
+            .map_err(|e| open_error(errors, flow_id, locks, e))?;
         let Some(row) = row else {
             return Err(Error::FlowNotFound {
                 flow_id: flow_id.to_owned(),
@@ -782,9 +775,10 @@ impl Drop for OpenTransaction<'_> {
 }
 
 /// The writes of an RPC and `end` (its COMMIT, or the release of its savepoint) as one
-/// simple-query batch of literals, or `None` when some text holds a NUL character. Names go
-/// as hex `bytea`, text in standard conforming quotes (the session sets
-/// `standard_conforming_strings`).
+/// simple-query batch of literals, or `None` when some text holds a NUL character. Each
+/// write is an `EXECUTE` of a statement every connection prepared (`attrflow_put`,
+/// `attrflow_drop`), so the server plans none of them again. Names go as hex `bytea`, text
+/// in standard conforming quotes (the session sets `standard_conforming_strings`).
 fn end_batch(flow_id: &str, writes: &[Write], end: &str) -> Option<String> {
     let has_nul = |text: &str| text.contains('\0');
     if has_nul(flow_id)
@@ -795,29 +789,49 @@ fn end_batch(flow_id: &str, writes: &[Write], end: &str) -> Option<String> {
         return None;
     }
     let flow = quote(flow_id);
-    let (mut upserts, mut deletes) = (Vec::new(), Vec::new());
+    let mut batch = String::new();
     for (name, value) in writes {
         match value {
-            Some(json) => upserts.push(format!("({flow}, {}, {})", bytea(name), quote(json))),
-            None => deletes.push(bytea(name)),
+            Some(json) => batch.push_str(&format!(
+                "EXECUTE attrflow_put({flow}, {}, {});",
+                bytea(name),
+                quote(json)
+            )),
+            None => batch.push_str(&format!("EXECUTE attrflow_drop({flow}, {});", bytea(name))),
         }
-    }
-    let mut batch = String::new();
-    if !upserts.is_empty() {
-        batch.push_str(&format!(
-            "INSERT INTO attribute_values (flow_id, name, value) VALUES {} \
-             ON CONFLICT (flow_id, name) DO UPDATE SET value = excluded.value;",
-            upserts.join(", ")
-        ));
-    }
-    if !deletes.is_empty() {
-        batch.push_str(&format!(
-            "DELETE FROM attribute_values WHERE flow_id = {flow} AND name IN ({});",
-            deletes.join(", ")
-        ));
     }
     batch.push_str(end);
     Some(batch)
+}
+
+/// The error of an RPC's opening statement: a lock row another transaction holds is a lock
+/// conflict naming the keys.
+fn open_error(
+    errors: Errors<'_>,
+    flow_id: &str,
+    locks: &[String],
+    error: postgres::Error,
+) -> Error {
+    match error.code() {
+        Some(code) if *code == postgres::error::SqlState::LOCK_NOT_AVAILABLE => {
+            Error::LockConflict(format!(
+                "one or more attribute keys are locked: flow {flow_id:?}, {}",
+                locks.join(", ")
+            ))
+        }
+        _ => errors.doing("taking locks")(error),
+    }
+}
+
+/// The bytes of a hex string (as `encode(…, 'hex')` writes them); `None` if it is not one.
+fn from_hex(hex: &str) -> Option<Vec<u8>> {
+    if hex.len() % 2 != 0 {
+        return None;
+    }
+    (0..hex.len())
+        .step_by(2)
+        .map(|at| u8::from_str_radix(hex.get(at..at + 2)?, 16).ok())
+        .collect()
 }
 
 /// `text` as an SQL string literal (standard conforming strings).
@@ -870,11 +884,8 @@ mod tests {
         let batch = end_batch("f'1", &writes, "COMMIT").unwrap();
         assert_eq!(
             batch,
-            "INSERT INTO attribute_values (flow_id, name, value) VALUES \
-             ('f''1', '\\x612762'::bytea, '{\"x\":\"it''s \\\\ here\"}') \
-             ON CONFLICT (flow_id, name) DO UPDATE SET value = excluded.value;\
-             DELETE FROM attribute_values WHERE flow_id = 'f''1' AND name IN \
-             ('\\x676f6e65'::bytea);COMMIT"
+            "EXECUTE attrflow_put('f''1', '\\x612762'::bytea, '{\"x\":\"it''s \\\\ here\"}');\
+             EXECUTE attrflow_drop('f''1', '\\x676f6e65'::bytea);COMMIT"
         );
         assert_eq!(end_batch("f\0", &writes, "COMMIT"), None);
         assert_eq!(end_batch("f", &[("n\0".to_owned(), None)], "COMMIT"), None);

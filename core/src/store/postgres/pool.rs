@@ -32,8 +32,44 @@ pub(crate) struct Statements {
     pub open_rpc: Statement,
 }
 
+/// The start of the first statement of an exclusive RPC or group member (see
+/// `Statements::open_rpc`): takes and bumps the lock rows `$2` of flow `$1` and finds the
+/// values of those names, in the transaction's snapshot.
+const OPEN_LOCKS_AND_VALUES: &str = "
+    WITH locked AS (
+        SELECT name FROM attribute_locks WHERE flow_id = $1 AND name = ANY($2)
+        ORDER BY name FOR UPDATE NOWAIT
+    ), bumped AS (
+        UPDATE attribute_locks a SET grants = a.grants + 1 FROM locked
+        WHERE a.flow_id = $1 AND a.name = locked.name RETURNING 1
+    ), known AS (
+        SELECT name, value FROM attribute_values WHERE flow_id = $1 AND name = ANY($2)
+    )";
+
+/// The statements of simple-query batches, prepared once per connection with SQL `PREPARE`:
+/// a batch then carries `EXECUTE attrflow_put(…)`, which the server parses in a few
+/// microseconds and runs on its cached plan, instead of an `INSERT … ON CONFLICT` it would
+/// parse, analyse and plan again for every RPC. The writes (`end_batch` in the parent
+/// module) use `attrflow_put` and `attrflow_drop`; a group member opens with
+/// `attrflow_open` (`open_rpc` as one row per value found, names and flow types in hex),
+/// sent in one batch behind the previous member's writes.
+fn batch_statements() -> String {
+    format!(
+        "PREPARE attrflow_put (text, bytea, text) AS
+             INSERT INTO attribute_values (flow_id, name, value) VALUES ($1, $2, $3)
+             ON CONFLICT (flow_id, name) DO UPDATE SET value = excluded.value;
+         PREPARE attrflow_drop (text, bytea) AS
+             DELETE FROM attribute_values WHERE flow_id = $1 AND name = $2;
+         PREPARE attrflow_open (text, bytea[]) AS {OPEN_LOCKS_AND_VALUES}
+             SELECT encode(f.flow_type, 'hex'), f.run_id, (SELECT count(*) FROM bumped),
+                    encode(k.name, 'hex'), k.value
+             FROM flows f LEFT JOIN known k ON true WHERE f.flow_id = $1"
+    )
+}
+
 impl Statements {
     fn prepare(client: &mut Client) -> Result<Self, postgres::Error> {
+        client.batch_execute(&batch_statements())?;
         Ok(Statements {
             load_flow: client.prepare("SELECT flow_type, run_id FROM flows WHERE flow_id = $1")?,
             insert_flow: client.prepare(
@@ -54,22 +90,13 @@ impl Statements {
                 "INSERT INTO attribute_locks (flow_id, name)
                  SELECT $1, unnest($2::bytea[]) ON CONFLICT DO NOTHING",
             )?,
-            open_rpc: client.prepare(
-                "WITH locked AS (
-                     SELECT name FROM attribute_locks WHERE flow_id = $1 AND name = ANY($2)
-                     ORDER BY name FOR UPDATE NOWAIT
-                 ), bumped AS (
-                     UPDATE attribute_locks a SET grants = a.grants + 1 FROM locked
-                     WHERE a.flow_id = $1 AND a.name = locked.name RETURNING 1
-                 ), known AS (
-                     SELECT name, value FROM attribute_values
-                     WHERE flow_id = $1 AND name = ANY($2)
-                 )
+            open_rpc: client.prepare(&format!(
+                "{OPEN_LOCKS_AND_VALUES}
                  SELECT f.flow_type, f.run_id, (SELECT count(*) FROM bumped),
                         ARRAY(SELECT name FROM known ORDER BY name),
                         ARRAY(SELECT value FROM known ORDER BY name)
-                 FROM flows f WHERE f.flow_id = $1",
-            )?,
+                 FROM flows f WHERE f.flow_id = $1"
+            ))?,
         })
     }
 }
