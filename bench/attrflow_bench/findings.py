@@ -41,20 +41,9 @@ Rust-native figures run one after the other, not at the same instant, so on a sh
 machine this ratio also carries the difference in load between the two (the same build
 measured 0.61× to 1.09× for register across four repeats)."""
 
-_ASYNC = """\
-CPU time per call, one call at a time on the archive of section 3 (`time.process_time` for
-all threads, `time.thread_time` for the event loop's, 2,000 calls, a loaded machine):
-`Client` archived page 86 µs (101 µs wall), register 72 µs (132 µs wall).
-`AsyncClient` archived page 179 µs (197 µs wall), 66 µs of it on the loop thread (the
-call's Python side, the future, and building the 100 `Subscriber` dataclasses when the
-result is drained); register 158 µs (193 µs wall), 45 µs on the loop thread. The worker
-thread never takes the GIL (it queues the result and wakes the loop through a socket), so
-the remaining gap is the two thread hand-offs per call (waking a worker, then waking the
-loop): about 50 µs of extra CPU on the worker side and 30 µs on the loop side, which
-one-at-a-time awaiting pays in full and many tasks overlap (section 3b). The Python and
-Rust-native figures run one after the other, not at the same instant, so on a shared
-machine this ratio also carries the difference in load between the two (the same build
-measured 0.61× to 1.09× for register across four repeats).
+_ASYNC = (
+    _PYTHON
+    + """
 
 perf (`perf record -g`, 4,000 registers one at a time, before the watching, load average
 about 2.5): an `AsyncClient` register cost 184 µs of CPU against 85 µs through `Client`.
@@ -68,6 +57,7 @@ the RPC's arguments (`Client._rpc_call`, 6–7 µs, half of it encoding the inpu
 output: for the archived page, 100 `Subscriber` dataclasses, about 35 µs (the blocking
 `Client`, which pays the same decoding, reaches 0.65–0.85× on the page), so the
 `AsyncClient` page stays below the blocking client's ratio until decoding itself costs less."""
+)
 
 _CONCURRENT = """\
 Each worker appends to its own archive, so no lock is contended and SQLite's one writer is
