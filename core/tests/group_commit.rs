@@ -92,6 +92,32 @@ fn store_with(first: Pause, second: Pause, flows: &[&str]) -> TestStore {
     t
 }
 
+/// A PostgreSQL store of [`store_with`] whose `flows` each hold `"before"`, its schema, and
+/// another session on the same database.
+fn postgres_store_with(
+    first: Pause,
+    second: Pause,
+    flows: &[&str],
+) -> (TestStore, String, postgres::Client) {
+    let t = store_with(first, second, flows);
+    assert_eq!(
+        t.backend(),
+        common::Backend::Postgres,
+        "a PostgreSQL-only test: run it with ATTRFLOW_TEST_BACKEND=postgres"
+    );
+    for flow in flows {
+        call(&t.runtime, flow, "Set", json!("before")).unwrap();
+    }
+    let schema = t.url.rsplit("schema=").next().unwrap();
+    let schema = schema.split('&').next().unwrap().to_owned();
+    let other = postgres::Client::connect(
+        &std::env::var(common::POSTGRES_URL_ENV).unwrap(),
+        postgres::NoTls,
+    )
+    .unwrap();
+    (t, schema, other)
+}
+
 fn call(runtime: &Runtime, flow: &str, rpc: &str, input: Value) -> attrflow::Result<Value> {
     runtime.invoke_rpc(FLOW_TYPE, flow, rpc, input, &RpcInvokeOptions::new())
 }
@@ -238,22 +264,7 @@ fn a_reader_during_a_group_sees_the_state_before_it_and_no_member_is_answered_ea
 fn a_row_lock_held_by_another_transaction_fails_only_its_own_member_of_a_group() {
     let (checkpoint, pause) = checkpoint();
     let (_unused, second) = common::checkpoint();
-    let t = store_with(pause, second, &["f0", "f1", "f2"]);
-    assert_eq!(
-        t.backend(),
-        common::Backend::Postgres,
-        "a PostgreSQL-only test: run it with ATTRFLOW_TEST_BACKEND=postgres"
-    );
-    for flow in ["f0", "f1", "f2"] {
-        call(&t.runtime, flow, "Set", json!("before")).unwrap();
-    }
-    let schema = t.url.rsplit("schema=").next().unwrap();
-    let schema = schema.split('&').next().unwrap().to_owned();
-    let mut other = postgres::Client::connect(
-        &std::env::var(common::POSTGRES_URL_ENV).unwrap(),
-        postgres::NoTls,
-    )
-    .unwrap();
+    let (t, schema, mut other) = postgres_store_with(pause, second, &["f0", "f1", "f2"]);
     other
         .batch_execute(&format!(
             "BEGIN; SELECT 1 FROM \"{schema}\".attribute_locks WHERE flow_id = 'f1' FOR UPDATE"
@@ -538,22 +549,7 @@ fn a_group_whose_commit_answer_is_lost_fails_every_member_as_unknown_and_keyed_r
 fn writes_that_fail_on_the_server_behind_the_next_call_fail_the_whole_group() {
     let (checkpoint, pause) = checkpoint();
     let (_unused, second) = common::checkpoint();
-    let t = store_with(pause, second, &["f0", "f1"]);
-    assert_eq!(
-        t.backend(),
-        common::Backend::Postgres,
-        "a PostgreSQL-only test: run it with ATTRFLOW_TEST_BACKEND=postgres"
-    );
-    for flow in ["f0", "f1"] {
-        call(&t.runtime, flow, "Set", json!("before")).unwrap();
-    }
-    let schema = t.url.rsplit("schema=").next().unwrap();
-    let schema = schema.split('&').next().unwrap().to_owned();
-    let mut other = postgres::Client::connect(
-        &std::env::var(common::POSTGRES_URL_ENV).unwrap(),
-        postgres::NoTls,
-    )
-    .unwrap();
+    let (t, schema, mut other) = postgres_store_with(pause, second, &["f0", "f1"]);
     other
         .batch_execute(&format!(
             "ALTER TABLE \"{schema}\".attribute_values \
