@@ -12,7 +12,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyList, PyString, PyTuple, PyType};
-use serde_json::{Map, Number, Value};
+use serde_json::{Number, Value};
 
 use crate::errors::IntoPyResult;
 
@@ -373,9 +373,15 @@ impl Decoder {
                 got(value)
             )));
         };
-        let values = self.fields(py, class, entries)?;
-        let instance = class.new.bind(py).call1((class.class.bind(py),))?;
-        for (field, decoded) in class.fields.iter().zip(values) {
+        let instance = class.instantiate(py)?;
+        for field in &class.fields {
+            let Some(field_value) = entries.get(&field.key) else {
+                return Err(Failure::at("field is missing".to_owned())
+                    .within(Step::Field(field.key.clone())));
+            };
+            let decoded = self
+                .node(py, field.node, field_value)
+                .map_err(|f| f.within(Step::Field(field.key.clone())))?;
             set_attribute(&instance, field.attribute.bind(py), &decoded)?;
         }
         if class.post_init {
@@ -383,25 +389,39 @@ impl Decoder {
         }
         Ok(instance)
     }
+}
 
-    fn fields<'py>(
-        &self,
-        py: Python<'py>,
-        class: &Dataclass,
-        entries: &Map<String, Value>,
-    ) -> Result<Vec<Bound<'py, PyAny>>, Failure> {
-        let mut values = Vec::with_capacity(class.fields.len());
-        for field in &class.fields {
-            let Some(field_value) = entries.get(&field.key) else {
-                return Err(Failure::at("field is missing".to_owned())
-                    .within(Step::Field(field.key.clone())));
-            };
-            values.push(
-                self.node(py, field.node, field_value)
-                    .map_err(|f| f.within(Step::Field(field.key.clone())))?,
-            );
+impl Dataclass {
+    /// A new, uninitialised instance, as `cls.__new__(cls)` makes it: through the type's
+    /// `tp_new` slot (read at each call, as assigning `__new__` changes it) when the type is
+    /// a heap type, whose slots the limited API reads; through `cls.__new__` otherwise.
+    fn instantiate<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let class = self.class.bind(py);
+        let Ok(tp) = class.cast::<PyType>() else {
+            return self.new.bind(py).call1((class,));
+        };
+        let tp = tp.as_type_ptr();
+        // SAFETY: `tp` is a live type object (held by `self.class`); PyType_GetSlot is valid
+        // on heap types, and a `Py_tp_new` slot holds a `newfunc` (or is null).
+        let new = unsafe {
+            if pyo3::ffi::PyType_GetFlags(tp) & pyo3::ffi::Py_TPFLAGS_HEAPTYPE == 0 {
+                std::ptr::null_mut()
+            } else {
+                pyo3::ffi::PyType_GetSlot(tp, pyo3::ffi::Py_tp_new)
+            }
+        };
+        if new.is_null() {
+            return self.new.bind(py).call1((class,));
         }
-        Ok(values)
+        let empty = PyTuple::empty(py);
+        // SAFETY: `new` is the type's `newfunc`, called as `type.__call__` calls it, with
+        // the type, an empty argument tuple and no keywords, all live under the GIL; it
+        // returns a new reference or null with an exception set.
+        unsafe {
+            let new = std::mem::transmute::<*mut std::ffi::c_void, pyo3::ffi::newfunc>(new);
+            let object = new(tp, empty.as_ptr(), std::ptr::null_mut());
+            Bound::from_owned_ptr_or_err(py, object)
+        }
     }
 }
 

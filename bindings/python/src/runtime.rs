@@ -202,12 +202,21 @@ impl NativeRuntime {
                 None => Ok(finish(py, py.detach(work))?.into_bound(py)),
             };
         }
-        let finish = move |py: Python<'_>, output: attrflow::Result<Value>| {
-            Ok(decode::decoded(py, output, decoder.get(), &what)?.unbind())
-        };
         match done {
-            Some(done) => submitted(py, executor::submit(done, move || call.run(), finish)),
-            None => Ok(finish(py, py.detach(move || call.run()))?.into_bound(py)),
+            Some(done) => {
+                // The output's JSON is freed by a worker thread, not the event loop's.
+                let finish = move |py: Python<'_>, output: attrflow::Result<Value>| {
+                    let output = output.into_py_result(py)?;
+                    let decoded = decoder.get().decode(py, &output, &what);
+                    executor::dispose(output);
+                    Ok(decoded?.unbind())
+                };
+                submitted(py, executor::submit(done, move || call.run(), finish))
+            }
+            None => {
+                let output = py.detach(move || call.run());
+                decode::decoded(py, output, decoder.get(), &what)
+            }
         }
     }
 
