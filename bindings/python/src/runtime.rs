@@ -204,11 +204,13 @@ impl NativeRuntime {
         }
         match done {
             Some(done) => {
-                // The output's JSON is freed by a worker thread, not the event loop's.
                 let finish = move |py: Python<'_>, output: attrflow::Result<Value>| {
                     let output = output.into_py_result(py)?;
                     let decoded = decoder.get().decode(py, &output, &what);
-                    executor::dispose(output);
+                    if holds_a_list(&output) {
+                        // A page: its JSON is freed by a worker thread, not the loop's.
+                        executor::dispose(output);
+                    }
                     Ok(decoded?.unbind())
                 };
                 submitted(py, executor::submit(done, move || call.run(), finish))
@@ -371,6 +373,15 @@ fn start_flow(
         };
     }
     runtime.start_flow(flow_type, flow_id, &options)
+}
+
+/// Whether `value` is or has a list among its fields: many allocations to free.
+fn holds_a_list(value: &Value) -> bool {
+    match value {
+        Value::Array(_) => true,
+        Value::Object(fields) => fields.values().any(Value::is_array),
+        _ => false,
+    }
 }
 
 fn parse_json(json: &str, what: impl Fn() -> String) -> attrflow::Result<Value> {
