@@ -10,7 +10,7 @@ import signal
 import sys
 
 from attrflow_examples.app import app_state_of, create_app
-from attrflow_examples.fast_page import FastPageRoute
+from attrflow_examples.fast_register import with_fast_routes
 from hypercorn.asyncio import serve
 from hypercorn.config import Config
 
@@ -28,7 +28,7 @@ async def main(host: str, port: int, store: str) -> None:
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, shutdown.set)
     try:
-        await serve(FastPageRoute(app), config, shutdown_trigger=shutdown.wait)  # type: ignore[arg-type]
+        await serve(with_fast_routes(app), config, shutdown_trigger=shutdown.wait)  # type: ignore[arg-type]
     finally:
         app_state.close()
 

@@ -150,6 +150,9 @@ class Decoder:
     def __new__(cls, nodes: list[tuple[Any, ...]]) -> Decoder: ...
     def decode_json(self, text: str, what: str) -> Any:
         """``text`` decoded as the type; raises ``ValueMappingError`` naming a mismatch."""
+    def encode_json(self, value: Any, what: str) -> str:
+        """``value`` as compact JSON text along the type; raises ``ValueMappingError`` naming
+        a mismatch."""
 
 @final
 class RpcContext:
@@ -249,16 +252,18 @@ class Runtime:
         flow_type: str,
         flow_id: str,
         rpc_name: str,
-        input_json: str,
+        input: Any,
         lock_instances: list[tuple[str, str]] = ...,
         load_instances: list[tuple[str, str]] = ...,
         run_id: str = ...,
+        input_type: Decoder | None = None,
         *,
         as_json: bool = False,
         done: None = None,
     ) -> Any:
-        """Invokes an RPC with JSON input; returns its output decoded by ``decoder``, or with
-        ``as_json`` as compact JSON ``bytes`` written along ``decoder``'s type."""
+        """Invokes an RPC with ``input`` as JSON text, or with ``input_type`` the input value
+        encoded along it; returns its output decoded by ``decoder``, or with ``as_json`` as
+        compact JSON ``bytes`` written along ``decoder``'s type."""
     @overload
     def call_rpc(
         self,
@@ -267,10 +272,11 @@ class Runtime:
         flow_type: str,
         flow_id: str,
         rpc_name: str,
-        input_json: str,
+        input: Any,
         lock_instances: list[tuple[str, str]] = ...,
         load_instances: list[tuple[str, str]] = ...,
         run_id: str = ...,
+        input_type: Decoder | None = None,
         *,
         as_json: bool = False,
         done: _Done,

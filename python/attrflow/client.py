@@ -11,7 +11,7 @@ import threading
 from types import TracebackType
 from typing import Any, TypeVar, cast
 
-from attrflow import _native, codec, registration
+from attrflow import _native, registration
 from attrflow import metrics as _metrics
 from attrflow.errors import FlowDefinitionError
 from attrflow.flow import BoundRpc, Flow, resolve_rpc
@@ -172,7 +172,7 @@ class Client:
         options: RPCInvokeOptions,
     ) -> tuple[Any, ...]:
         """The checked arguments of the native ``call_rpc``: the output's decoder and name,
-        then the call."""
+        then the call, the input encoded natively along its type."""
         flow, definition = resolve_rpc(rpc)
         _check_flow_id(flow_id)
         self._prepare(flow)
@@ -180,20 +180,20 @@ class Client:
             raise TypeError("run_id must be a str")
         if not isinstance(options, RPCInvokeOptions):
             raise TypeError(f"options must be RPCInvokeOptions, not {type(options).__name__}")
-        what = f"input of RPC {definition.name}"
-        input_json = (
-            "null" if input is None else codec.to_json(input, definition.input_type, what=what)
-        )
+        input_type, output_type, what = definition.codecs
+        locks = options.lock_attribute_map_instances
+        loads = options.load_attribute_map_instances
         return (
-            codec.decoder(definition.output_type),
-            f"output of RPC {definition.name}",
+            output_type,
+            what,
             flow.flow_type,
             flow_id,
             definition.name,
-            input_json,
-            _pairs(options.lock_attribute_map_instances),
-            _pairs(options.load_attribute_map_instances),
+            input,
+            _pairs(locks) if locks else [],
+            _pairs(loads) if loads else [],
             run_id,
+            input_type,
         )
 
     def metrics(self) -> Metrics:

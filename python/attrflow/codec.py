@@ -11,11 +11,14 @@ decoding requires every declared field to be present and checks primitive types 
 mismatch raises :class:`~attrflow.errors.ValueMappingError` naming the field path: Python
 attribute names when encoding, JSON names when decoding.
 
-Encoding walks the value here. Decoding is done by the native module: this module
-describes a type once (:func:`decoder`) and the core's JSON is built straight into that
-type's values, in one pass with no intermediate Python data. A dataclass is built the way
-``msgspec`` builds one: created without calling ``__init__``, its fields set (frozen and
-slotted dataclasses too), then ``__post_init__`` called if it has one.
+Both directions are done by the native module: this module describes a type once
+(:func:`decoder`), and the native decoder of that type writes a value as JSON text and
+builds the core's JSON straight into the type's values, each in one pass with no
+intermediate Python data. A dataclass is built the way ``msgspec`` builds one: created
+without calling ``__init__``, its fields set (frozen and slotted dataclasses too), then
+``__post_init__`` called if it has one. An untyped (``Any``) part is written as
+``json.dumps`` writes it; text holding a lone surrogate raises
+:class:`~attrflow.errors.InvalidInputError` naming where.
 
 >>> from dataclasses import dataclass
 >>> @dataclass
@@ -32,10 +35,9 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
-import math
 import sys
 import typing
-from typing import Any, Callable, TypeVar, Union, cast
+from typing import Any, TypeVar, Union, cast
 
 from attrflow import _native
 from attrflow.errors import ValueMappingError
@@ -43,10 +45,6 @@ from attrflow.errors import ValueMappingError
 __all__ = ["decode", "decoder", "encode", "from_json", "json_name", "to_json"]
 
 T = TypeVar("T")
-
-_INT_MIN = -(2**63)
-_INT_MAX = 2**64 - 1
-"""JSON integers every front end reads exactly: the union of i64 and u64."""
 
 if sys.version_info >= (3, 10):
     import types
@@ -56,12 +54,11 @@ else:  # pragma: no cover - exercised on Python 3.9 only
     _UNION_ORIGINS = (Union,)
 
 
-class _Mismatch(Exception):
-    """A value that does not fit its type, at ``path``; wrapped into ValueMappingError."""
+class _Unsupported(Exception):
+    """A type the codec does not support: described as such, and reported when used."""
 
-    def __init__(self, path: str, problem: str) -> None:
+    def __init__(self, problem: str) -> None:
         super().__init__(problem)
-        self.path = path
         self.problem = problem
 
 
@@ -77,10 +74,7 @@ def json_name(python_name: str) -> str:
 
 def encode(value: Any, tp: Any, *, what: str = "value") -> Any:
     """``value`` as JSON-ready Python data (dicts, lists, scalars), checked against ``tp``."""
-    try:
-        return _encode(value, tp, "")
-    except _Mismatch as mismatch:
-        raise _error("encode", what, mismatch) from None
+    return json.loads(to_json(value, tp, what=what))
 
 
 def decode(data: Any, tp: type[T], *, what: str = "value") -> T:
@@ -93,9 +87,9 @@ def decode(data: Any, tp: type[T], *, what: str = "value") -> T:
 
 
 def to_json(value: Any, tp: Any, *, what: str = "value") -> str:
-    """``value`` as compact JSON text, checked against ``tp``."""
-    data = encode(value, tp, what=what)
-    return json.dumps(data, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    """``value`` as compact JSON text, checked against ``tp``: what
+    ``json.dumps(data, separators=(",", ":"), ensure_ascii=False)`` writes for its data."""
+    return decoder(tp).encode_json(value, what)
 
 
 def from_json(text: str, tp: type[T], *, what: str = "value") -> T:
@@ -147,14 +141,14 @@ def _describe(tp: Any) -> _native.Decoder:
             if origin is list:
                 return ("list", add((args or (Any,))[0]))
             if origin is tuple:
-                return ("tuple", add(_homogeneous_tuple_item(tp, args, "")))
+                return ("tuple", add(_homogeneous_tuple_item(tp, args)))
             if origin is dict:
-                return ("dict", add(_dict_value_type(tp, args, "")))
+                return ("dict", add(_dict_value_type(tp, args)))
             if _is_dataclass_type(tp):
                 fields = [(name, key, add(field_type)) for name, key, field_type in _fields(tp)]
                 return ("dataclass", tp, tp.__name__, fields, hasattr(tp, "__post_init__"))
-        except _Mismatch as mismatch:
-            return ("unsupported", mismatch.problem)
+        except _Unsupported as unsupported:
+            return ("unsupported", unsupported.problem)
         for scalar in (bool, int, float, str):
             if tp is scalar:
                 return (scalar.__name__,)
@@ -162,19 +156,6 @@ def _describe(tp: Any) -> _native.Decoder:
 
     add(tp)
     return _native.Decoder(nodes)
-
-
-def _error(direction: str, what: str, mismatch: _Mismatch) -> ValueMappingError:
-    where = f"{mismatch.path}: " if mismatch.path else ""
-    return ValueMappingError(f"cannot {direction} {what}: {where}{mismatch.problem}", mismatch.path)
-
-
-def _field_path(path: str, name: str) -> str:
-    return f"{path}.{name}" if path else name
-
-
-def _got(value: Any) -> str:
-    return "null" if value is None else type(value).__name__
 
 
 def _type_name(tp: Any) -> str:
@@ -188,7 +169,7 @@ def _fields(cls: type[Any]) -> tuple[tuple[str, str, Any], ...]:
         hints = typing.get_type_hints(cls)
     except Exception as error:
         problem = f"cannot resolve the field types of {cls.__qualname__}: {error}"
-        raise _Mismatch("", problem) from error
+        raise _Unsupported(problem) from error
     return tuple(
         (field.name, json_name(field.name), hints[field.name])
         for field in dataclasses.fields(cls)
@@ -200,98 +181,15 @@ def _is_dataclass_type(tp: Any) -> bool:
     return isinstance(tp, type) and dataclasses.is_dataclass(tp)
 
 
-def _union(
-    value: Any, args: tuple[Any, ...], path: str, convert: Callable[[Any, Any, str], Any]
-) -> Any:
-    if value is None and type(None) in args:
-        return None
-    options = [arg for arg in args if arg is not type(None)]
-    first: _Mismatch | None = None
-    for option in options:
-        try:
-            return convert(value, option, path)
-        except _Mismatch as mismatch:
-            first = first or mismatch
-    if len(options) == 1 and first is not None:
-        raise first
-    names = " | ".join(_type_name(arg) for arg in args)
-    raise _Mismatch(path, f"expected {names}, got {_got(value)}")
-
-
-def _encode(value: Any, tp: Any, path: str) -> Any:
-    if tp is str:
-        if not isinstance(value, str):
-            raise _Mismatch(path, f"expected str, got {_got(value)}")
-        return value
-    if tp is int:
-        return _check_int(value, path)
-    if tp is bool:
-        if not isinstance(value, bool):
-            raise _Mismatch(path, f"expected bool, got {_got(value)}")
-        return value
-    if tp is float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise _Mismatch(path, f"expected float, got {_got(value)}")
-        if not math.isfinite(value):
-            raise _Mismatch(path, f"{value!r} has no JSON form")
-        return float(value)
-    if tp is Any:
-        return value
-    if tp is None or tp is type(None):
-        if value is not None:
-            raise _Mismatch(path, f"expected null, got {_got(value)}")
-        return None
-    origin = typing.get_origin(tp)
-    args = typing.get_args(tp)
-    if origin in _UNION_ORIGINS:
-        return _union(value, args, path, _encode)
-    if origin is list:
-        if not isinstance(value, list):
-            raise _Mismatch(path, f"expected list, got {_got(value)}")
-        (item,) = args or (Any,)
-        return [_encode(v, item, f"{path}[{i}]") for i, v in enumerate(value)]
-    if origin is tuple:
-        item = _homogeneous_tuple_item(tp, args, path)
-        if not isinstance(value, tuple):
-            raise _Mismatch(path, f"expected tuple, got {_got(value)}")
-        return [_encode(v, item, f"{path}[{i}]") for i, v in enumerate(value)]
-    if origin is dict:
-        item = _dict_value_type(tp, args, path)
-        if not isinstance(value, dict):
-            raise _Mismatch(path, f"expected dict, got {_got(value)}")
-        encoded = {}
-        for key, v in value.items():
-            if not isinstance(key, str):
-                raise _Mismatch(path, f"dict keys must be str, got {_got(key)}")
-            encoded[key] = _encode(v, item, f"{path}[{key!r}]")
-        return encoded
-    if _is_dataclass_type(tp):
-        if not isinstance(value, tp):
-            raise _Mismatch(path, f"expected {tp.__name__}, got {_got(value)}")
-        return {
-            key: _encode(getattr(value, name), field_type, _field_path(path, name))
-            for name, key, field_type in _fields(tp)
-        }
-    raise _Mismatch(path, f"type {_type_name(tp)} is not supported by the attrflow codec")
-
-
-def _check_int(value: Any, path: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise _Mismatch(path, f"expected int, got {_got(value)}")
-    if not _INT_MIN <= value <= _INT_MAX:
-        raise _Mismatch(path, f"{value} does not fit in 64 bits")
-    return value
-
-
-def _homogeneous_tuple_item(tp: Any, args: tuple[Any, ...], path: str) -> Any:
+def _homogeneous_tuple_item(tp: Any, args: tuple[Any, ...]) -> Any:
     if len(args) == 2 and args[1] is Ellipsis:
         return args[0]
-    raise _Mismatch(path, f"type {tp!r} is not supported; use tuple[T, ...]")
+    raise _Unsupported(f"type {tp!r} is not supported; use tuple[T, ...]")
 
 
-def _dict_value_type(tp: Any, args: tuple[Any, ...], path: str) -> Any:
+def _dict_value_type(tp: Any, args: tuple[Any, ...]) -> Any:
     if not args:
         return Any
     if args[0] is not str:
-        raise _Mismatch(path, f"type {tp!r} is not supported; JSON object keys are str")
+        raise _Unsupported(f"type {tp!r} is not supported; JSON object keys are str")
     return args[1]

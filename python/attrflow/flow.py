@@ -18,10 +18,11 @@ bound methods then expose both attributes), and the client resolves it the same 
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, NoReturn, TypeVar, overload
 
-from attrflow import _native
+from attrflow import _native, codec
 from attrflow.attribute import Attribute, AttributeMap
 from attrflow.schema import PersistenceSchema, StepList
 
@@ -40,6 +41,16 @@ class RpcDefinition(Generic[I, O]):
     name: str
     input_type: type[I]
     output_type: type[O]
+
+    @functools.cached_property
+    def codecs(self) -> tuple[_native.Decoder, _native.Decoder, str]:
+        """The native decoders of the input and output types and the output's name in
+        errors, made once per definition (what a call passes to the native module)."""
+        return (
+            codec.decoder(self.input_type),
+            codec.decoder(self.output_type),
+            f"output of RPC {self.name}",
+        )
 
 
 @dataclass(frozen=True)

@@ -69,3 +69,25 @@ def test_slotted_dataclasses_decode() -> None:
 
     point = from_json('{"x": 1, "y": 2}', Point)
     assert (point.x, point.y) == (1, 2.0)
+
+
+@dataclass
+class Counted:
+    """A dataclass with a ``__new__`` of its own, which building it goes through."""
+
+    name: str
+
+    made = 0
+
+    def __new__(cls, *args: object, **kwargs: object) -> Counted:
+        cls.made += 1
+        return super().__new__(cls)
+
+
+def test_a_dataclass_is_created_through_its_own_new() -> None:
+    before = Counted.made
+    assert from_json('[{"name": "a"}, {"name": "b"}]', list[Counted]) == [
+        Counted("a"),
+        Counted("b"),
+    ]
+    assert Counted.made == before + 4  # two decoded, two compared against

@@ -4,13 +4,14 @@ path, for nested dataclasses, lists, tuples, dicts of dataclasses, unions and sc
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
 import pytest
 
 from attrflow import ValueMappingError
-from attrflow.codec import decode, encode
+from attrflow.codec import decode, encode, to_json
 from attrflow.flows.chunked_subscriber import Subscriber, SubscriberPage
 
 
@@ -241,3 +242,39 @@ def test_unencodable_values_raise_an_error_naming_the_field(
     where = f"{path}: " if path else ""
     assert str(raised.value) == f"cannot encode value: {where}{problem}"
     assert raised.value.path == path
+
+
+@dataclass
+class Record:
+    ratio: float
+    text: str
+    free: Any
+
+
+TEXT_FORMS: list[Record] = [
+    Record(1e16, 'quote " backslash \\ newline \n tab \t bell \x07 é 😀 \u2028', None),
+    Record(3, "", {"k": [1, 2.5, None, True, (1, 2)], 3: "an int key", "big": 2**70}),
+    Record(0.1, "x", ("a tuple", [1e-7, -0.0])),
+]
+
+
+@pytest.mark.parametrize("record", TEXT_FORMS)
+def test_encoded_text_is_what_json_dumps_writes(record: Record) -> None:
+    data = {"ratio": float(record.ratio), "text": record.text, "free": record.free}
+    expected = json.dumps(data, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    assert to_json(record, Record) == expected
+
+
+def test_an_untyped_part_json_cannot_write_fails_as_json_dumps_does() -> None:
+    with pytest.raises(ValueError, match="Out of range float"):
+        to_json(Record(1.0, "", {"x": float("nan")}), Record)
+    with pytest.raises(TypeError, match="not JSON serializable"):
+        to_json(Record(1.0, "", {1j}), Record)
+
+
+def test_a_value_nested_deeper_than_json_allows_is_refused_without_crashing() -> None:
+    tree = Tree(leaves=[], by_name={})
+    tree.child = tree  # a cycle: nested without end
+    with pytest.raises(ValueMappingError, match="nested more than 128 levels deep") as raised:
+        to_json(tree, Tree)
+    assert raised.value.path.startswith("child.child.child")

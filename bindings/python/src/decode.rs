@@ -12,14 +12,14 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyList, PyString, PyTuple, PyType};
-use serde_json::{Map, Number, Value};
+use serde_json::{Number, Value};
 
 use crate::errors::IntoPyResult;
 
 static VALUE_MAPPING_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
 /// One node of a type's description; child types are indices into the table.
-enum Node {
+pub(crate) enum Node {
     Any,
     Null,
     Bool,
@@ -40,35 +40,35 @@ enum Node {
 
 /// How a dataclass is built: `cls.__new__(cls)`, each field set as by `object.__setattr__`
 /// (so frozen and slotted dataclasses work), then `__post_init__()` if it has one.
-struct Dataclass {
-    name: String,
+pub(crate) struct Dataclass {
+    pub(crate) name: String,
     new: Py<PyAny>,
-    class: Py<PyAny>,
-    fields: Vec<Field>,
+    pub(crate) class: Py<PyAny>,
+    pub(crate) fields: Vec<Field>,
     post_init: bool,
 }
 
-struct Field {
-    attribute: Py<PyString>,
-    key: String,
-    node: usize,
+pub(crate) struct Field {
+    pub(crate) attribute: Py<PyString>,
+    pub(crate) key: String,
+    pub(crate) node: usize,
 }
 
 /// A step of the path to a mismatch, innermost last once rendered.
-enum Step {
+pub(crate) enum Step {
     Field(String),
     Index(usize),
     Key(String),
 }
 
 /// A value that does not fit its type: where (steps collected innermost first) and why.
-struct Mismatch {
+pub(crate) struct Mismatch {
     steps: Vec<Step>,
     problem: String,
 }
 
 /// Why decoding stopped: a mismatch to report, or a Python error raised while building.
-enum Failure {
+pub(crate) enum Failure {
     Mismatch(Mismatch),
     Python(PyErr),
 }
@@ -80,14 +80,14 @@ impl From<PyErr> for Failure {
 }
 
 impl Failure {
-    fn at(problem: String) -> Self {
+    pub(crate) fn at(problem: String) -> Self {
         Failure::Mismatch(Mismatch {
             steps: Vec::new(),
             problem,
         })
     }
 
-    fn within(mut self, step: Step) -> Self {
+    pub(crate) fn within(mut self, step: Step) -> Self {
         if let Failure::Mismatch(mismatch) = &mut self {
             mismatch.steps.push(step);
         }
@@ -101,7 +101,7 @@ type Decoded<'py> = Result<Bound<'py, PyAny>, Failure>;
 /// a core value into that type.
 #[pyclass(frozen, name = "Decoder", module = "attrflow._native")]
 pub(crate) struct Decoder {
-    nodes: Vec<Node>,
+    pub(crate) nodes: Vec<Node>,
 }
 
 #[pymethods]
@@ -138,6 +138,18 @@ impl Decoder {
         })?;
         self.decode(py, &value, what)
     }
+
+    /// `value` as compact JSON text along the type, checked against it (see
+    /// [`crate::encode`]); `what` names the value in error messages. A mismatch raises
+    /// `ValueMappingError`, text holding a lone surrogate `InvalidInputError`.
+    fn encode_json(
+        &self,
+        py: Python<'_>,
+        value: &Bound<'_, PyAny>,
+        what: &str,
+    ) -> PyResult<String> {
+        self.encode_value(py, value, || what.to_owned())
+    }
 }
 
 impl Decoder {
@@ -149,7 +161,7 @@ impl Decoder {
         what: &str,
     ) -> PyResult<Bound<'py, PyAny>> {
         self.node(py, 0, value)
-            .map_err(|failure| failure_error(py, failure, what))
+            .map_err(|failure| failure_error(py, failure, "decode", what))
     }
 
     /// `value` written as JSON text along the type: a dataclass's fields in their declared
@@ -361,9 +373,15 @@ impl Decoder {
                 got(value)
             )));
         };
-        let values = self.fields(py, class, entries)?;
-        let instance = class.new.bind(py).call1((class.class.bind(py),))?;
-        for (field, decoded) in class.fields.iter().zip(values) {
+        let instance = class.instantiate(py)?;
+        for field in &class.fields {
+            let Some(field_value) = entries.get(&field.key) else {
+                return Err(Failure::at("field is missing".to_owned())
+                    .within(Step::Field(field.key.clone())));
+            };
+            let decoded = self
+                .node(py, field.node, field_value)
+                .map_err(|f| f.within(Step::Field(field.key.clone())))?;
             set_attribute(&instance, field.attribute.bind(py), &decoded)?;
         }
         if class.post_init {
@@ -371,25 +389,39 @@ impl Decoder {
         }
         Ok(instance)
     }
+}
 
-    fn fields<'py>(
-        &self,
-        py: Python<'py>,
-        class: &Dataclass,
-        entries: &Map<String, Value>,
-    ) -> Result<Vec<Bound<'py, PyAny>>, Failure> {
-        let mut values = Vec::with_capacity(class.fields.len());
-        for field in &class.fields {
-            let Some(field_value) = entries.get(&field.key) else {
-                return Err(Failure::at("field is missing".to_owned())
-                    .within(Step::Field(field.key.clone())));
-            };
-            values.push(
-                self.node(py, field.node, field_value)
-                    .map_err(|f| f.within(Step::Field(field.key.clone())))?,
-            );
+impl Dataclass {
+    /// A new, uninitialised instance, as `cls.__new__(cls)` makes it: through the type's
+    /// `tp_new` slot (read at each call, as assigning `__new__` changes it) when the type is
+    /// a heap type, whose slots the limited API reads; through `cls.__new__` otherwise.
+    fn instantiate<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let class = self.class.bind(py);
+        let Ok(tp) = class.cast::<PyType>() else {
+            return self.new.bind(py).call1((class,));
+        };
+        let tp = tp.as_type_ptr();
+        // SAFETY: `tp` is a live type object (held by `self.class`); PyType_GetSlot is valid
+        // on heap types, and a `Py_tp_new` slot holds a `newfunc` (or is null).
+        let new = unsafe {
+            if pyo3::ffi::PyType_GetFlags(tp) & pyo3::ffi::Py_TPFLAGS_HEAPTYPE == 0 {
+                std::ptr::null_mut()
+            } else {
+                pyo3::ffi::PyType_GetSlot(tp, pyo3::ffi::Py_tp_new)
+            }
+        };
+        if new.is_null() {
+            return self.new.bind(py).call1((class,));
         }
-        Ok(values)
+        let empty = PyTuple::empty(py);
+        // SAFETY: `new` is the type's `newfunc`, called as `type.__call__` calls it, with
+        // the type, an empty argument tuple and no keywords, all live under the GIL; it
+        // returns a new reference or null with an exception set.
+        unsafe {
+            let new = std::mem::transmute::<*mut std::ffi::c_void, pyo3::ffi::newfunc>(new);
+            let object = new(tp, empty.as_ptr(), std::ptr::null_mut());
+            Bound::from_owned_ptr_or_err(py, object)
+        }
     }
 }
 
@@ -523,7 +555,7 @@ fn any<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
 }
 
 /// The Python type name of a decoded JSON value, as messages say it.
-fn got(value: &Value) -> &'static str {
+pub(crate) fn got(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "bool",
@@ -571,8 +603,13 @@ fn mapping_error(py: Python<'_>, message: String, path: &str) -> PyErr {
     }
 }
 
-/// The exception of a failed decoding or encoding of `what`.
-fn failure_error(py: Python<'_>, failure: Failure, what: &str) -> PyErr {
+/// The exception of a failed decoding or encoding (`direction`) of `what`.
+pub(crate) fn failure_error(
+    py: Python<'_>,
+    failure: Failure,
+    direction: &str,
+    what: &str,
+) -> PyErr {
     match failure {
         Failure::Python(error) => error,
         Failure::Mismatch(mismatch) => {
@@ -582,7 +619,7 @@ fn failure_error(py: Python<'_>, failure: Failure, what: &str) -> PyErr {
             } else {
                 format!("{path}: ")
             };
-            let message = format!("cannot decode {what}: {where_}{}", mismatch.problem);
+            let message = format!("cannot {direction} {what}: {where_}{}", mismatch.problem);
             mapping_error(py, message, &path)
         }
     }
@@ -635,7 +672,7 @@ pub(crate) fn encoded<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     match result.0.into_py_result(py)? {
         Ok(bytes) => Ok(pyo3::types::PyBytes::new(py, &bytes).into_any()),
-        Err(failure) => Err(failure_error(py, failure, what)),
+        Err(failure) => Err(failure_error(py, failure, "decode", what)),
     }
 }
 

@@ -488,9 +488,49 @@ where
             future,
             finish: Box::new(move |py| finish(py, result)),
         });
+        bury();
     }));
     if submitted.is_err() {
         running.fetch_sub(1, Ordering::SeqCst);
     }
     submitted
+}
+
+/// Values the event loop is done with, freed by a worker thread (see [`dispose`]).
+static GRAVEYARD: Mutex<Vec<Box<dyn Send>>> = Mutex::new(Vec::new());
+
+/// How many values wait in [`GRAVEYARD`]: what a worker reads before it takes the lock.
+static BURIED: AtomicUsize = AtomicUsize::new(0);
+
+/// How many values wait in [`GRAVEYARD`] before the loop frees them itself (no worker
+/// thread has finished a call meanwhile).
+const GRAVEYARD_SIZE: usize = 64;
+
+/// Hands `value` (a call's result, decoded on the event loop's thread) to the worker
+/// threads to free: a page's JSON is hundreds of allocations made on the worker, which the
+/// next worker to finish a call frees while the loop goes on, instead of the loop.
+pub(crate) fn dispose<T: Send + 'static>(value: T) {
+    let mut graveyard = GRAVEYARD.lock().unwrap_or_else(PoisonError::into_inner);
+    graveyard.push(Box::new(value));
+    if graveyard.len() >= GRAVEYARD_SIZE {
+        let full = std::mem::take(&mut *graveyard);
+        BURIED.store(0, Ordering::SeqCst);
+        drop(graveyard);
+        drop(full);
+    } else {
+        BURIED.store(graveyard.len(), Ordering::SeqCst);
+    }
+}
+
+/// Frees what [`dispose`] was given (on a worker thread, after its call is queued).
+fn bury() {
+    if BURIED.load(Ordering::SeqCst) == 0 {
+        return;
+    }
+    let buried = {
+        let mut graveyard = GRAVEYARD.lock().unwrap_or_else(PoisonError::into_inner);
+        BURIED.store(0, Ordering::SeqCst);
+        std::mem::take(&mut *graveyard)
+    };
+    drop(buried);
 }

@@ -305,6 +305,49 @@ macro_rules! native_client {
     };
 }
 
+/// The reads forward of a chunked native client `$native` over the core client `$core`:
+/// `tail_json` (a tail, now or on a worker thread) and `read_json` (a read from a sequence),
+/// each retrying lock conflicts by the client's policy and returning JSON text.
+macro_rules! chunked_reads {
+    ($native:ident, $core:ident) => {
+        impl $native {
+            /// Runs `tail(client, after, limit, timeout)` as [`run_or_submit`] does, the
+            /// arguments checked by [`tail_arguments`].
+            fn tail_json<'py, T: serde::Serialize>(
+                &self,
+                py: Python<'py>,
+                (after, limit, timeout): (&Bound<'_, PyAny>, &Bound<'_, PyAny>, f64),
+                done: Option<executor::Done>,
+                tail: impl Fn(&$core<'_>, u64, u64, Duration) -> attrflow::Result<T>
+                    + Send
+                    + 'static,
+            ) -> PyResult<Bound<'py, PyAny>> {
+                let (after, limit, timeout) = tail_arguments(py, after, limit, timeout)?;
+                let target = self.0.clone();
+                run_or_submit(py, done, move || {
+                    let client = $core::new(&target.runtime, &target.flow_id)
+                        .with_retry_policy(target.retry);
+                    to_json(client.retrying(|client| tail(client, after, limit, timeout)))
+                })
+            }
+
+            /// Runs `read(client, sequence, limit)` with the GIL released, the arguments
+            /// checked by [`read_range`].
+            fn read_json<T: serde::Serialize>(
+                &self,
+                py: Python<'_>,
+                sequence: &Bound<'_, PyAny>,
+                limit: &Bound<'_, PyAny>,
+                read: impl Fn(&$core<'_>, u64, u64) -> attrflow::Result<T> + Send + Sync,
+            ) -> PyResult<String> {
+                let (sequence, limit) = read_range(sequence, limit)?;
+                py.detach(|| to_json(self.core().retrying(|client| read(client, sequence, limit))))
+                    .into_py_result(py)
+            }
+        }
+    };
+}
+
 native_client!(
     /// The app log (`ChunkedLogFlow`) `flow_id` of a store, as the core's typed client.
     NativeAppLog, "AppLog", CoreAppLog, {
@@ -371,12 +414,8 @@ native_client!(
         timeout: f64,
         done: Option<executor::Done>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let (after, limit, timeout) = tail_arguments(py, after, limit, timeout)?;
-        let target = self.0.clone();
-        run_or_submit(py, done, move || {
-            let logs = CoreAppLog::new(&target.runtime, &target.flow_id)
-                .with_retry_policy(target.retry);
-            to_json(logs.retrying(|logs| logs.tail(&log, after, limit, timeout)))
+        self.tail_json(py, (after, limit, timeout), done, move |logs, after, limit, timeout| {
+            logs.tail(&log, after, limit, timeout)
         })
     }
 
@@ -389,9 +428,9 @@ native_client!(
         sequence: &Bound<'_, PyAny>,
         limit: &Bound<'_, PyAny>,
     ) -> PyResult<String> {
-        let (sequence, limit) = read_range(sequence, limit)?;
-        py.detach(|| to_json(self.core().retrying(|logs| logs.read_from(&log, sequence, limit))))
-            .into_py_result(py)
+        self.read_json(py, sequence, limit, |logs, sequence, limit| {
+            logs.read_from(&log, sequence, limit)
+        })
     }
 });
 
@@ -445,12 +484,8 @@ native_client!(
         timeout: f64,
         done: Option<executor::Done>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let (after, limit, timeout) = tail_arguments(py, after, limit, timeout)?;
-        let target = self.0.clone();
-        run_or_submit(py, done, move || {
-            let archive = CoreArchive::new(&target.runtime, &target.flow_id)
-                .with_retry_policy(target.retry);
-            to_json(archive.retrying(|archive| archive.tail(after, limit, timeout)))
+        self.tail_json(py, (after, limit, timeout), done, |archive, after, limit, timeout| {
+            archive.tail(after, limit, timeout)
         })
     }
 
@@ -462,9 +497,9 @@ native_client!(
         sequence: &Bound<'_, PyAny>,
         limit: &Bound<'_, PyAny>,
     ) -> PyResult<String> {
-        let (sequence, limit) = read_range(sequence, limit)?;
-        py.detach(|| to_json(self.core().retrying(|archive| archive.read_from(sequence, limit))))
-            .into_py_result(py)
+        self.read_json(py, sequence, limit, |archive, sequence, limit| {
+            archive.read_from(sequence, limit)
+        })
     }
 });
 
@@ -491,6 +526,9 @@ native_client!(
         .into_py_result(py)
     }
 });
+
+chunked_reads!(NativeAppLog, CoreAppLog);
+chunked_reads!(NativeSubscriberArchive, CoreArchive);
 
 /// Adds the clients, the plans and the retry policy to the native module.
 pub(crate) fn add_to(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -9,6 +9,7 @@
 mod app_log;
 mod cli;
 mod decode;
+mod encode;
 mod errors;
 mod executor;
 mod flow_clients;

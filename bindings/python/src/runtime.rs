@@ -134,6 +134,10 @@ impl NativeRuntime {
     /// `decoder`'s type instead (its fields in their declared order, as Python's compact
     /// `json.dumps` writes the decoded value).
     ///
+    /// `input` is the input as JSON text; with `input_type`, it is the input value itself,
+    /// written as JSON along that type here (`None` as `null`), as `Decoder.encode_json`
+    /// does.
+    ///
     /// `lock_instances` and `load_instances` are `(map, instance)` pairs added to the RPC's
     /// fixed locks and loads for this call. A non-empty `run_id` must be the flow's run.
     ///
@@ -146,10 +150,11 @@ impl NativeRuntime {
         flow_type,
         flow_id,
         rpc_name,
-        input_json,
+        input,
         lock_instances = Vec::new(),
         load_instances = Vec::new(),
         run_id = Text::default(),
+        input_type = None,
         *,
         as_json = false,
         done = None,
@@ -163,16 +168,24 @@ impl NativeRuntime {
         flow_type: Text,
         flow_id: Text,
         rpc_name: Text,
-        input_json: JsonText,
+        input: &Bound<'py, PyAny>,
         lock_instances: Vec<InstanceArg>,
         load_instances: Vec<InstanceArg>,
         run_id: Text,
+        input_type: Option<PyRef<'py, Decoder>>,
         as_json: bool,
         done: Option<executor::Done>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let input_json = match input_type {
+            None => input.extract::<JsonText>()?.0,
+            Some(_) if input.is_none() => "null".to_owned(),
+            Some(input_type) => {
+                input_type.encode_value(py, input, || format!("input of RPC {}", rpc_name.0))?
+            }
+        };
         let call = self.rpc_call(
             py,
-            (flow_type.0, flow_id.0, rpc_name.0, input_json.0),
+            (flow_type.0, flow_id.0, rpc_name.0, input_json),
             lock_instances,
             load_instances,
             run_id.0,
@@ -189,12 +202,23 @@ impl NativeRuntime {
                 None => Ok(finish(py, py.detach(work))?.into_bound(py)),
             };
         }
-        let finish = move |py: Python<'_>, output: attrflow::Result<Value>| {
-            Ok(decode::decoded(py, output, decoder.get(), &what)?.unbind())
-        };
         match done {
-            Some(done) => submitted(py, executor::submit(done, move || call.run(), finish)),
-            None => Ok(finish(py, py.detach(move || call.run()))?.into_bound(py)),
+            Some(done) => {
+                let finish = move |py: Python<'_>, output: attrflow::Result<Value>| {
+                    let output = output.into_py_result(py)?;
+                    let decoded = decoder.get().decode(py, &output, &what);
+                    if holds_a_list(&output) {
+                        // A page: its JSON is freed by a worker thread, not the loop's.
+                        executor::dispose(output);
+                    }
+                    Ok(decoded?.unbind())
+                };
+                submitted(py, executor::submit(done, move || call.run(), finish))
+            }
+            None => {
+                let output = py.detach(move || call.run());
+                decode::decoded(py, output, decoder.get(), &what)
+            }
         }
     }
 
@@ -349,6 +373,15 @@ fn start_flow(
         };
     }
     runtime.start_flow(flow_type, flow_id, &options)
+}
+
+/// Whether `value` is or has a list among its fields: many allocations to free.
+fn holds_a_list(value: &Value) -> bool {
+    match value {
+        Value::Array(_) => true,
+        Value::Object(fields) => fields.values().any(Value::is_array),
+        _ => false,
+    }
 }
 
 fn parse_json(json: &str, what: impl Fn() -> String) -> attrflow::Result<Value> {

@@ -85,28 +85,50 @@ fn extract(obj: Borrowed<'_, '_, PyAny>, json: bool) -> PyResult<String> {
     let text = obj.cast::<PyString>()?;
     match text.to_cow() {
         Ok(text) => Ok(text.into_owned()),
-        Err(error) if error.is_instance_of::<PyUnicodeEncodeError>(py) => {
+        Err(error) if !error.is_instance_of::<PyUnicodeEncodeError>(py) => Err(error),
+        Err(_) if json => Err(lone_surrogate_in_json(py, "", &text, None)),
+        Err(error) => {
             let index: usize = error.value(py).getattr("start")?.extract()?;
-            let message = if json {
-                // Where the surrogate is: encode it anyway, keep the valid UTF-8 before it.
-                let bytes = text.call_method1("encode", ("utf-8", "surrogatepass"))?;
-                let bytes = bytes.cast::<PyBytes>()?.as_bytes();
-                let valid = match std::str::from_utf8(bytes) {
-                    Ok(all) => all,
-                    Err(e) => std::str::from_utf8(&bytes[..e.valid_up_to()]).unwrap_or_default(),
-                };
-                format!(
-                    "JSON text holds a lone surrogate (not valid Unicode) at {} (character {index})",
-                    attrflow::json::place_at_end(valid)
-                )
-            } else {
-                format!(
-                    "text {} is not valid Unicode: it holds a lone surrogate at index {index}",
-                    text.repr()?
-                )
-            };
+            let message = format!(
+                "text {} is not valid Unicode: it holds a lone surrogate at index {index}",
+                text.repr()?
+            );
             Err(to_py_err(py, attrflow::Error::invalid_input(message)))
         }
-        Err(error) => Err(error),
     }
+}
+
+/// `InvalidInputError` for JSON text holding a lone surrogate (not valid Unicode) in `text`,
+/// naming where it is: `written` is the JSON text before `text`, which follows it written
+/// by `escape` (as a JSON string's content) or as it is.
+pub(crate) fn lone_surrogate_in_json(
+    py: Python<'_>,
+    written: &str,
+    text: &Bound<'_, PyString>,
+    escape: Option<fn(&str, &mut String)>,
+) -> PyErr {
+    // Encode it anyway, and keep the valid UTF-8 before the surrogate.
+    let bytes = match text.call_method1("encode", ("utf-8", "surrogatepass")) {
+        Ok(bytes) => bytes,
+        Err(error) => return error,
+    };
+    let bytes = match bytes.cast::<PyBytes>() {
+        Ok(bytes) => bytes.as_bytes(),
+        Err(error) => return error.into(),
+    };
+    let valid = match std::str::from_utf8(bytes) {
+        Ok(all) => all,
+        Err(e) => std::str::from_utf8(&bytes[..e.valid_up_to()]).unwrap_or_default(),
+    };
+    let mut before = written.to_owned();
+    match escape {
+        Some(escape) => escape(valid, &mut before),
+        None => before.push_str(valid),
+    }
+    let message = format!(
+        "JSON text holds a lone surrogate (not valid Unicode) at {} (character {})",
+        attrflow::json::place_at_end(&before),
+        before.chars().count()
+    );
+    to_py_err(py, attrflow::Error::invalid_input(message))
 }

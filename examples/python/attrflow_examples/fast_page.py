@@ -55,15 +55,20 @@ class FastPageRoute:
             except AttrflowError:
                 pass  # Quart answers the error as the route does
             else:
-                await self._send_json(send, body + b"\n")
+                await send_json(send, body)
                 return
         await self.app(scope, receive, send)  # type: ignore[arg-type]
 
-    async def _send_json(self, send: Send, body: bytes) -> None:
-        # The bytes of Quart's jsonify: compact, ASCII, one newline.
-        headers = [
-            (b"content-type", b"application/json"),
-            (b"content-length", str(len(body)).encode("ascii")),
-        ]
-        await send({"type": "http.response.start", "status": 200, "headers": headers})
-        await send({"type": "http.response.body", "body": body})
+
+async def send_json(send: Send, body: bytes) -> None:
+    """Sends ``body`` (compact JSON written by the native module) as Quart's jsonify does.
+
+    A 200, the compact ASCII JSON and one newline, with the headers Quart would send.
+    """
+    body += b"\n"
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode("ascii")),
+    ]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    await send({"type": "http.response.body", "body": body})

@@ -24,7 +24,11 @@ async def read_json_object() -> dict[str, Any]:
     it is labelled. A body over the app's ``MAX_CONTENT_LENGTH`` raises
     ``RequestEntityTooLarge`` (413) while it is read.
     """
-    raw = await request.get_data(cache=True, as_text=False)
+    return parse_json_object(await request.get_data(cache=True, as_text=False))
+
+
+def parse_json_object(raw: bytes | str) -> dict[str, Any]:
+    """``raw`` (a request body) as a JSON object, or ``BadRequest`` (400) if it is not."""
     try:
         # JSON exchanged between systems is UTF-8 (RFC 8259); json.loads on bytes would also
         # take UTF-16 and UTF-32.

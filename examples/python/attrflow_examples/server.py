@@ -24,7 +24,7 @@ import uvicorn
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from attrflow_examples.app import app_state_of, create_app
-from attrflow_examples.fast_page import FastPageRoute
+from attrflow_examples.fast_register import with_fast_routes
 
 T = TypeVar("T")
 
@@ -173,7 +173,7 @@ async def serve(host: str, port: int, store: str, *, access_log: bool = True) ->
     except OSError:
         app_state.close()
         raise
-    server = _Server(uvicorn_config(FastPageRoute(app), access_log=access_log))
+    server = _Server(uvicorn_config(with_fast_routes(app), access_log=access_log))
     loop = asyncio.get_running_loop()
 
     def stop() -> None:

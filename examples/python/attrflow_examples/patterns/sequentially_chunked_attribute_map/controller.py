@@ -13,6 +13,9 @@ history, read forward and wait for new subscribers (:mod:`.retention`). Errors a
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
 from attrflow import RPCInvokeOptions, RpcLockConflictError, StartFlowOptions
 from attrflow.flows.chunked_subscriber import (
     FLOW_ID,
@@ -41,6 +44,8 @@ from attrflow_examples.patterns.sequentially_chunked_attribute_map.retention imp
 )
 
 URL_PREFIX = "/patterns/sequentially-chunked-attribute-map"
+
+T = TypeVar("T")
 
 
 async def start_archive(app_state: AppState) -> str:
@@ -74,15 +79,8 @@ def create_sequentially_chunked_attribute_map_blueprint(
         if idempotency_key is not None:
             once = await register_once(app_state, idempotency_key, subscriber_id, delivery_address)
             return jsonify(subscriber_json(once))
-        flow = app_state.flow
-        subscriber = await retry_on(
-            RpcLockConflictError,
-            lambda: app_state.client.invoke_rpc(
-                flow.register_subscriber,
-                FLOW_ID,
-                RegisterSubscriberInput(subscriber_id, delivery_address),
-            ),
-            app_state.lock_retry,
+        subscriber = await _register(
+            app_state, subscriber_id, delivery_address, app_state.client.invoke_rpc
         )
         return jsonify(subscriber_json(subscriber))
 
@@ -148,6 +146,41 @@ async def subscriber_page_json(app_state: AppState, page_token: str) -> bytes:
     page_input, options = _page_call(app_state, page_token)
     return await app_state.client.invoke_rpc_json(
         app_state.flow.get_subscriber_page, FLOW_ID, page_input, options=options
+    )
+
+
+async def register_subscriber_json(
+    app_state: AppState, subscriber_id: str, delivery_address: str
+) -> bytes:
+    """The body of ``POST /register`` (no ``Idempotency-Key``) as compact JSON bytes.
+
+    The route's call, retried the same way, its output written by the native module in the
+    subscriber's field order (the bytes the route sends), without a dataclass and a dict.
+    """
+    return await _register(
+        app_state, subscriber_id, delivery_address, app_state.client.invoke_rpc_json
+    )
+
+
+async def _register(
+    app_state: AppState,
+    subscriber_id: str,
+    delivery_address: str,
+    invoke: Callable[..., Awaitable[T]],
+) -> T:
+    """Registers a subscriber through ``invoke``, retrying lock conflicts.
+
+    ``invoke`` is the client's ``invoke_rpc`` or ``invoke_rpc_json``; conflicts are retried
+    by the service's policy.
+    """
+    return await retry_on(
+        RpcLockConflictError,
+        lambda: invoke(
+            app_state.flow.register_subscriber,
+            FLOW_ID,
+            RegisterSubscriberInput(subscriber_id, delivery_address),
+        ),
+        app_state.lock_retry,
     )
 
 
