@@ -11,9 +11,12 @@ subscriber as the native module writes it, the bytes of Quart's compact jsonify 
 route's body, with the headers Quart would send.
 
 Everything else goes to Quart with the request body as it arrived: a body that is not such
-an object (Quart answers its 400 or 413), and a register that fails. A failed register
-stored nothing (the core commits all of a call's writes or none), so Quart's route makes the
-same call again and answers its error exactly as the route does, as a client's retry would.
+an object (Quart answers its 400 or 413), and a register that fails. A failed register is
+never made again: its error travels with the request (in the ASGI scope), and a
+``before_request`` hook of the Quart app raises it before the route runs, so Quart's error
+handlers answer it exactly as the route's own failure. Making the call again would not be
+safe: a call that failed as its COMMIT's answer was lost (a server database) may have
+stored its subscriber, and a lock conflict would wait out its retries twice.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 from attrflow import AttrflowError
-from quart import Quart
+from quart import Quart, request
 from werkzeug.exceptions import BadRequest
 
 from attrflow_examples.app import MAX_CONTENT_LENGTH, app_state_of
@@ -45,6 +48,8 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 REGISTER_PATH = f"{URL_PREFIX}/register"
 _IDEMPOTENCY_KEY = IDEMPOTENCY_KEY_HEADER.lower().encode("ascii")
+_FAILED_CALL = "attrflow_examples.failed_register"
+"""The scope key carrying a failed register's error from the fast route to Quart."""
 
 
 class FastRegisterRoute:
@@ -56,6 +61,7 @@ class FastRegisterRoute:
     def __init__(self, app: ASGIApp, quart_app: Quart) -> None:
         self.app = app
         self._app_state = app_state_of(quart_app)
+        quart_app.before_request(_raise_failed_register)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Answers a plain register, or passes the request on with its body."""
@@ -75,15 +81,30 @@ class FastRegisterRoute:
                 fields = parse_json_object(body)
                 subscriber_id = required_text(fields, "subscriberId")
                 delivery_address = required_text(fields, "deliveryAddress")
-                subscriber = await register_subscriber_json(
-                    self._app_state, subscriber_id, delivery_address
-                )
-            except (BadRequest, AttrflowError):
+            except BadRequest:
                 pass  # Quart answers as the route does
             else:
-                await send_json(send, subscriber)
-                return
+                try:
+                    subscriber = await register_subscriber_json(
+                        self._app_state, subscriber_id, delivery_address
+                    )
+                except AttrflowError as error:
+                    scope = {**scope, _FAILED_CALL: error}
+                else:
+                    await send_json(send, subscriber)
+                    return
         await self.app(scope, _replaying(received, receive), send)
+
+
+async def _raise_failed_register() -> None:
+    """Raises the error of a register the fast route made and that failed, if any.
+
+    Quart's error handlers then answer it as they answer the route's own errors, and the
+    route does not run (so the call is not made twice).
+    """
+    error = request.scope.get(_FAILED_CALL)
+    if isinstance(error, AttrflowError):
+        raise error
 
 
 async def _read_body(receive: Receive, received: list[Message]) -> bytes | None:
