@@ -154,9 +154,10 @@ FINDINGS: dict[str, str] = {
     "1": _GROWTH,
     "2-full": _DURABLE,
     "2-normal": _DURABLE,
-    "3-sync-register": _PYTHON,
+    # One profile for every one-at-a-time Python target, so a run missing several shows it once.
+    "3-sync-register": _ASYNC,
     "3-async-register": _ASYNC,
-    "3-sync-page": _PYTHON,
+    "3-sync-page": _ASYNC,
     "3-async-page": _ASYNC,
     "3-concurrent-normal": _CONCURRENT,
     "3-concurrent-full": _CONCURRENT,
@@ -178,18 +179,22 @@ and uvicorn, SQLite's page cache (bounded per connection) and the one page in fl
 CLOSING = """\
 What would close the remaining gaps, in the order of their payoff:
 
-- Python over HTTP (target 3-http-page): answer the page from the core's JSON without
-  building Python objects at all (the route's body is the page's own camelCase shape), and
-  encode bodies with a JSON library written in C; Quart stays for every other route.
-- Appends against Redis (target 4): write less per append. An append rewrites the whole
-  `current` chunk; a layout that appends the new record to the chunk row's text (SQLite
-  `json_insert`, or one row per record within a chunk with the chunk assembled on read)
-  would turn a ~10 KB write into a ~100 byte one, and group commit (several appenders
-  sharing one fsync) would lift FULL under concurrency. Both change the stored layout, so
-  they need a layout version of their own, read beside today's.
-- Fixed per-call work in the Rust runtime (target 2): change `current` in place once every
-  check of an append has passed (422K against 438K instructions when measured), cache each
-  RPC's call plan, and read the flow's run ID once per connection instead of once per call.
+- Python one call at a time (targets 3-async-*): the two thread hand-offs of an
+  `AsyncClient` call (waking a worker, then waking the event loop) are what remains of its
+  fixed cost once inputs are encoded natively; watching on both sides removes them only
+  when a core is free.
+- Python under concurrency (targets 3-concurrent-*): the worker threads spend most of their
+  time in the kernel handing calls on; a worker that takes the next call of the same task
+  without sleeping, and one futex call waking several submissions, would halve that.
+- Outputs cross the core's RPC boundary as a `serde_json::Value`: for a page of 100
+  records, building that tree and freeing it cost about a third of the page's instructions
+  in the Rust API (callgrind: `typed::encode` 182K and decoding the typed page back 90K of
+  727K). A handler output written straight to JSON text (and kept typed for the Rust API)
+  would make every binding's page cheaper.
+- Appends against Redis one at a time (targets 4-*): an append still rewrites the whole
+  open chunk (up to about 8 KB) and writes it to the WAL; a row per record of the open
+  chunk, behind a layout version and a migration, would turn that into a write of one
+  record.
 - Measurement: every ratio pairs figures taken seconds apart on two shared cores; the
   min–max columns show how far that moves them.
 """
