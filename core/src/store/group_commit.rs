@@ -655,7 +655,9 @@ impl<G: Send + 'static> GroupCommit<G> {
         };
         // This caller's own member, on its own thread; `own` is its answer unless it joined
         // the group.
-        let mut own: Option<Reply> = match job(&mut open.tx) {
+        let ran = catch_unwind(AssertUnwindSafe(|| job(&mut open.tx)))
+            .unwrap_or_else(|payload| Ran::Panicked(payload, true));
+        let mut own: Option<Reply> = match ran {
             Ran::Done((), bytes) => {
                 open.members += 1;
                 open.bytes += bytes;
@@ -701,9 +703,14 @@ impl<G: Send + 'static> GroupCommit<G> {
                 dispatch,
                 ..
             } = next;
-            let ran = tracing::dispatcher::with_default(&dispatch, || {
-                span.in_scope(|| (job.0)(&mut open.tx))
-            });
+            // Whatever panics here goes back to its caller: a panic outside the member's
+            // savepoint leaves the transaction in doubt, so it fails the group.
+            let ran = catch_unwind(AssertUnwindSafe(|| {
+                tracing::dispatcher::with_default(&dispatch, || {
+                    span.in_scope(|| (job.0)(&mut open.tx))
+                })
+            }))
+            .unwrap_or_else(|payload| Ran::Panicked(payload, true));
             match ran {
                 Ran::Done((), bytes) => {
                     open.members += 1;
@@ -762,7 +769,8 @@ impl<G: Send + 'static> GroupCommit<G> {
         cause: &str,
         retryable: bool,
     ) {
-        backend.rollback_group(open.tx);
+        // A panicking rollback still answers every member (dropping the transaction ends it).
+        let _ = catch_unwind(AssertUnwindSafe(|| backend.rollback_group(open.tx)));
         let message = format!(
             "store {}: the group transaction this call was part of was lost ({cause}); \
              nothing of it was written",
@@ -1171,5 +1179,58 @@ mod tests {
             ]
         );
         assert_eq!(*backend.committed.lock(), write("m"));
+    }
+
+    #[test]
+    fn members_run_for_queued_callers_answer_each_caller_with_its_own_result_or_panic() {
+        let backend = Logged::default();
+        let pipeline = GroupCommit::<Staged>::new();
+        let locks = Isolation::Exclusive {
+            locks: vec!["v".to_owned()],
+        };
+        let holding = std::sync::atomic::AtomicBool::new(false);
+        let call =
+            |flow: &str, body: &mut RpcBody<'_>| pipeline.run_rpc(&backend, flow, &locks, body);
+        let (holder, panicked, failed, wrote) = std::thread::scope(|s| {
+            let holder = s.spawn(|| {
+                call("f0", &mut |_| {
+                    holding.store(true, Ordering::SeqCst);
+                    while pipeline.stats().waiting < 3 {
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
+                    Ok(write("a"))
+                })
+            });
+            while !holding.load(Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            let panicked = s.spawn(|| call("f1", &mut |_| panic!("boom")));
+            while pipeline.stats().waiting < 1 {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            let failed = s.spawn(|| call("f2", &mut |_| Err(Error::handler("refused"))));
+            while pipeline.stats().waiting < 2 {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            let wrote = s.spawn(|| call("f3", &mut |_| Ok(write("d"))));
+            (holder.join(), panicked.join(), failed.join(), wrote.join())
+        });
+        assert_eq!(holder.unwrap(), Ok(()));
+        let payload = panicked.expect_err("the panic reaches its own caller");
+        assert_eq!(payload.downcast_ref::<&str>(), Some(&"boom"));
+        assert_eq!(failed.unwrap(), Err(Error::handler("refused")));
+        assert_eq!(wrote.unwrap(), Ok(()));
+        let mut committed = write("a");
+        committed.extend(write("d"));
+        assert_eq!(*backend.committed.lock(), committed);
+        let stats = pipeline.stats();
+        assert_eq!((stats.commits, stats.members, stats.waiting), (1, 2, 0));
+        let steps = backend.steps.lock();
+        assert_eq!(
+            steps.iter().filter(|s| *s == "commit").count(),
+            1,
+            "{steps:?}"
+        );
+        assert_eq!(backend.locks.held_count(), 0);
     }
 }
