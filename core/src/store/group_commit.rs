@@ -18,32 +18,74 @@
 //! # How a call goes through
 //!
 //! One state mutex per store file (per opened store for PostgreSQL) holds: whether a
-//! thread is *executing* (running a member in the open transaction, or committing it), the
-//! queue of callers waiting for that turn, the open group (its transaction, members, bytes),
-//! and the published outcome of every group whose members have not all read it yet.
+//! thread holds the *turn* (runs members in the open transaction, or commits it), the queue
+//! of callers waiting, and the open group while nobody holds the turn (its transaction,
+//! members, bytes, and where to answer each member).
 //!
-//! 1. A caller queues for the executor turn, first come first served, at most the store's
-//!    busy timeout; then it fails with a retryable [`Error::LockConflict`] saying what it
-//!    waited for. Only the first in line is woken when the turn is released. A caller that
-//!    gives up never strands an open group: the first in line never gives up once the turn
-//!    is free, and while another thread executes, that thread decides what happens to the
-//!    group when it ends (under the state lock).
+//! 1. A caller finding the turn free takes it. Otherwise it queues, first come first
+//!    served, with its member lent to the queue, and sleeps until it is answered or handed
+//!    the turn, at most the store's busy timeout *while its member is still in the queue*;
+//!    then it takes it out and fails with a retryable [`Error::LockConflict`] saying what
+//!    it waited for. Once a turn holder has taken its member out, it waits for the answer
+//!    however long (its writes may yet commit), so it never returns while its member may
+//!    still run. The turn is never left free while callers queue: it is handed to the first
+//!    in line directly, so a caller that gives up never strands an open group.
 //! 2. While it queues, a fail-fast lock it needs that is held by a handler still running
 //!    fails the call with [`Error::LockConflict`] once that handler has run [`LOCK_GRACE`]
 //!    (most handlers end much sooner, so back-to-back callers of one flow queue instead of
 //!    colliding). Callers in the queue hold no locks.
-//! 3. With the turn, it takes its locks, opens the group's transaction when none is open,
-//!    and runs its member in a savepoint. Its locks are released as soon as the savepoint is
-//!    (*early lock release*): a later member taking the same lock reads the earlier member's
-//!    not yet durable writes, and since both are answered only after the same COMMIT (or the
-//!    later one after a later COMMIT), and a failed COMMIT fails both, nobody ever observes
-//!    a write that is later lost.
-//! 4. Then, still under the state lock, it either hands the turn on (others are waiting,
-//!    the group is under its member and byte bounds of [`GroupLimits`], or the optional
-//!    commit delay has not passed) and waits for its group's outcome, or it commits the
-//!    group itself and publishes the outcome to every member. Waiting for that outcome is
-//!    not cut short by the busy timeout (the caller's writes may yet commit); it is bounded
-//!    by the group's bounds and the handlers of the members after it.
+//! 3. The turn holder opens the group's transaction when none is open and runs its own
+//!    member, then the queued callers' members, first in line first, back to back (*flat
+//!    combining*, below). For each member it takes the member's locks and runs it in a
+//!    savepoint. The locks are released as soon as the savepoint is (*early lock release*):
+//!    a later member taking the same lock reads the earlier member's not yet durable
+//!    writes, and since both are answered only after the same COMMIT (or the later one after
+//!    a later COMMIT), and a failed COMMIT fails both, nobody ever observes a write that is
+//!    later lost. A member that fails (or panics) is answered at once; its savepoint is
+//!    rolled back and the group goes on.
+//! 4. When the queue is empty, or the group reaches its member or byte bound of
+//!    [`GroupLimits`], it commits the group, hands the turn to the first in line (or frees
+//!    it) and answers every member. With a commit delay that has not passed and nobody
+//!    waiting, it leaves the group open instead and waits; a caller arriving meanwhile takes
+//!    the turn and the group on, and whoever waits commits it once the delay has passed and
+//!    nobody holds the turn. When the turn holder's own member failed while others queue,
+//!    it hands them the turn with the group open and returns its error at once. So a caller
+//!    waits at most for the group before its own and its own (both bounded).
+//!
+//! # Why the turn holder runs the queued members (flat combining)
+//!
+//! Before, each member ran on its caller's thread and the turn passed from thread to
+//! thread: two wake-ups per member (its turn, then its group's outcome), one of them on
+//! the path every member waits behind. On a disk that fsyncs in about 0.1 ms the appends
+//! were bound by that, not by fsyncs: with 16 appending threads at `synchronous=FULL` the
+//! kernel's scheduler (`finish_task_switch`, `try_to_wake_up`: about a third of all CPU
+//! samples, `perf record -g`) outweighed the members' own work, and the process used
+//! 0.6 to 0.75 of a core while 10 members shared a COMMIT. Now one thread runs the queued
+//! members back to back with nothing between them but the state lock, and each caller
+//! sleeps once, until it is answered (see bench/notes/6-concurrency.md for the figures).
+//! Cheaper hand-offs (waking the next caller early, spinning) would still put a thread
+//! switch between members, and spinning steals the core the members need on a busy
+//! machine; cheaper per-member SQL is already done (statements prepared once per
+//! connection, flows remembered).
+//!
+//! What it takes for a member to run on another caller's thread:
+//!
+//! - The member and the RPC body it holds are `Send` ([`RpcBody`] is); the caller's stack
+//!   frame owns them and lends them to the queue through the one `unsafe` lifetime
+//!   erasure in this module, sound because the caller does not return (nor unwind) before
+//!   its member is out of the queue and no longer runs (a guard waits for that even on a
+//!   panic). Its result stays in that frame.
+//! - The handler runs inside its caller's `tracing` span and with its caller's default
+//!   subscriber, so its spans land where they would have on its own thread.
+//! - The reentrancy check stays: the turn holder is inside this pipeline, so a handler
+//!   writing to its own store is refused at once on whichever thread it runs.
+//! - A panic in a member goes back to its own caller and resumes there; a panic outside
+//!   the member's savepoint fails the group (its transaction is in doubt). Either way the
+//!   turn holder answers everyone and hands the turn on.
+//! - A handler must not depend on its calling thread: not on thread-locals set by the
+//!   caller, nor on a lock the calling thread holds while it calls (the bindings release
+//!   Python's GIL before every store call and take it inside the handler, on whichever
+//!   thread that is).
 //!
 //! A lock-free RPC ([`Isolation::Shared`]) runs its handler on a snapshot of committed
 //! state outside the group. If it wrote anything, its writes join a group as a member that
