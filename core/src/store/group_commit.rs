@@ -1233,27 +1233,25 @@ mod tests {
         let holding = std::sync::atomic::AtomicBool::new(false);
         let call =
             |flow: &str, body: &mut RpcBody<'_>| pipeline.run_rpc(&backend, flow, &locks, body);
+        let until = |done: &dyn Fn() -> bool| {
+            while !done() {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        };
+        let until_waiting = |n: usize| until(&|| pipeline.stats().waiting >= n);
         let (holder, panicked, failed, wrote) = std::thread::scope(|s| {
             let holder = s.spawn(|| {
                 call("f0", &mut |_| {
                     holding.store(true, Ordering::SeqCst);
-                    while pipeline.stats().waiting < 3 {
-                        std::thread::sleep(Duration::from_millis(1));
-                    }
+                    until_waiting(3);
                     Ok(write("a"))
                 })
             });
-            while !holding.load(Ordering::SeqCst) {
-                std::thread::sleep(Duration::from_millis(1));
-            }
+            until(&|| holding.load(Ordering::SeqCst));
             let panicked = s.spawn(|| call("f1", &mut |_| panic!("boom")));
-            while pipeline.stats().waiting < 1 {
-                std::thread::sleep(Duration::from_millis(1));
-            }
+            until_waiting(1);
             let failed = s.spawn(|| call("f2", &mut |_| Err(Error::handler("refused"))));
-            while pipeline.stats().waiting < 2 {
-                std::thread::sleep(Duration::from_millis(1));
-            }
+            until_waiting(2);
             let wrote = s.spawn(|| call("f3", &mut |_| Ok(write("d"))));
             (holder.join(), panicked.join(), failed.join(), wrote.join())
         });
