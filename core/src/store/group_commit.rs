@@ -116,7 +116,9 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
-use super::{FlowRecord, Isolation, LockTable, RpcBody, SnapshotReader, StartOutcome, Write};
+use super::{
+    FlowRecord, Isolation, LockGuard, LockTable, RpcBody, SnapshotReader, StartOutcome, Write,
+};
 use crate::error::{Error, Result};
 use crate::metrics::timed_commit;
 
@@ -242,9 +244,10 @@ struct OpenGroup<G> {
     replies: Vec<Arc<Slot>>,
 }
 
-/// One member's work as the turn holder runs it: take the call's locks, run it in a
-/// savepoint of the group's transaction, release the locks. Its value stays with its caller.
-type JobFn<'a, G> = dyn FnMut(&mut G) -> Ran<()> + Send + 'a;
+/// One member's work as the turn holder runs it: take the call's locks (unless given them),
+/// run it in a savepoint of the group's transaction, release the locks. Its value stays with
+/// its caller.
+type JobFn<'a, G> = dyn FnMut(&mut G, Option<LockGuard>) -> Ran<()> + Send + 'a;
 
 /// The member of a caller waiting in the queue, lent from that caller's stack to whichever
 /// thread holds the turn.
@@ -544,11 +547,11 @@ impl<G: Send + 'static> GroupCommit<G> {
         ));
         let mut member = Some(member);
         let mut value = None;
-        let mut job = |tx: &mut G| -> Ran<()> {
+        let mut job = |tx: &mut G, taken: Option<LockGuard>| -> Ran<()> {
             let Some(member) = member.take() else {
                 return Ran::Failed(Error::storage("a call's writes were run twice"));
             };
-            let guard = match table.try_lock_all(flow_id, locks) {
+            let guard = match taken.map_or_else(|| table.try_lock_all(flow_id, locks), Ok) {
                 Ok(guard) => guard,
                 Err(error) => return Ran::Failed(error),
             };
@@ -615,7 +618,7 @@ impl<G: Send + 'static> GroupCommit<G> {
             state.busy = true;
             drop(state);
         }
-        self.hold_turn(backend, &slot, job)
+        self.hold_turn(backend, flow_id, locks, &slot, job)
     }
 
     /// Waits in the queue (see the module docs) until a turn holder answers or hands over
@@ -670,6 +673,8 @@ impl<G: Send + 'static> GroupCommit<G> {
     fn hold_turn<B: GroupBackend<Group = G>>(
         &self,
         backend: &B,
+        flow_id: &str,
+        locks: &[String],
         slot: &Arc<Slot>,
         job: &mut JobFn<'_, G>,
     ) -> Result<()> {
@@ -677,6 +682,23 @@ impl<G: Send + 'static> GroupCommit<G> {
         state.member_started = Some(Instant::now());
         let open = state.open.take();
         drop(state);
+        // Its own locks first, as a call on its own would (a caller queued behind this one
+        // while it waits for another process's write lock sees them held).
+        let guard = match backend.lock_table().try_lock_all(flow_id, locks) {
+            Ok(guard) => guard,
+            Err(error) => {
+                // An empty group is not left open (holding the file's write lock) for nobody.
+                let open = match open {
+                    Some(open) if open.members == 0 => {
+                        let _ = catch_unwind(AssertUnwindSafe(|| backend.rollback_group(open.tx)));
+                        None
+                    }
+                    open => open,
+                };
+                self.hand_on(open);
+                return Err(error);
+            }
+        };
         let mut open = match open {
             Some(open) => open,
             None => match catch_unwind(AssertUnwindSafe(|| backend.begin_group()))
@@ -690,6 +712,7 @@ impl<G: Send + 'static> GroupCommit<G> {
                     replies: Vec::new(),
                 },
                 Err(error) => {
+                    drop(guard);
                     self.hand_on(None);
                     return Err(error);
                 }
@@ -697,7 +720,7 @@ impl<G: Send + 'static> GroupCommit<G> {
         };
         // This caller's own member, on its own thread; `own` is its answer unless it joined
         // the group.
-        let ran = catch_unwind(AssertUnwindSafe(|| job(&mut open.tx)))
+        let ran = catch_unwind(AssertUnwindSafe(|| job(&mut open.tx, Some(guard))))
             .unwrap_or_else(|payload| Ran::Panicked(payload, true));
         let mut own: Option<Reply> = match ran {
             Ran::Done((), bytes) => {
@@ -749,7 +772,7 @@ impl<G: Send + 'static> GroupCommit<G> {
             // savepoint leaves the transaction in doubt, so it fails the group.
             let ran = catch_unwind(AssertUnwindSafe(|| {
                 tracing::dispatcher::with_default(&dispatch, || {
-                    span.in_scope(|| (job.0)(&mut open.tx))
+                    span.in_scope(|| (job.0)(&mut open.tx, None))
                 })
             }))
             .unwrap_or_else(|payload| Ran::Panicked(payload, true));
