@@ -34,10 +34,10 @@
 //!    fails the call with [`Error::LockConflict`] once that handler has run [`LOCK_GRACE`]
 //!    (most handlers end much sooner, so back-to-back callers of one flow queue instead of
 //!    colliding). Callers in the queue hold no locks.
-//! 3. The turn holder opens the group's transaction when none is open and runs its own
-//!    member, then the queued callers' members, first in line first, back to back (*flat
-//!    combining*, below). For each member it takes the member's locks and runs it in a
-//!    savepoint. The locks are released as soon as the savepoint is (*early lock release*):
+//! 3. The turn holder takes its own member's locks, opens the group's transaction when none
+//!    is open and runs its own member, then the queued callers' members, first in line
+//!    first, back to back (*flat combining*, below), each after taking its locks. Each
+//!    member runs in a savepoint. The locks are released as soon as the savepoint is (*early lock release*):
 //!    a later member taking the same lock reads the earlier member's not yet durable
 //!    writes, and since both are answered only after the same COMMIT (or the later one after
 //!    a later COMMIT), and a failed COMMIT fails both, nobody ever observes a write that is

@@ -69,8 +69,7 @@ pub trait SnapshotReader {
 }
 
 /// The body of one RPC call: reads the snapshot, runs the handler, returns the writes. It is
-/// `Send`: the store may run it on another caller's thread (see
-/// [`group_commit`](crate::store::group_commit)).
+/// `Send`: the store may run it on another caller's thread (see [`group_commit`]).
 pub type RpcBody<'a> = dyn FnMut(&mut dyn SnapshotReader) -> Result<Vec<Write>> + Send + 'a;
 
 /// Notices commits made to a store through other connections (other runtimes, other
