@@ -13,7 +13,9 @@ use attrflow::flows::chunked_subscriber::{
     SubscriberArchive, FLOW_ID, REGISTER_SUBSCRIBER as REGISTER,
 };
 use attrflow::metrics::{SPAN_COMMIT, SPAN_HANDLER, SPAN_LOCK_WAIT, SPAN_RPC};
+use attrflow::{FlowDefinition, RpcDefinition, RpcInvokeOptions, StartFlowOptions};
 use common::TestStore;
+use serde_json::Value;
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::Subscriber;
@@ -105,4 +107,89 @@ fn an_rpc_call_is_a_span_with_flow_id_rpc_name_and_outcome_holding_lock_wait_han
     }
     let commit = spans.iter().find(|s| s.name == SPAN_COMMIT).unwrap();
     assert_eq!(commit.fields.get("members").map(String::as_str), Some("1"));
+}
+
+impl Capture {
+    fn seen(&self) -> Vec<Seen> {
+        let spans = self.spans.lock().unwrap();
+        spans.iter().map(|(_, seen)| seen.clone()).collect()
+    }
+
+    fn handler_of(&self, rpc: &str) -> Option<Seen> {
+        self.seen().into_iter().find(|s| {
+            s.name == SPAN_HANDLER && s.fields.get("rpc").map(String::as_str) == Some(rpc)
+        })
+    }
+}
+
+#[test]
+fn a_call_queued_behind_another_traces_its_handler_to_its_own_subscriber_inside_its_own_rpc_span() {
+    let t = TestStore::fast();
+    let (checkpoint, pause) = common::checkpoint();
+    let definition = FlowDefinition::builder("Traced")
+        .attribute("v")
+        .attribute("w")
+        .rpc(
+            RpcDefinition::new("Hold", move |ctx, input| {
+                ctx.set_attribute("v", input)?;
+                pause.wait();
+                Ok(Value::Null)
+            })
+            .lock_attribute("v"),
+        )
+        .rpc(
+            RpcDefinition::new("Set", |ctx, input| {
+                ctx.set_attribute("w", input)?;
+                Ok(Value::Null)
+            })
+            .lock_attribute("w"),
+        )
+        .build()
+        .unwrap();
+    t.runtime.register(definition).unwrap();
+    t.runtime
+        .start_flow("Traced", "traced", &StartFlowOptions::new())
+        .unwrap();
+    let call = |rpc: &str| {
+        t.runtime.invoke_rpc(
+            "Traced",
+            "traced",
+            rpc,
+            Value::Null,
+            &RpcInvokeOptions::new(),
+        )
+    };
+    let (holding, queued) = (Capture::default(), Capture::default());
+
+    std::thread::scope(|s| {
+        let mut checkpoint = checkpoint;
+        let holder = s.spawn(|| {
+            let subscriber = tracing_subscriber::registry().with(holding.clone());
+            tracing::subscriber::with_default(subscriber, || call("Hold"))
+        });
+        checkpoint.wait_until_entered();
+        let waiter = s.spawn(|| {
+            let subscriber = tracing_subscriber::registry().with(queued.clone());
+            tracing::subscriber::with_default(subscriber, || call("Set"))
+        });
+        while t.store.group_stats().waiting < 1 {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        checkpoint.release();
+        holder.join().unwrap().unwrap();
+        waiter.join().unwrap().unwrap();
+    });
+
+    let handler = queued.handler_of("Set");
+    assert_eq!(
+        handler.and_then(|h| h.parent).as_deref(),
+        Some(SPAN_RPC),
+        "the queued call's handler span, in its own RPC span, among {:#?}",
+        queued.seen()
+    );
+    assert!(
+        holding.handler_of("Set").is_none(),
+        "the queued call's handler span went to the other caller's subscriber: {:#?}",
+        holding.seen()
+    );
 }

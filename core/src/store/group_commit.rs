@@ -18,32 +18,74 @@
 //! # How a call goes through
 //!
 //! One state mutex per store file (per opened store for PostgreSQL) holds: whether a
-//! thread is *executing* (running a member in the open transaction, or committing it), the
-//! queue of callers waiting for that turn, the open group (its transaction, members, bytes),
-//! and the published outcome of every group whose members have not all read it yet.
+//! thread holds the *turn* (runs members in the open transaction, or commits it), the queue
+//! of callers waiting, and the open group while nobody holds the turn (its transaction,
+//! members, bytes, and where to answer each member).
 //!
-//! 1. A caller queues for the executor turn, first come first served, at most the store's
-//!    busy timeout; then it fails with a retryable [`Error::LockConflict`] saying what it
-//!    waited for. Only the first in line is woken when the turn is released. A caller that
-//!    gives up never strands an open group: the first in line never gives up once the turn
-//!    is free, and while another thread executes, that thread decides what happens to the
-//!    group when it ends (under the state lock).
+//! 1. A caller finding the turn free takes it. Otherwise it queues, first come first
+//!    served, with its member lent to the queue, and sleeps until it is answered or handed
+//!    the turn, at most the store's busy timeout *while its member is still in the queue*;
+//!    then it takes it out and fails with a retryable [`Error::LockConflict`] saying what
+//!    it waited for. Once a turn holder has taken its member out, it waits for the answer
+//!    however long (its writes may yet commit), so it never returns while its member may
+//!    still run. The turn is never left free while callers queue: it is handed to the first
+//!    in line directly, so a caller that gives up never strands an open group.
 //! 2. While it queues, a fail-fast lock it needs that is held by a handler still running
 //!    fails the call with [`Error::LockConflict`] once that handler has run [`LOCK_GRACE`]
 //!    (most handlers end much sooner, so back-to-back callers of one flow queue instead of
 //!    colliding). Callers in the queue hold no locks.
-//! 3. With the turn, it takes its locks, opens the group's transaction when none is open,
-//!    and runs its member in a savepoint. Its locks are released as soon as the savepoint is
-//!    (*early lock release*): a later member taking the same lock reads the earlier member's
-//!    not yet durable writes, and since both are answered only after the same COMMIT (or the
-//!    later one after a later COMMIT), and a failed COMMIT fails both, nobody ever observes
-//!    a write that is later lost.
-//! 4. Then, still under the state lock, it either hands the turn on (others are waiting,
-//!    the group is under its member and byte bounds of [`GroupLimits`], or the optional
-//!    commit delay has not passed) and waits for its group's outcome, or it commits the
-//!    group itself and publishes the outcome to every member. Waiting for that outcome is
-//!    not cut short by the busy timeout (the caller's writes may yet commit); it is bounded
-//!    by the group's bounds and the handlers of the members after it.
+//! 3. The turn holder takes its own member's locks, opens the group's transaction when none
+//!    is open and runs its own member, then the queued callers' members, first in line
+//!    first, back to back (*flat combining*, below), each after taking its locks. Each
+//!    member runs in a savepoint. The locks are released as soon as the savepoint is (*early lock release*):
+//!    a later member taking the same lock reads the earlier member's not yet durable
+//!    writes, and since both are answered only after the same COMMIT (or the later one after
+//!    a later COMMIT), and a failed COMMIT fails both, nobody ever observes a write that is
+//!    later lost. A member that fails (or panics) is answered at once; its savepoint is
+//!    rolled back and the group goes on.
+//! 4. When the queue is empty, or the group reaches its member or byte bound of
+//!    [`GroupLimits`], it commits the group, hands the turn to the first in line (or frees
+//!    it) and answers every member. With a commit delay that has not passed and nobody
+//!    waiting, it leaves the group open instead and waits; a caller arriving meanwhile takes
+//!    the turn and the group on, and whoever waits commits it once the delay has passed and
+//!    nobody holds the turn. When the turn holder's own member failed while others queue,
+//!    it hands them the turn with the group open and returns its error at once. So a caller
+//!    waits at most for the group before its own and its own (both bounded).
+//!
+//! # Why the turn holder runs the queued members (flat combining)
+//!
+//! Before, each member ran on its caller's thread and the turn passed from thread to
+//! thread: two wake-ups per member (its turn, then its group's outcome), one of them on
+//! the path every member waits behind. On a disk that fsyncs in about 0.1 ms the appends
+//! were bound by that, not by fsyncs: with 16 appending threads at `synchronous=FULL` the
+//! kernel's scheduler (`finish_task_switch`, `try_to_wake_up`: about a third of all CPU
+//! samples, `perf record -g`) outweighed the members' own work, and the process used
+//! 0.6 to 0.75 of a core while 10 members shared a COMMIT. Now one thread runs the queued
+//! members back to back with nothing between them but the state lock, and each caller
+//! sleeps once, until it is answered (see bench/notes/6-concurrency.md for the figures).
+//! Cheaper hand-offs (waking the next caller early, spinning) would still put a thread
+//! switch between members, and spinning steals the core the members need on a busy
+//! machine; cheaper per-member SQL is already done (statements prepared once per
+//! connection, flows remembered).
+//!
+//! What it takes for a member to run on another caller's thread:
+//!
+//! - The member and the RPC body it holds are `Send` ([`RpcBody`] is); the caller's stack
+//!   frame owns them and lends them to the queue through the one `unsafe` lifetime
+//!   erasure in this module, sound because the caller does not return (nor unwind) before
+//!   its member is out of the queue and no longer runs (a guard waits for that even on a
+//!   panic). Its result stays in that frame.
+//! - The handler runs inside its caller's `tracing` span and with its caller's default
+//!   subscriber, so its spans land where they would have on its own thread.
+//! - The reentrancy check stays: the turn holder is inside this pipeline, so a handler
+//!   writing to its own store is refused at once on whichever thread it runs.
+//! - A panic in a member goes back to its own caller and resumes there; a panic outside
+//!   the member's savepoint fails the group (its transaction is in doubt). Either way the
+//!   turn holder answers everyone and hands the turn on.
+//! - A handler must not depend on its calling thread: not on thread-locals set by the
+//!   caller, nor on a lock the calling thread holds while it calls (the bindings release
+//!   Python's GIL before every store call and take it inside the handler, on whichever
+//!   thread that is).
 //!
 //! A lock-free RPC ([`Isolation::Shared`]) runs its handler on a snapshot of committed
 //! state outside the group. If it wrote anything, its writes join a group as a member that
@@ -66,7 +108,7 @@
 //! RPC and row locks taken inside the member.
 
 use std::cell::RefCell;
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -74,7 +116,9 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
-use super::{FlowRecord, Isolation, LockTable, RpcBody, SnapshotReader, StartOutcome, Write};
+use super::{
+    FlowRecord, Isolation, LockGuard, LockTable, RpcBody, SnapshotReader, StartOutcome, Write,
+};
 use crate::error::{Error, Result};
 use crate::metrics::timed_commit;
 
@@ -192,38 +236,110 @@ impl Drop for Inside {
 
 /// The open transaction of a group and what it holds.
 struct OpenGroup<G> {
-    id: u64,
     tx: G,
     members: usize,
     bytes: usize,
     opened: Instant,
+    /// Where to answer each member once the group's COMMIT has returned.
+    replies: Vec<Arc<Slot>>,
 }
 
-/// A group's published result and how many members have yet to read it.
-struct Outcome {
-    result: Result<()>,
-    unread: usize,
+/// One member's work as the turn holder runs it: take the call's locks (unless given them),
+/// run it in a savepoint of the group's transaction, release the locks. Its value stays with
+/// its caller.
+type JobFn<'a, G> = dyn FnMut(&mut G, Option<LockGuard>) -> Ran<()> + Send + 'a;
+
+/// The member of a caller waiting in the queue, lent from that caller's stack to whichever
+/// thread holds the turn.
+struct Job<G: 'static>(&'static mut JobFn<'static, G>);
+
+impl<G: 'static> Job<G> {
+    /// Lends `job` to the queue.
+    ///
+    /// # Safety
+    ///
+    /// The caller must keep `job` alive and untouched until the returned `Job` has been
+    /// dropped, and until the thread that took it out of the queue (if any) has finished
+    /// running it: until its caller has either taken it out of the queue itself or received
+    /// a [`Reply`] (see [`Queued`], which ensures it even while unwinding).
+    unsafe fn lend<'a>(job: &'a mut JobFn<'a, G>) -> Self {
+        // SAFETY: only the lifetime changes (same fat pointer); the caller promises the
+        // borrow outlives every use (see above). `Send` is checked on the real type.
+        Job(unsafe {
+            std::mem::transmute::<&'a mut JobFn<'a, G>, &'static mut JobFn<'static, G>>(job)
+        })
+    }
 }
 
-struct State<G> {
-    /// A thread holds the turn: it runs a member or commits.
+/// A caller waiting in the queue for the turn (or for a turn holder to run its member).
+struct Waiting<G: 'static> {
+    ticket: u64,
+    slot: Arc<Slot>,
+    job: Job<G>,
+    /// The caller's span and `tracing` subscriber, so that its handler's spans land where
+    /// they would on its own thread.
+    span: tracing::Span,
+    dispatch: tracing::Dispatch,
+}
+
+/// What a waiting caller is told.
+enum Reply {
+    /// It holds the turn now (its member did not run).
+    Turn,
+    /// Its member ran; the outcome of its group (or its own error).
+    Done(Result<()>),
+    /// Its handler panicked; the panic resumes on the caller's thread.
+    Panicked(Box<dyn std::any::Any + Send>),
+}
+
+/// Where one caller is answered: set once, read by the caller.
+#[derive(Default)]
+struct Slot {
+    reply: Mutex<Option<Reply>>,
+    wakes: Condvar,
+}
+
+impl Slot {
+    fn send(&self, reply: Reply) {
+        *self.reply.lock() = Some(reply);
+        self.wakes.notify_one();
+    }
+
+    /// The reply, waiting for it until `until` (forever with `None`).
+    fn wait(&self, until: Option<Instant>) -> Option<Reply> {
+        let mut reply = self.reply.lock();
+        loop {
+            if let Some(reply) = reply.take() {
+                return Some(reply);
+            }
+            match until {
+                Some(until) => {
+                    if self.wakes.wait_until(&mut reply, until).timed_out() {
+                        return reply.take();
+                    }
+                }
+                None => self.wakes.wait(&mut reply),
+            }
+        }
+    }
+}
+
+struct State<G: 'static> {
+    /// A thread holds the turn: it runs members or commits. While nobody holds it, the
+    /// queue is empty (the turn is handed to the first in line directly).
     busy: bool,
     /// When the member now running started (`None` while committing or idle).
     member_started: Option<Instant>,
-    /// The callers waiting for the turn, first come first: a ticket and what wakes it.
-    queue: VecDeque<(u64, Arc<Condvar>)>,
+    /// The callers waiting, first come first.
+    queue: VecDeque<Waiting<G>>,
     next_ticket: u64,
-    /// The open group, while no member runs in it.
+    /// The open group, while nobody runs members in it (its commit delay has not passed).
     open: Option<OpenGroup<G>>,
-    next_id: u64,
-    outcomes: HashMap<u64, Outcome>,
 }
 
 /// The commit pipeline of one store file (or database): see the module docs.
-pub struct GroupCommit<G> {
+pub struct GroupCommit<G: 'static> {
     state: Mutex<State<G>>,
-    /// Signalled when a group's outcome is published.
-    settled: Condvar,
     commits: AtomicU64,
     members: AtomicU64,
 }
@@ -245,10 +361,7 @@ impl<G> Default for GroupCommit<G> {
                 queue: VecDeque::new(),
                 next_ticket: 0,
                 open: None,
-                next_id: 0,
-                outcomes: HashMap::new(),
             }),
-            settled: Condvar::new(),
             commits: AtomicU64::new(0),
             members: AtomicU64::new(0),
         }
@@ -267,7 +380,57 @@ enum Ran<T> {
     Panicked(Box<dyn std::any::Any + Send>, bool),
 }
 
-impl<G: Send> GroupCommit<G> {
+/// How the thread holding the turn leaves a group.
+enum Leave {
+    /// Commit it now.
+    Commit,
+    /// Leave it open for its commit delay.
+    Park,
+    /// Hand it, open, to the first in line (its own member failed).
+    HandOver,
+}
+
+/// A caller's job lent to the queue; dropping it without [`Queued::settled`] (a panic
+/// while waiting) waits until no other thread can still run the job.
+struct Queued<'p, G: 'static> {
+    pipeline: &'p GroupCommit<G>,
+    ticket: u64,
+    slot: &'p Slot,
+    settled: bool,
+}
+
+impl<G> Queued<'_, G> {
+    fn settled(mut self) {
+        self.settled = true;
+    }
+}
+
+impl<G> Drop for Queued<'_, G> {
+    fn drop(&mut self) {
+        if self.settled {
+            return;
+        }
+        let mut state = self.pipeline.state.lock();
+        let ticket = self.ticket;
+        if let Some(at) = state.queue.iter().position(|w| w.ticket == ticket) {
+            state.queue.remove(at);
+            return;
+        }
+        drop(state);
+        // Taken out by a turn holder: it answers once the job no longer runs. A turn handed
+        // here is handed on.
+        if let Some(Reply::Turn) = self.slot.wait(None) {
+            let mut state = self.pipeline.state.lock();
+            let next = release_turn(&mut state);
+            drop(state);
+            if let Some(next) = next {
+                next.send(Reply::Turn);
+            }
+        }
+    }
+}
+
+impl<G: Send + 'static> GroupCommit<G> {
     /// A pipeline with no open group.
     pub fn new() -> Self {
         Self::default()
@@ -283,7 +446,7 @@ impl<G: Send> GroupCommit<G> {
     }
 
     /// Runs one RPC through the pipeline (see the module docs).
-    pub fn run_rpc<B: GroupBackend<Group = G>>(
+    pub fn run_rpc<B: GroupBackend<Group = G> + Sync>(
         &self,
         backend: &B,
         flow_id: &str,
@@ -332,7 +495,7 @@ impl<G: Send> GroupCommit<G> {
     }
 
     /// Starts a flow as a member of a group.
-    pub fn start_flow<B: GroupBackend<Group = G>>(
+    pub fn start_flow<B: GroupBackend<Group = G> + Sync>(
         &self,
         backend: &B,
         flow: &FlowRecord,
@@ -363,10 +526,11 @@ impl<G: Send> GroupCommit<G> {
         backend: &B,
         flow_id: &str,
         locks: &[String],
-        member: impl FnOnce(&B, &mut G) -> Result<(T, usize)>,
+        member: impl FnOnce(&B, &mut G) -> Result<(T, usize)> + Send,
     ) -> Result<T>
     where
-        B: GroupBackend<Group = G>,
+        B: GroupBackend<Group = G> + Sync,
+        T: Send,
     {
         if self.is_inside() {
             return Err(Error::invalid_input(format!(
@@ -377,147 +541,301 @@ impl<G: Send> GroupCommit<G> {
         }
         let _inside = self.enter();
         let table = backend.lock_table();
-        let timeout = backend.busy_timeout();
-        let deadline = Instant::now() + timeout;
-        let waiting = tracing::debug_span!(crate::metrics::SPAN_LOCK_WAIT, flow_id).entered();
+        let mut waiting = Some(tracing::debug_span!(
+            crate::metrics::SPAN_LOCK_WAIT,
+            flow_id
+        ));
+        let mut member = Some(member);
+        let mut value = None;
+        let mut job = |tx: &mut G, taken: Option<LockGuard>| -> Ran<()> {
+            let Some(member) = member.take() else {
+                return Ran::Failed(Error::storage("a call's writes were run twice"));
+            };
+            let guard = match taken.map_or_else(|| table.try_lock_all(flow_id, locks), Ok) {
+                Ok(guard) => guard,
+                Err(error) => return Ran::Failed(error),
+            };
+            drop(waiting.take());
+            let ran = run_in_savepoint(backend, tx, member);
+            // Early lock release: the member's writes are in the group, not yet durable.
+            drop(guard);
+            match ran {
+                Ran::Done(done, bytes) => {
+                    value = Some(done);
+                    Ran::Done((), bytes)
+                }
+                Ran::Failed(error) => Ran::Failed(error),
+                Ran::Broke(error) => Ran::Broke(error),
+                Ran::Panicked(payload, broke) => Ran::Panicked(payload, broke),
+            }
+        };
+        // Once this returns no thread runs `job` any more, and `value` is this thread's again.
+        self.take_part(backend, flow_id, locks, &mut job)?;
+        value.ok_or_else(|| Error::storage("the store did not run the call"))
+    }
+
+    /// Queues `job` (unless the turn is free), and either runs it with the turn or has the
+    /// turn holder run it; returns once its group's outcome is known.
+    fn take_part<B: GroupBackend<Group = G>>(
+        &self,
+        backend: &B,
+        flow_id: &str,
+        locks: &[String],
+        job: &mut JobFn<'_, G>,
+    ) -> Result<()> {
+        let slot = Arc::new(Slot::default());
         let mut state = self.state.lock();
         if state.busy || !state.queue.is_empty() {
             // First come, first served: a caller arriving now cannot overtake one waiting.
             let ticket = state.next_ticket;
             state.next_ticket += 1;
-            let wakes_me = Arc::new(Condvar::new());
-            state.queue.push_back((ticket, Arc::clone(&wakes_me)));
-            loop {
-                if !state.busy && first(&state) == Some(ticket) {
-                    break;
-                }
-                let held = table.held_among(flow_id, locks);
-                let wake = match (held.is_empty(), state.member_started) {
-                    (false, Some(started)) if Instant::now() >= started + LOCK_GRACE => {
-                        self.leave_queue(&mut state, ticket);
-                        return Err(LockTable::conflict(flow_id, &held));
-                    }
-                    (false, Some(started)) => deadline.min(started + LOCK_GRACE),
-                    _ => deadline,
-                };
-                let timed_out = wakes_me.wait_until(&mut state, wake).timed_out();
-                let next = !state.busy && first(&state) == Some(ticket);
-                if timed_out && !next && Instant::now() >= deadline {
-                    self.leave_queue(&mut state, ticket);
-                    return Err(Error::LockConflict(format!(
-                        "store {}: waited over {timeout:?} for this process's other writers \
-                         (a handler still running, or a handler writing to its own store from \
-                         another thread, which cannot work); retry",
-                        backend.location()
-                    )));
-                }
+            let waiting = Waiting {
+                ticket,
+                slot: Arc::clone(&slot),
+                // SAFETY: `queued` below is settled only once the job is out of the queue and
+                // no longer runs (taken out here, or answered by the thread that ran it);
+                // until then this frame does not return, and if it unwinds, dropping
+                // `queued` waits for the same. `job` is not touched meanwhile.
+                job: unsafe { Job::lend(job) },
+                span: tracing::Span::current(),
+                dispatch: tracing::dispatcher::get_default(tracing::Dispatch::clone),
+            };
+            state.queue.push_back(waiting);
+            let queued = Queued {
+                pipeline: self,
+                ticket,
+                slot: &slot,
+                settled: false,
+            };
+            let reply = self.wait_in_queue(backend, state, ticket, &slot, flow_id, locks);
+            queued.settled();
+            match reply? {
+                Reply::Turn => {}
+                Reply::Done(result) => return result,
+                Reply::Panicked(payload) => resume_unwind(payload),
             }
-            state.queue.pop_front();
+        } else {
+            state.busy = true;
+            drop(state);
         }
-        state.busy = true;
-        state.member_started = Some(Instant::now());
-        let reserved = match state.open.is_none() {
-            true => {
-                state.next_id += 1;
-                Some(state.next_id)
+        self.hold_turn(backend, flow_id, locks, &slot, job)
+    }
+
+    /// Waits in the queue (see the module docs) until a turn holder answers or hands over
+    /// the turn, or until this caller gives up (only while its job is still queued).
+    fn wait_in_queue<'s, B: GroupBackend<Group = G>>(
+        &'s self,
+        backend: &B,
+        mut state: MutexGuard<'s, State<G>>,
+        ticket: u64,
+        slot: &Slot,
+        flow_id: &str,
+        locks: &[String],
+    ) -> Result<Reply> {
+        let table = backend.lock_table();
+        let timeout = backend.busy_timeout();
+        let deadline = Instant::now() + timeout;
+        loop {
+            let Some(at) = state.queue.iter().position(|w| w.ticket == ticket) else {
+                // Taken out: the answer is on its way.
+                drop(state);
+                return Ok(slot.wait(None).unwrap_or(Reply::Turn));
+            };
+            let held = table.held_among(flow_id, locks);
+            let now = Instant::now();
+            let wake = match (held.is_empty(), state.member_started) {
+                (false, Some(started)) if now >= started + LOCK_GRACE => {
+                    state.queue.remove(at);
+                    return Err(LockTable::conflict(flow_id, &held));
+                }
+                (false, Some(started)) => deadline.min(started + LOCK_GRACE),
+                _ => deadline,
+            };
+            if now >= deadline {
+                state.queue.remove(at);
+                return Err(Error::LockConflict(format!(
+                    "store {}: waited over {timeout:?} for this process's other writers \
+                     (a handler still running, or a handler writing to its own store from \
+                     another thread, which cannot work); retry",
+                    backend.location()
+                )));
             }
-            false => None,
-        };
+            drop(state);
+            if let Some(reply) = slot.wait(Some(wake)) {
+                return Ok(reply);
+            }
+            state = self.state.lock();
+        }
+    }
+
+    /// With the turn: runs this caller's own member, then the queued callers' members back
+    /// to back, and commits (or parks, or hands over) the group.
+    fn hold_turn<B: GroupBackend<Group = G>>(
+        &self,
+        backend: &B,
+        flow_id: &str,
+        locks: &[String],
+        slot: &Arc<Slot>,
+        job: &mut JobFn<'_, G>,
+    ) -> Result<()> {
+        let mut state = self.state.lock();
+        state.member_started = Some(Instant::now());
         let open = state.open.take();
         drop(state);
-
-        let guard = match table.try_lock_all(flow_id, locks) {
+        // Its own locks first, as a call on its own would (a caller queued behind this one
+        // while it waits for another process's write lock sees them held).
+        let guard = match backend.lock_table().try_lock_all(flow_id, locks) {
             Ok(guard) => guard,
-            Err(error) => return Err(self.give_back(open, error)),
+            Err(error) => {
+                // An empty group is not left open (holding the file's write lock) for nobody.
+                let open = match open {
+                    Some(open) if open.members == 0 => {
+                        let _ = catch_unwind(AssertUnwindSafe(|| backend.rollback_group(open.tx)));
+                        None
+                    }
+                    open => open,
+                };
+                self.hand_on(open);
+                return Err(error);
+            }
         };
-        drop(waiting);
-        let mut open = match (open, reserved) {
-            (Some(open), _) => open,
-            (None, id) => match catch_unwind(AssertUnwindSafe(|| backend.begin_group()))
+        let mut open = match open {
+            Some(open) => open,
+            None => match catch_unwind(AssertUnwindSafe(|| backend.begin_group()))
                 .unwrap_or_else(|_| Err(Error::storage("the store panicked opening a transaction")))
             {
                 Ok(tx) => OpenGroup {
-                    id: id.unwrap_or_default(),
                     tx,
                     members: 0,
                     bytes: 0,
                     opened: Instant::now(),
+                    replies: Vec::new(),
                 },
                 Err(error) => {
                     drop(guard);
-                    return Err(self.give_back(None, error));
+                    self.hand_on(None);
+                    return Err(error);
                 }
             },
         };
-        let ran = run_in_savepoint(backend, &mut open.tx, member);
-        // Early lock release: the member's writes are in the group, not yet durable.
-        drop(guard);
-
-        let mut state = self.state.lock();
-        state.member_started = None;
-        let limits = backend.limits();
-        let (mine, panic) = match ran {
-            Ran::Done(value, bytes) => {
+        // This caller's own member, on its own thread; `own` is its answer unless it joined
+        // the group.
+        let ran = catch_unwind(AssertUnwindSafe(|| job(&mut open.tx, Some(guard))))
+            .unwrap_or_else(|payload| Ran::Panicked(payload, true));
+        let mut own: Option<Reply> = match ran {
+            Ran::Done((), bytes) => {
                 open.members += 1;
                 open.bytes += bytes;
-                (Ok(value), None)
+                open.replies.push(Arc::clone(slot));
+                None
             }
-            Ran::Failed(error) => (Err(error), None),
+            Ran::Failed(error) => Some(Reply::Done(Err(error))),
+            Ran::Panicked(payload, false) => Some(Reply::Panicked(payload)),
             Ran::Broke(error) => {
                 let retryable = matches!(error, Error::LockConflict(_));
-                self.fail_group(backend, state, open, &error.to_string(), retryable);
+                self.fail_group(backend, open, &error.to_string(), retryable);
                 return Err(error);
             }
-            Ran::Panicked(payload, broke) => {
-                if broke {
-                    self.fail_group(backend, state, open, "a handler panicked", false);
-                    resume_unwind(payload);
-                }
-                (
-                    Err(Error::storage("a handler panicked inside the store")),
-                    Some(payload),
-                )
-            }
-        };
-        let full = open.members >= limits.max_members || open.bytes >= limits.max_bytes;
-        let delaying = open.members > 0 && open.opened.elapsed() < limits.commit_delay;
-        let id = open.id;
-        let member = mine.is_ok();
-        if !full && (!state.queue.is_empty() || delaying) {
-            // Hand the turn on; the group stays open for the next member.
-            state.open = Some(open);
-            state.busy = false;
-            wake_next(&state);
-            if let Some(payload) = panic {
-                drop(state);
+            Ran::Panicked(payload, true) => {
+                self.fail_group(backend, open, "a handler panicked", false);
                 resume_unwind(payload);
             }
-            let value = mine?;
-            self.wait_outcome(backend, state, id)?;
-            return Ok(value);
+        };
+        let limits = backend.limits();
+        let mut state = self.state.lock();
+        let leave = loop {
+            state.member_started = None;
+            if open.members >= limits.max_members || open.bytes >= limits.max_bytes {
+                break Leave::Commit;
+            }
+            if state.queue.is_empty() {
+                let delaying = open.members > 0 && open.opened.elapsed() < limits.commit_delay;
+                break if delaying { Leave::Park } else { Leave::Commit };
+            }
+            if own.is_some() {
+                // Its own error is answered at once; the next in line takes the group on.
+                break Leave::HandOver;
+            }
+            let Some(next) = state.queue.pop_front() else {
+                break Leave::Commit;
+            };
+            state.member_started = Some(Instant::now());
+            drop(state);
+            let Waiting {
+                slot: theirs,
+                job,
+                span,
+                dispatch,
+                ..
+            } = next;
+            // Whatever panics here goes back to its caller: a panic outside the member's
+            // savepoint leaves the transaction in doubt, so it fails the group.
+            let ran = catch_unwind(AssertUnwindSafe(|| {
+                tracing::dispatcher::with_default(&dispatch, || {
+                    span.in_scope(|| (job.0)(&mut open.tx, None))
+                })
+            }))
+            .unwrap_or_else(|payload| Ran::Panicked(payload, true));
+            match ran {
+                Ran::Done((), bytes) => {
+                    open.members += 1;
+                    open.bytes += bytes;
+                    open.replies.push(theirs);
+                }
+                Ran::Failed(error) => theirs.send(Reply::Done(Err(error))),
+                Ran::Panicked(payload, false) => theirs.send(Reply::Panicked(payload)),
+                Ran::Broke(error) => {
+                    let retryable = matches!(error, Error::LockConflict(_));
+                    let cause = error.to_string();
+                    theirs.send(Reply::Done(Err(error)));
+                    self.fail_group(backend, open, &cause, retryable);
+                    return answer(own, slot);
+                }
+                Ran::Panicked(payload, true) => {
+                    theirs.send(Reply::Panicked(payload));
+                    self.fail_group(backend, open, "a handler panicked", false);
+                    return answer(own, slot);
+                }
+            }
+            state = self.state.lock();
+        };
+        match leave {
+            Leave::Commit => {
+                drop(state);
+                self.finish(backend, open);
+            }
+            Leave::Park => {
+                state.open = Some(open);
+                state.busy = false;
+                drop(state);
+                if own.is_none() {
+                    own = Some(self.wait_parked(backend, slot));
+                }
+            }
+            Leave::HandOver => {
+                state.open = Some(open);
+                let next = release_turn(&mut state);
+                drop(state);
+                if let Some(next) = next {
+                    next.send(Reply::Turn);
+                }
+            }
         }
-        let readers = open.members - usize::from(member);
-        let committed = self.finish(backend, state, open, readers);
-        if let Some(payload) = panic {
-            resume_unwind(payload);
-        }
-        let value = mine?;
-        committed.map(|()| value)
+        answer(own, slot)
     }
 
     /// Rolls back a group whose transaction was lost (still holding the turn), fails its
-    /// members that wait, and gives the turn back. When the backend said the loss is
-    /// retryable (a server connection cut before the COMMIT was sent), so is their error.
+    /// members, and hands the turn on. When the backend said the loss is retryable (a server
+    /// connection cut before the COMMIT was sent), so is their error.
     fn fail_group<B: GroupBackend<Group = G>>(
         &self,
         backend: &B,
-        state: MutexGuard<'_, State<G>>,
         open: OpenGroup<G>,
         cause: &str,
         retryable: bool,
     ) {
-        drop(state);
-        backend.rollback_group(open.tx);
+        // A panicking rollback still answers every member (dropping the transaction ends it).
+        let _ = catch_unwind(AssertUnwindSafe(|| backend.rollback_group(open.tx)));
         let message = format!(
             "store {}: the group transaction this call was part of was lost ({cause}); \
              nothing of it was written",
@@ -527,39 +845,32 @@ impl<G: Send> GroupCommit<G> {
             true => Error::LockConflict(format!("{message}; retry")),
             false => Error::storage(message),
         };
-        let mut state = self.state.lock();
-        self.publish(&mut state, open.id, open.members, Err(lost));
-        state.busy = false;
-        wake_next(&state);
+        self.hand_on(None);
+        for reply in open.replies {
+            reply.send(Reply::Done(Err(lost.clone())));
+        }
     }
 
-    /// Takes a caller that gives up out of the queue; the next one may now be first.
-    fn leave_queue(&self, state: &mut State<G>, ticket: u64) {
-        state.queue.retain(|(waiting, _)| *waiting != ticket);
-        wake_next(state);
-    }
-
-    /// Gives the turn back without running a member (the open group, if any, goes back).
-    fn give_back(&self, open: Option<OpenGroup<G>>, error: Error) -> Error {
+    /// Gives the turn to the first in line (or frees it), with `open` as the open group.
+    fn hand_on(&self, open: Option<OpenGroup<G>>) {
         let mut state = self.state.lock();
-        state.member_started = None;
         state.open = open;
-        state.busy = false;
-        wake_next(&state);
-        error
+        let next = release_turn(&mut state);
+        drop(state);
+        if let Some(next) = next {
+            next.send(Reply::Turn);
+        }
     }
 
-    /// Commits (or, with no members, rolls back) the group while holding the turn, and
-    /// publishes the outcome to `readers` members. Returns the outcome.
-    fn finish<B: GroupBackend<Group = G>>(
-        &self,
-        backend: &B,
-        state: MutexGuard<'_, State<G>>,
-        open: OpenGroup<G>,
-        readers: usize,
-    ) -> Result<()> {
-        drop(state);
-        let (members, tx) = (open.members, open.tx);
+    /// Commits (or, with no members, rolls back) the group while holding the turn, hands
+    /// the turn on and answers every member.
+    fn finish<B: GroupBackend<Group = G>>(&self, backend: &B, open: OpenGroup<G>) {
+        let OpenGroup {
+            tx,
+            members,
+            replies,
+            ..
+        } = open;
         // A panicking backend must not keep the turn forever: it fails the group instead.
         let ended = catch_unwind(AssertUnwindSafe(|| {
             if members == 0 {
@@ -576,102 +887,101 @@ impl<G: Send> GroupCommit<G> {
                 Some(payload),
             ),
         };
-        let result = if members == 0 {
-            ended
-        } else {
-            // A COMMIT the backend knows did not take effect and may be retried (a server
-            // refused it) stays a lock conflict; one whose outcome is unknown is a storage
-            // error saying so.
-            let committed = ended.map_err(|error| match error {
-                Error::Storage(_) | Error::StorageFull(_) | Error::LockConflict(_) => error,
-                other => Error::storage(format!(
-                    "store {}: committing a group of {} calls failed: {other}; nothing of it was written",
-                    backend.location(),
-                    members
-                )),
-            });
-            if committed.is_ok() {
-                self.commits.fetch_add(1, Ordering::Relaxed);
-                self.members.fetch_add(members as u64, Ordering::Relaxed);
-            }
-            committed
-        };
-        let mut state = self.state.lock();
-        self.publish(&mut state, open.id, readers, result.clone());
-        state.busy = false;
-        wake_next(&state);
-        drop(state);
+        // A COMMIT the backend knows did not take effect and may be retried (a server
+        // refused it) stays a lock conflict; one whose outcome is unknown is a storage error
+        // saying so.
+        let result = ended.map_err(|error| match error {
+            Error::Storage(_) | Error::StorageFull(_) | Error::LockConflict(_) => error,
+            other => Error::storage(format!(
+                "store {}: committing a group of {} calls failed: {other}; nothing of it was written",
+                backend.location(),
+                members
+            )),
+        });
+        if result.is_ok() && members > 0 {
+            self.commits.fetch_add(1, Ordering::Relaxed);
+            self.members.fetch_add(members as u64, Ordering::Relaxed);
+        }
+        self.hand_on(None);
+        for reply in replies {
+            reply.send(Reply::Done(result.clone()));
+        }
         if let Some(payload) = panic {
             resume_unwind(payload);
         }
-        result
     }
 
-    fn publish(&self, state: &mut State<G>, id: u64, readers: usize, result: Result<()>) {
-        if readers > 0 {
-            state.outcomes.insert(
-                id,
-                Outcome {
-                    result,
-                    unread: readers,
-                },
-            );
-            self.settled.notify_all();
-        }
-    }
-
-    /// Waits until the group `id` is committed or failed. If nobody else is left to commit
-    /// it (its commit delay ran out while no one held the turn), commits it.
-    fn wait_outcome<'s, B: GroupBackend<Group = G>>(
-        &'s self,
-        backend: &B,
-        mut state: MutexGuard<'s, State<G>>,
-        id: u64,
-    ) -> Result<()> {
+    /// Waits for the outcome of a parked group this caller is a member of; commits it when
+    /// its commit delay has passed and nobody holds the turn.
+    fn wait_parked<B: GroupBackend<Group = G>>(&self, backend: &B, slot: &Slot) -> Reply {
         loop {
-            if let Some(outcome) = state.outcomes.get_mut(&id) {
-                let result = outcome.result.clone();
-                outcome.unread -= 1;
-                if outcome.unread == 0 {
-                    state.outcomes.remove(&id);
-                }
-                return result;
-            }
-            let mine_open = state.open.as_ref().filter(|open| open.id == id);
-            let due = mine_open.map(|open| open.opened + backend.limits().commit_delay);
+            let mut state = self.state.lock();
+            let parked = state
+                .open
+                .as_ref()
+                .map(|open| open.replies.iter().any(|r| std::ptr::eq(&**r, slot)));
+            let due = match parked {
+                Some(true) => state
+                    .open
+                    .as_ref()
+                    .map(|open| open.opened + backend.limits().commit_delay),
+                _ => None,
+            };
             match due {
-                Some(due) if !state.busy && state.queue.is_empty() && Instant::now() >= due => {
-                    let open = state.open.take().filter(|open| open.id == id);
-                    let Some(open) = open else { continue };
-                    state.busy = true;
-                    let readers = open.members;
-                    // The outcome is read back from the map on the next pass.
-                    let _ = self.finish(backend, state, open, readers);
-                    state = self.state.lock();
+                Some(due) if !state.busy && Instant::now() >= due => {
+                    if let Some(open) = state.open.take() {
+                        state.busy = true;
+                        drop(state);
+                        self.finish(backend, open);
+                    }
                 }
                 Some(due) => {
+                    drop(state);
                     let wake = due.max(Instant::now() + Duration::from_millis(1));
-                    self.settled.wait_until(&mut state, wake);
+                    if let Some(reply) = slot.wait(Some(wake)) {
+                        return reply;
+                    }
                 }
                 None => {
-                    // A safety net only: the outcome is always published with a signal.
-                    self.settled
-                        .wait_for(&mut state, Duration::from_millis(100));
+                    drop(state);
+                    // Another thread runs or commits the group and answers; the timeout
+                    // is a safety net only.
+                    if let Some(reply) =
+                        slot.wait(Some(Instant::now() + Duration::from_millis(100)))
+                    {
+                        return reply;
+                    }
                 }
             }
         }
     }
 }
 
-/// The ticket of the first caller in line.
-fn first<G>(state: &State<G>) -> Option<u64> {
-    state.queue.front().map(|(ticket, _)| *ticket)
+/// The answer of the caller holding the turn: its own error, or its group's outcome.
+fn answer(own: Option<Reply>, slot: &Slot) -> Result<()> {
+    let reply = match own {
+        Some(reply) => reply,
+        None => slot
+            .wait(Some(Instant::now()))
+            .unwrap_or_else(|| Reply::Done(Err(Error::storage("the group was not answered")))),
+    };
+    match reply {
+        Reply::Done(result) => result,
+        Reply::Panicked(payload) => resume_unwind(payload),
+        Reply::Turn => Err(Error::storage("the group was not answered")),
+    }
 }
 
-/// Wakes the first caller in line (only it may take the turn next).
-fn wake_next<G>(state: &State<G>) {
-    if let Some((_, wakes)) = state.queue.front() {
-        wakes.notify_one();
+/// Takes the turn from its holder: the first in line gets it (the returned slot is to be
+/// told), or it is free.
+fn release_turn<G>(state: &mut State<G>) -> Option<Arc<Slot>> {
+    state.member_started = None;
+    match state.queue.pop_front() {
+        Some(next) => Some(next.slot),
+        None => {
+            state.busy = false;
+            None
+        }
     }
 }
 
@@ -934,5 +1244,56 @@ mod tests {
             ]
         );
         assert_eq!(*backend.committed.lock(), write("m"));
+    }
+
+    #[test]
+    fn members_run_for_queued_callers_answer_each_caller_with_its_own_result_or_panic() {
+        let backend = Logged::default();
+        let pipeline = GroupCommit::<Staged>::new();
+        let locks = Isolation::Exclusive {
+            locks: vec!["v".to_owned()],
+        };
+        let holding = std::sync::atomic::AtomicBool::new(false);
+        let call =
+            |flow: &str, body: &mut RpcBody<'_>| pipeline.run_rpc(&backend, flow, &locks, body);
+        let until = |done: &dyn Fn() -> bool| {
+            while !done() {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        };
+        let until_waiting = |n: usize| until(&|| pipeline.stats().waiting >= n);
+        let (holder, panicked, failed, wrote) = std::thread::scope(|s| {
+            let holder = s.spawn(|| {
+                call("f0", &mut |_| {
+                    holding.store(true, Ordering::SeqCst);
+                    until_waiting(3);
+                    Ok(write("a"))
+                })
+            });
+            until(&|| holding.load(Ordering::SeqCst));
+            let panicked = s.spawn(|| call("f1", &mut |_| panic!("boom")));
+            until_waiting(1);
+            let failed = s.spawn(|| call("f2", &mut |_| Err(Error::handler("refused"))));
+            until_waiting(2);
+            let wrote = s.spawn(|| call("f3", &mut |_| Ok(write("d"))));
+            (holder.join(), panicked.join(), failed.join(), wrote.join())
+        });
+        assert_eq!(holder.unwrap(), Ok(()));
+        let payload = panicked.expect_err("the panic reaches its own caller");
+        assert_eq!(payload.downcast_ref::<&str>(), Some(&"boom"));
+        assert_eq!(failed.unwrap(), Err(Error::handler("refused")));
+        assert_eq!(wrote.unwrap(), Ok(()));
+        let mut committed = write("a");
+        committed.extend(write("d"));
+        assert_eq!(*backend.committed.lock(), committed);
+        let stats = pipeline.stats();
+        assert_eq!((stats.commits, stats.members, stats.waiting), (1, 2, 0));
+        let steps = backend.steps.lock();
+        assert_eq!(
+            steps.iter().filter(|s| *s == "commit").count(),
+            1,
+            "{steps:?}"
+        );
+        assert_eq!(backend.locks.held_count(), 0);
     }
 }

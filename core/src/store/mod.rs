@@ -68,8 +68,9 @@ pub trait SnapshotReader {
     fn read(&mut self, physical_names: &[String]) -> Result<Vec<(String, String)>>;
 }
 
-/// The body of one RPC call: reads the snapshot, runs the handler, returns the writes.
-pub type RpcBody<'a> = dyn FnMut(&mut dyn SnapshotReader) -> Result<Vec<Write>> + 'a;
+/// The body of one RPC call: reads the snapshot, runs the handler, returns the writes. It is
+/// `Send`: the store may run it on another caller's thread (see [`group_commit`]).
+pub type RpcBody<'a> = dyn FnMut(&mut dyn SnapshotReader) -> Result<Vec<Write>> + Send + 'a;
 
 /// Notices commits made to a store through other connections (other runtimes, other
 /// processes) more cheaply than reading again: a reader waiting for new records
