@@ -5,10 +5,13 @@ read. :class:`FastPageRoute` is an ASGI app placed before the Quart app: for a p
 ``GET`` of that path with no query, or with only ``pageToken=<letters, digits, - or _>``,
 it sends the page as the native module writes it (``AsyncClient.invoke_rpc_json``: the same
 call as the route's, the bytes of Quart's compact jsonify of the route's body) with the
-headers Quart would send; everything else goes to Quart unchanged. A page read that fails
-(a malformed token, an unknown chunk, a flow not started) is handed to Quart as well, which
-reads the page again and answers the error exactly as the route does: reading a page
-changes nothing, so the second read is harmless.
+headers Quart would send; everything else goes to Quart unchanged.
+
+A fast route's call that fails (here a malformed token, an unknown chunk, a flow not
+started) is not made again: :func:`hand_failure_to_quart` passes the request on with the
+error in its ASGI scope, and a ``before_request`` hook of the Quart app
+(:func:`answer_failures_in_quart`) raises it before the route runs, so Quart's error
+handlers answer it exactly as they answer the route's own failure.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 from attrflow import AttrflowError
-from quart import Quart
+from quart import Quart, request
 
 from attrflow_examples.app import app_state_of
 from attrflow_examples.patterns.sequentially_chunked_attribute_map.controller import (
@@ -32,6 +35,27 @@ Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
 PAGE_PATH = f"{URL_PREFIX}/subscribers"
 _SIMPLE_QUERY = re.compile(rb"(?:pageToken=([A-Za-z0-9_-]*))?")
+_FAILED_CALL = "attrflow_examples.failed_call"
+"""The scope key carrying a fast route's failed call from the route to Quart."""
+
+
+def answer_failures_in_quart(app: Quart) -> None:
+    """Makes ``app`` answer the failures its fast routes hand it (once per app)."""
+    hooks = app.before_request_funcs.setdefault(None, [])
+    if _raise_failed_call not in hooks:
+        hooks.append(_raise_failed_call)
+
+
+def hand_failure_to_quart(scope: Scope, error: AttrflowError) -> Scope:
+    """``scope`` carrying ``error``, for Quart's error handlers to answer."""
+    return {**scope, _FAILED_CALL: error}
+
+
+async def _raise_failed_call() -> None:
+    """Raises the error a fast route's call failed with, if any, before the route runs."""
+    error = request.scope.get(_FAILED_CALL)
+    if isinstance(error, AttrflowError):
+        raise error
 
 
 class FastPageRoute:
@@ -40,6 +64,7 @@ class FastPageRoute:
     def __init__(self, app: Quart) -> None:
         self.app = app
         self._app_state = app_state_of(app)
+        answer_failures_in_quart(app)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Answers a plain page read, or passes the request to the Quart app."""
@@ -52,8 +77,8 @@ class FastPageRoute:
             token = (simple.group(1) or b"").decode("ascii")
             try:
                 body = await subscriber_page_json(self._app_state, token)
-            except AttrflowError:
-                pass  # Quart answers the error as the route does
+            except AttrflowError as error:
+                scope = hand_failure_to_quart(scope, error)
             else:
                 await send_json(send, body)
                 return

@@ -11,12 +11,10 @@ subscriber as the native module writes it, the bytes of Quart's compact jsonify 
 route's body, with the headers Quart would send.
 
 Everything else goes to Quart with the request body as it arrived: a body that is not such
-an object (Quart answers its 400 or 413), and a register that fails. A failed register is
-never made again: its error travels with the request (in the ASGI scope), and a
-``before_request`` hook of the Quart app raises it before the route runs, so Quart's error
-handlers answer it exactly as the route's own failure. Making the call again would not be
-safe: a call that failed as its COMMIT's answer was lost (a server database) may have
-stored its subscriber, and a lock conflict would wait out its retries twice.
+an object (Quart answers its 400 or 413), and a register that fails, which is never made
+again (:func:`attrflow_examples.fast_page.hand_failure_to_quart`): a call that failed as its
+COMMIT's answer was lost (a server database) may have stored its subscriber, and a lock
+conflict would wait out its retries twice.
 """
 
 from __future__ import annotations
@@ -26,11 +24,16 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 from attrflow import AttrflowError
-from quart import Quart, request
+from quart import Quart
 from werkzeug.exceptions import BadRequest
 
 from attrflow_examples.app import MAX_CONTENT_LENGTH, app_state_of
-from attrflow_examples.fast_page import FastPageRoute, send_json
+from attrflow_examples.fast_page import (
+    FastPageRoute,
+    answer_failures_in_quart,
+    hand_failure_to_quart,
+    send_json,
+)
 from attrflow_examples.json_body import parse_json_object, required_text
 from attrflow_examples.patterns.sequentially_chunked_attribute_map.controller import (
     URL_PREFIX,
@@ -48,8 +51,6 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 REGISTER_PATH = f"{URL_PREFIX}/register"
 _IDEMPOTENCY_KEY = IDEMPOTENCY_KEY_HEADER.lower().encode("ascii")
-_FAILED_CALL = "attrflow_examples.failed_register"
-"""The scope key carrying a failed register's error from the fast route to Quart."""
 
 
 class FastRegisterRoute:
@@ -61,7 +62,7 @@ class FastRegisterRoute:
     def __init__(self, app: ASGIApp, quart_app: Quart) -> None:
         self.app = app
         self._app_state = app_state_of(quart_app)
-        quart_app.before_request(_raise_failed_register)
+        answer_failures_in_quart(quart_app)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Answers a plain register, or passes the request on with its body."""
@@ -89,22 +90,11 @@ class FastRegisterRoute:
                         self._app_state, subscriber_id, delivery_address
                     )
                 except AttrflowError as error:
-                    scope = {**scope, _FAILED_CALL: error}
+                    scope = hand_failure_to_quart(scope, error)
                 else:
                     await send_json(send, subscriber)
                     return
         await self.app(scope, _replaying(received, receive), send)
-
-
-async def _raise_failed_register() -> None:
-    """Raises the error of a register the fast route made and that failed, if any.
-
-    Quart's error handlers then answer it as they answer the route's own errors, and the
-    route does not run (so the call is not made twice).
-    """
-    error = request.scope.get(_FAILED_CALL)
-    if isinstance(error, AttrflowError):
-        raise error
 
 
 async def _read_body(receive: Receive, received: list[Message]) -> bytes | None:

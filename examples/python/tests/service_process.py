@@ -20,6 +20,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from prometheus_client.parser import text_string_to_metric_families
+
+from attrflow_examples.metrics_route import CALLS
+
 SERVE_PY = Path(__file__).resolve().parents[1] / "serve.py"
 HOST = "127.0.0.1"
 READY_TIMEOUT_SECONDS = 60.0
@@ -144,6 +148,16 @@ class ServiceProcess:
     ) -> tuple[int, Any]:
         """``POST path`` with a JSON body (and ``headers``): status and JSON body."""
         return request_json("POST", f"{self.base_url}{path}", body, headers=headers)
+
+    def failed_calls(self) -> float:
+        """How many RPC calls of the process failed, from its ``GET /metrics``."""
+        url = f"{self.base_url}/metrics"
+        with urllib.request.urlopen(url, timeout=REQUEST_TIMEOUT_SECONDS) as response:
+            text = response.read().decode()
+        for family in text_string_to_metric_families(text):
+            if family.name == CALLS:
+                return next(s.value for s in family.samples if s.labels == {"outcome": "error"})
+        raise AssertionError(f"no {CALLS} family in /metrics")
 
 
 @contextmanager

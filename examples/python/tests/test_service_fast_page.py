@@ -1,6 +1,7 @@
 """The served app answers plain page reads in front of Quart (attrflow_examples.fast_page):
 its answers are byte for byte what the Quart route answers, and every read it does not
-take (another query, a failed read) is answered by the route itself."""
+take (another query) is answered by the route itself; a read that fails is answered by the
+route's error handlers without being made again."""
 
 from __future__ import annotations
 
@@ -54,3 +55,11 @@ def test_a_failed_page_read_is_the_routes_error(service: ServiceProcess, token: 
     assert fast == routed
     assert fast[0] in (400, 404)
     assert fast[1] == "application/json"
+
+
+def test_a_read_the_core_fails_is_made_once(service: ServiceProcess) -> None:
+    failed_before = service.failed_calls()
+    # A token of the right shape that names no page start: the core's page read refuses it.
+    status, _, _ = fetch(service, f"{PAGES}?pageToken=00000000000000000002")
+    assert status == 400
+    assert service.failed_calls() == failed_before + 1

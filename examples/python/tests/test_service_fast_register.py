@@ -8,14 +8,10 @@ from __future__ import annotations
 
 import http.client
 import json
-import urllib.request
 from collections.abc import Iterator
 
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
-from service_process import HOST, REQUEST_TIMEOUT_SECONDS, ServiceProcess, running_service
-
-from attrflow_examples.metrics_route import CALLS
+from service_process import HOST, ServiceProcess, running_service
 
 REGISTER = "/patterns/sequentially-chunked-attribute-map/register"
 PAGE = "/patterns/sequentially-chunked-attribute-map/subscribers?pageToken=current"
@@ -98,26 +94,15 @@ def test_a_body_over_the_limit_is_the_routes_413_and_stores_nothing(
     assert stored_ids(service) == before
 
 
-def failed_calls(service: ServiceProcess) -> float:
-    """The service's count of RPC calls that failed, from its ``/metrics``."""
-    url = f"{service.base_url}/metrics"
-    with urllib.request.urlopen(url, timeout=REQUEST_TIMEOUT_SECONDS) as response:
-        text = response.read().decode()
-    for family in text_string_to_metric_families(text):
-        if family.name == CALLS:
-            return next(s.value for s in family.samples if s.labels == {"outcome": "error"})
-    raise AssertionError(f"no {CALLS} family in /metrics")
-
-
 def test_a_register_the_core_refuses_is_the_routes_error_and_is_made_once(
     service: ServiceProcess,
 ) -> None:
     before = stored_ids(service)
     # Well-formed for the route, but over the core's limit for one field of a record.
     body = json.dumps({"subscriberId": "x" * 5_000, "deliveryAddress": "a@example.com"}).encode()
-    failed_before = failed_calls(service)
+    failed_before = service.failed_calls()
     fast = post(service, REGISTER, body)
-    assert failed_calls(service) == failed_before + 1, "the failed call was made once"
+    assert service.failed_calls() == failed_before + 1, "the failed call was made once"
     routed = post(service, f"{REGISTER}?unused=1", body)
     assert fast == routed
     assert fast[:2] == (400, "application/json")
