@@ -136,8 +136,8 @@ struct Pool {
     queued: AtomicUsize,
     /// Whether a thread is watching the queue.
     watching: AtomicBool,
-    /// Idle moments left to sleep through without watching, after a watch saw no job.
-    skip_watches: AtomicUsize,
+    /// When an idle moment is slept through without watching, after watches saw no job.
+    watches: BackOff,
 }
 
 impl Pool {
@@ -152,7 +152,7 @@ impl Pool {
             wake: Condvar::new(),
             queued: AtomicUsize::new(0),
             watching: AtomicBool::new(false),
-            skip_watches: AtomicUsize::new(0),
+            watches: BackOff::new(),
         }
     }
 
@@ -225,16 +225,12 @@ impl Pool {
     }
 
     /// Watches the queue for up to [`SPIN`] when no other thread does; returns when a job
-    /// is queued or the time is up. After a watch that saw no job, the next idle moments
-    /// are not watched (calls are not coming one right after another).
+    /// is queued or the time is up. After watches that saw no job, some of the next idle
+    /// moments are not watched (see [`BackOff`]: calls are not coming one right after
+    /// another).
     fn watch(&self) {
         if self.queued.load(Ordering::SeqCst) > 0
-            || self
-                .skip_watches
-                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |left| {
-                    left.checked_sub(1)
-                })
-                .is_ok()
+            || self.watches.skip()
             || self.watching.swap(true, Ordering::SeqCst)
         {
             return;
@@ -242,24 +238,32 @@ impl Pool {
         let started = Instant::now();
         while self.queued.load(Ordering::SeqCst) == 0 {
             if started.elapsed() >= SPIN {
-                self.skip_watches.store(SKIP_AFTER_MISS, Ordering::SeqCst);
+                self.watches.missed();
                 break;
             }
             for _ in 0..32 {
                 std::hint::spin_loop();
             }
         }
+        if self.queued.load(Ordering::SeqCst) > 0 {
+            self.watches.hit();
+        }
         self.watching.store(false, Ordering::SeqCst);
     }
 }
 
-/// A moment of the event loop's watching: a few spin-loop hints, then the CPU offered to any
-/// other thread ready to run on it (the worker it waits for, on a busy machine).
-fn pause() {
+/// A moment of the event loop's watching: a few spin-loop hints, then, while the call still
+/// waits for a worker thread to take it up, the CPU offered to any other thread ready to run
+/// on it (that worker, on a busy machine). Once a worker runs the call the loop does not
+/// yield: on a busy machine a yield hands the CPU to another process for the rest of its
+/// time slice, which the loop then waits out (tens of µs a call, measured).
+fn pause(pool: Option<&Pool>) {
     for _ in 0..16 {
         std::hint::spin_loop();
     }
-    std::thread::yield_now();
+    if pool.is_some_and(|pool| pool.queued.load(Ordering::SeqCst) > 0) {
+        std::thread::yield_now();
+    }
 }
 
 /// This process's pool (started at first use) and one more call counted in flight.
@@ -293,8 +297,8 @@ pub(crate) struct Completions {
     finished: AtomicUsize,
     /// Calls submitted through this queue and not finished yet.
     running: Arc<AtomicUsize>,
-    /// Lone calls left to make without waiting for them, after a wait outlasted its call.
-    skip_waits: AtomicUsize,
+    /// When a lone call is made without waiting for it, after waits outlasted their calls.
+    waits: BackOff,
     reader: UnixStream,
     writer: UnixStream,
 }
@@ -309,10 +313,56 @@ struct Ready {
 /// (see [`Completions::wait_for_lone_call`]).
 const LONE_CALL_WAIT: Duration = Duration::from_micros(200);
 
-/// How many lone calls are made without waiting after a wait outlasted its call (a store
-/// whose calls take longer, such as one waiting for fsync), and how many idle moments a
-/// worker sleeps through at once after a watch saw no new call.
-const SKIP_AFTER_MISS: usize = 32;
+/// The most lone calls made without waiting, or idle moments a worker sleeps through
+/// without watching, after watches that saw nothing (see [`BackOff`]).
+const MAX_SKIPS: usize = 32;
+
+/// When a watch (the event loop's for a lone call, a worker's for the next call) is
+/// skipped: after `n` watches in a row that saw nothing, the next `min(2^(n-1), 32)`
+/// chances are skipped; a watch that sees what it waits for starts over.
+///
+/// Calls that take longer than a watch (a store waiting for fsync, say) are thus watched
+/// for about once in 33, while calls coming one right after another are watched for
+/// again after a single miss. Skipping a fixed 32 after any miss made the two watches
+/// hold each other off: on a busy machine a miss on one side (its thread descheduled
+/// for a moment) made that side sleep, which slowed every round trip enough for the other
+/// side's next watch to miss too, and one-at-a-time calls stayed at half speed.
+struct BackOff {
+    /// Watches in a row that saw nothing.
+    misses: AtomicUsize,
+    /// Chances left to skip.
+    skips: AtomicUsize,
+}
+
+impl BackOff {
+    const fn new() -> Self {
+        BackOff {
+            misses: AtomicUsize::new(0),
+            skips: AtomicUsize::new(0),
+        }
+    }
+
+    /// Whether to skip this chance to watch (counting it).
+    fn skip(&self) -> bool {
+        self.skips
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |left| {
+                left.checked_sub(1)
+            })
+            .is_ok()
+    }
+
+    /// A watch saw what it waited for.
+    fn hit(&self) {
+        self.misses.store(0, Ordering::SeqCst);
+    }
+
+    /// A watch ran out of time.
+    fn missed(&self) {
+        let misses = self.misses.fetch_add(1, Ordering::SeqCst).min(16);
+        self.skips
+            .store((1_usize << misses).min(MAX_SKIPS), Ordering::SeqCst);
+    }
+}
 
 impl Completions {
     fn push(&self, finished: Finished) {
@@ -337,10 +387,11 @@ impl Completions {
     /// Watches for a finished call until one is queued, `selector` has I/O ready or
     /// `LONE_CALL_WAIT` has passed; whether the time ran out.
     fn watch(&self, selector: i32) -> bool {
+        let pool = state().pool;
         let started = Instant::now();
         let mut rounds = 0_u32;
         while self.finished.load(Ordering::SeqCst) == 0 {
-            pause();
+            pause(pool);
             rounds = rounds.wrapping_add(1);
             if rounds % 4 == 0 {
                 if started.elapsed() >= LONE_CALL_WAIT {
@@ -381,7 +432,7 @@ impl Completions {
             }),
             finished: AtomicUsize::new(0),
             running: Arc::new(AtomicUsize::new(0)),
-            skip_waits: AtomicUsize::new(0),
+            waits: BackOff::new(),
             reader,
             writer,
         })
@@ -397,19 +448,13 @@ impl Completions {
     /// for it (GIL released, watching rather than sleeping) up to a fixed 200 µs, and returns
     /// whether it finished, so the caller drains it at once instead of sleeping until the
     /// socket wakes it. Stops early, returning `false`, when `selector` (the loop's epoll or
-    /// kqueue descriptor) has I/O ready. After a wait that outlasted its call, the next
-    /// lone calls are not waited for.
+    /// kqueue descriptor) has I/O ready. After waits that outlasted their calls, some of
+    /// the next lone calls are not waited for (see [`BackOff`]).
     fn wait_for_lone_call(&self, py: Python<'_>, selector: i32) -> bool {
         if self.running.load(Ordering::SeqCst) != 1 {
             return false;
         }
-        if self
-            .skip_waits
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |left| {
-                left.checked_sub(1)
-            })
-            .is_ok()
-        {
+        if self.waits.skip() {
             return false;
         }
         {
@@ -423,8 +468,10 @@ impl Completions {
         let mut ready = self.lock();
         ready.loop_waiting = false;
         let finished = !ready.calls.is_empty();
-        if !finished && timed_out {
-            self.skip_waits.store(SKIP_AFTER_MISS, Ordering::SeqCst);
+        if finished {
+            self.waits.hit();
+        } else if timed_out {
+            self.waits.missed();
         }
         finished
     }
