@@ -23,7 +23,7 @@ use std::collections::VecDeque;
 use std::io::{ErrorKind, Read, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -40,6 +40,35 @@ const KEEP_ALIVE: Duration = Duration::from_secs(10);
 /// one call at a time submits its next call within this, and that call then starts without
 /// waking a sleeping thread (a futex wake-up and a reschedule, often of an idle CPU).
 const SPIN: Duration = Duration::from_micros(100);
+
+/// The CPU the event loop's thread last submitted a call from, and the CPU the last call
+/// started on (-1: none yet). Watching only pays when the thread watched for runs on the
+/// other core: on a busy machine the scheduler often puts the loop's thread and the worker
+/// on one CPU, and a thread spinning there keeps the other one from running at all. So a
+/// worker on the loop's CPU sleeps instead of watching, and the loop stops watching for a
+/// call that runs on its own CPU.
+static LOOP_CPU: AtomicI32 = AtomicI32::new(-1);
+/// The CPU the last call started on (see [`LOOP_CPU`]).
+static CALL_CPU: AtomicI32 = AtomicI32::new(-1);
+
+/// The CPU this thread runs on now (-1 when unknown).
+#[cfg(target_os = "linux")]
+fn current_cpu() -> i32 {
+    // SAFETY: sched_getcpu takes no arguments and only reads the calling thread's state.
+    unsafe { libc::sched_getcpu() }
+}
+
+/// The CPU this thread runs on now: unknown on this system.
+#[cfg(not(target_os = "linux"))]
+fn current_cpu() -> i32 {
+    -1
+}
+
+/// Whether `cpu` is known and the one this thread runs on.
+fn on_cpu(cpu: &AtomicI32) -> bool {
+    let cpu = cpu.load(Ordering::Relaxed);
+    cpu >= 0 && cpu == current_cpu()
+}
 
 /// The pool of this process (see [`state`]) and the calls in flight.
 struct State {
@@ -230,6 +259,7 @@ impl Pool {
     /// another).
     fn watch(&self) {
         if self.queued.load(Ordering::SeqCst) > 0
+            || on_cpu(&LOOP_CPU)
             || self.watches.skip()
             || self.watching.swap(true, Ordering::SeqCst)
         {
@@ -261,9 +291,14 @@ fn pause(pool: Option<&Pool>) {
     for _ in 0..16 {
         std::hint::spin_loop();
     }
-    if pool.is_some_and(|pool| pool.queued.load(Ordering::SeqCst) > 0) {
+    if queued(pool) {
         std::thread::yield_now();
     }
+}
+
+/// Whether calls wait in `pool` for a thread to take them.
+fn queued(pool: Option<&Pool>) -> bool {
+    pool.is_some_and(|pool| pool.queued.load(Ordering::SeqCst) > 0)
 }
 
 /// This process's pool (started at first use) and one more call counted in flight.
@@ -384,8 +419,9 @@ impl Completions {
         self.ready.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Watches for a finished call until one is queued, `selector` has I/O ready or
-    /// `LONE_CALL_WAIT` has passed; whether the time ran out.
+    /// Watches for a finished call until one is queued, `selector` has I/O ready, the call
+    /// runs on this thread's CPU (see [`LOOP_CPU`]) or `LONE_CALL_WAIT` has passed; whether
+    /// the time ran out.
     fn watch(&self, selector: i32) -> bool {
         let pool = state().pool;
         let started = Instant::now();
@@ -397,7 +433,7 @@ impl Completions {
                 if started.elapsed() >= LONE_CALL_WAIT {
                     return true;
                 }
-                if readable(selector) {
+                if readable(selector) || (!queued(pool) && on_cpu(&CALL_CPU)) {
                     return false;
                 }
             }
@@ -528,8 +564,10 @@ where
     let (completions, future) = done;
     let running = Arc::clone(&completions.get().running);
     running.fetch_add(1, Ordering::SeqCst);
+    LOOP_CPU.store(current_cpu(), Ordering::Relaxed);
     let submitted = pool.submit(Box::new(move || {
         let _in_flight = in_flight;
+        CALL_CPU.store(current_cpu(), Ordering::Relaxed);
         let result = work();
         completions.get().push(Finished {
             future,
