@@ -66,7 +66,21 @@ register input from 3.2 µs to 0.35 µs. A decoded dataclass is created through 
 of allocations made on the worker) is freed by the next worker to finish a call instead of
 by the loop. Loop-thread CPU per call, one at a time (`time.thread_time`, 1,500 calls,
 three rounds, the watching included): register 45–50 µs before, 33–38 µs after; archived
-page 80–99 µs before, 65–66 µs after."""
+page 80–99 µs before, 65–66 µs after.
+
+Two speeds on the same build (7,000 against 14,000 archived pages a second, a few minutes
+apart) came from the watches' back-off and the load (counters in a throwaway build, per
+2,000 page reads, load average about 3.5; section 3b's notes): a worker's watch missed the
+next call about half the time (the loop's turn, drain, decode, next call, outlasting 100 µs
+on a busy core), and each miss made the next 32 idle moments sleep, so 1,863–1,966 of 2,000
+calls woke a sleeping worker; the slower round trip then made the loop's watches miss too.
+The loop's watch also called `sched_yield` every few spins, handing its CPU to another
+process for the rest of a slice (1.8 involuntary switches and 50–120 µs of run-queue wait a
+call). Since 2026-12-03 (09:30 UTC) a miss backs off exponentially (1, 2, 4 … 32 skipped
+chances, reset by a hit), the loop yields only while its call waits for a thread, and
+neither side watches a thread running on its own CPU. What remains under load is the load
+itself: with both threads on one CPU (loop 30% plus worker 70% of it), every call is two
+context switches whatever the watching does."""
 )
 
 _CONCURRENT = """\
@@ -182,7 +196,8 @@ What would close the remaining gaps, in the order of their payoff:
 - Python one call at a time (targets 3-async-*): the two thread hand-offs of an
   `AsyncClient` call (waking a worker, then waking the event loop) are what remains of its
   fixed cost once inputs are encoded natively; watching on both sides removes them only
-  when a core is free.
+  when a core is free (and since the back-off is exponential, it resumes one call after a
+  miss instead of 32).
 - Python under concurrency (targets 3-concurrent-*): the worker threads spend most of their
   time in the kernel handing calls on; a worker that takes the next call of the same task
   without sleeping, and one futex call waking several submissions, would halve that.
