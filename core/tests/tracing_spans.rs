@@ -7,7 +7,7 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::fmt::Debug;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use attrflow::flows::chunked_subscriber::{
     SubscriberArchive, FLOW_ID, REGISTER_SUBSCRIBER as REGISTER,
@@ -69,8 +69,19 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Capture {
     }
 }
 
+/// The tests of this file run one at a time: `tracing` keeps which callsites are enabled,
+/// and the most verbose level any subscriber wants, in process-wide state that it rebuilds
+/// whenever a scoped subscriber appears, so a test setting its subscriber while another
+/// test's call creates its `debug` lock-wait span can have that span filtered out (about
+/// one run in six when the two ran in parallel).
+fn one_at_a_time() -> MutexGuard<'static, ()> {
+    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+    ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
 #[test]
 fn an_rpc_call_is_a_span_with_flow_id_rpc_name_and_outcome_holding_lock_wait_handler_and_commit() {
+    let _one = one_at_a_time();
     let t = TestStore::fast();
     let capture = Capture::default();
     let subscriber = tracing_subscriber::registry().with(capture.clone());
@@ -124,6 +135,7 @@ impl Capture {
 
 #[test]
 fn a_call_queued_behind_another_traces_its_handler_to_its_own_subscriber_inside_its_own_rpc_span() {
+    let _one = one_at_a_time();
     let t = TestStore::fast();
     let (checkpoint, pause) = common::checkpoint();
     let definition = FlowDefinition::builder("Traced")
