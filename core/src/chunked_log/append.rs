@@ -11,7 +11,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::chunk_text::ChunkText;
+use super::chunk_text::{remember_open, ChunkText};
 use super::layout::LayoutHistory;
 use super::state::LogState;
 use super::token::{PageToken, CURRENT_CHUNK};
@@ -74,9 +74,10 @@ impl ChunkedLog {
         let key = self.chunk_key(CURRENT_CHUNK);
         let stored = ctx.map_instance_json(self.chunk_map, &key)?;
         let current = match stored {
-            Some(json) => ChunkText::parse(
+            Some(json) => ChunkText::parse_open(
                 &json,
                 self.records_field,
+                ctx.flow_id(),
                 &format!("{}/{key}", self.chunk_map),
             )?,
             // A named log's chunks are created by its first append.
@@ -138,11 +139,16 @@ impl ChunkedLog {
     /// Applies the log's retention, if any, and stages the open chunk and the state.
     pub(super) fn close_chunk(&self, ctx: &mut RpcContext<'_>, mut open: OpenChunk) -> Result<()> {
         self.apply_retention(ctx, &mut open)?;
-        ctx.set_map_instance_json(
-            self.chunk_map,
-            &self.chunk_key(CURRENT_CHUNK),
-            open.current.into_json(self.records_field)?,
-        )?;
+        let key = self.chunk_key(CURRENT_CHUNK);
+        let len = open.current.len();
+        let json = open.current.into_json(self.records_field)?;
+        remember_open(
+            ctx.flow_id(),
+            &format!("{}/{key}", self.chunk_map),
+            &json,
+            len,
+        );
+        ctx.set_map_instance_json(self.chunk_map, &key, json)?;
         self.write_state(ctx, &open.state)
     }
 

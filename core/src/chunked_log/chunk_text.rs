@@ -4,8 +4,29 @@
 //! on, and a full chunk becomes its archive as it is; the text is the same as encoding the
 //! chunk whole. Reads decode a chunk's records straight from the text into their type
 //! ([`records_in`]), with no tree of JSON values in between.
+//!
+//! An append reads the open chunk in the form it was written, `{"<field>":[r1,r2,...]}`
+//! with no space outside strings, so [`ChunkText::parse`] first tries a structural scan of
+//! that form ([`canonical_records`]): one pass over the bytes that follows strings (and
+//! their escapes) and brackets, counts the records at the list's top level and slices their
+//! text out, without parsing each record as JSON. Any other text (spaces, other fields, a
+//! bracket that does not close, a string that does not end) goes to the full parse, which
+//! splits what is a chunk and names what is not. The scan checks the shape, not each
+//! record's grammar: a record whose brackets and strings balance but which is not JSON
+//! (only a corrupted store holds one) is carried along and fails the read that decodes it.
+//!
+//! Before even that scan, an append looks for the open chunk among those this process
+//! wrote last ([`ChunkText::parse_open`], [`remember_open`]): a count is a function of the
+//! text, so when the stored text is byte for byte one this process wrote, its count is the
+//! one it had then. A write that never committed, or a chunk another process wrote, just
+//! does not match and takes the scan.
 
+use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
 use std::marker::PhantomData;
+use std::sync::LazyLock;
+
+use parking_lot::Mutex;
 
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::Deserialize;
@@ -24,6 +45,11 @@ impl ChunkText {
     /// The records of the stored chunk `json` (an object whose `field` is the list of
     /// records), split without decoding them; `physical` names the chunk in errors.
     pub(super) fn parse(json: &str, field: &str, physical: &str) -> Result<Self> {
+        if let Some((records, len)) = canonical_records(json, field) {
+            let mut text = String::with_capacity(json.len() + 256);
+            text.push_str(records);
+            return Ok(ChunkText { records: text, len });
+        }
         let not_a_chunk = |detail: String| {
             Error::storage(format!(
                 "stored chunk {physical:?} has no {field:?} list: {detail}"
@@ -43,6 +69,25 @@ impl ChunkText {
             records: text,
             len: records.len() as u64,
         })
+    }
+
+    /// [`ChunkText::parse`] of the open chunk `json` of flow `flow_id`, at `physical`,
+    /// first looking for it among the open chunks this process wrote last
+    /// ([`remember_open`]).
+    pub(super) fn parse_open(
+        json: &str,
+        field: &str,
+        flow_id: &str,
+        physical: &str,
+    ) -> Result<Self> {
+        if let Some(len) = WRITTEN.lock().count_of(place(flow_id, physical), json) {
+            if let Some(records) = records_text(json, field) {
+                let mut text = String::with_capacity(json.len() + 256);
+                text.push_str(records);
+                return Ok(ChunkText { records: text, len });
+            }
+        }
+        Self::parse(json, field, physical)
     }
 
     /// How many records the chunk holds.
@@ -70,6 +115,167 @@ impl ChunkText {
         json.push_str(&self.records);
         json.push_str("]}");
         Ok(json)
+    }
+}
+
+/// Notes that the open chunk of flow `flow_id` at `physical` is being written as `json`,
+/// which holds `len` records (the text [`ChunkText::into_json`] gave).
+pub(super) fn remember_open(flow_id: &str, physical: &str, json: &str, len: u64) {
+    WRITTEN.lock().insert(place(flow_id, physical), json, len);
+}
+
+/// The open chunks this process wrote last, with their record counts, by a hash of their
+/// flow and name (a collision only replaces an entry). Bounded in entries and bytes: past
+/// either it starts over.
+static WRITTEN: LazyLock<Mutex<Written>> = LazyLock::new(|| Mutex::new(Written::default()));
+
+/// Open chunks [`WRITTEN`] holds at most.
+const WRITTEN_ENTRIES: usize = 1024;
+/// Bytes of text [`WRITTEN`] holds at most.
+const WRITTEN_BYTES: usize = 8 << 20;
+
+#[derive(Default)]
+struct Written {
+    by_place: HashMap<u64, (String, u64)>,
+    bytes: usize,
+}
+
+impl Written {
+    /// The count of the chunk at `place` when it was written as exactly `json`.
+    fn count_of(&self, place: u64, json: &str) -> Option<u64> {
+        self.by_place
+            .get(&place)
+            .filter(|(text, _)| text == json)
+            .map(|&(_, len)| len)
+    }
+
+    fn insert(&mut self, place: u64, json: &str, len: u64) {
+        let old = self.by_place.remove(&place).map(|(text, _)| {
+            self.bytes -= text.capacity();
+            text
+        });
+        // A chunk this large is scanned instead.
+        if json.len() > WRITTEN_BYTES / 4 {
+            return;
+        }
+        let text = match old {
+            Some(mut text) => {
+                text.clear();
+                text.push_str(json);
+                text
+            }
+            None => json.to_owned(),
+        };
+        if self.by_place.len() >= WRITTEN_ENTRIES || self.bytes + text.capacity() > WRITTEN_BYTES {
+            self.by_place.clear();
+            self.bytes = 0;
+        }
+        self.bytes += text.capacity();
+        self.by_place.insert(place, (text, len));
+    }
+}
+
+/// The key of an open chunk in [`WRITTEN`].
+fn place(flow_id: &str, physical: &str) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    (flow_id, physical).hash(&mut hasher);
+    hasher.finish()
+}
+
+/// The text between `{"<field>":[` and `]}` of `json`, when it has that form and `field`
+/// needs no escaping.
+fn records_text<'j>(json: &'j str, field: &str) -> Option<&'j str> {
+    if field.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20) {
+        return None;
+    }
+    json.strip_prefix("{\"")?
+        .strip_prefix(field)?
+        .strip_prefix("\":[")?
+        .strip_suffix("]}")
+}
+
+/// The records' text and count of `json` when it is exactly the form [`ChunkText::into_json`]
+/// writes: `{"<field>":[` (a field name that needs no escaping), records separated by
+/// top-level commas, `]}`, no space outside strings, strings ended, brackets matched.
+/// `None` for anything else, which then takes the full parse.
+fn canonical_records<'j>(json: &'j str, field: &str) -> Option<(&'j str, u64)> {
+    let records = records_text(json, field)?;
+    let bytes = records.as_bytes();
+    if bytes.is_empty() {
+        return Some((records, 0));
+    }
+    // Open brackets, innermost in the lowest bit (1 for `{`); deeper than 64 takes the
+    // full parse.
+    let mut open: u64 = 0;
+    let mut depth: u32 = 0;
+    let mut len: u64 = 1;
+    let mut element_empty = true;
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        i += 1;
+        match b {
+            b'"' => i = string_end(bytes, i)?,
+            b'{' | b'[' => {
+                if depth == 64 {
+                    return None;
+                }
+                open = (open << 1) | u64::from(b == b'{');
+                depth += 1;
+            }
+            b'}' | b']' => {
+                if depth == 0 || (open & 1 == 1) != (b == b'}') {
+                    return None;
+                }
+                open >>= 1;
+                depth -= 1;
+            }
+            b',' if depth == 0 => {
+                if element_empty {
+                    return None;
+                }
+                len += 1;
+                element_empty = true;
+                continue;
+            }
+            b' ' | b'\t' | b'\n' | b'\r' => return None,
+            _ => {}
+        }
+        element_empty = false;
+    }
+    (depth == 0 && !element_empty).then_some((records, len))
+}
+
+/// The index just past the quote that ends the string whose text starts at `i`, stepping
+/// over escapes; `None` when the string does not end or holds a control character. Eight
+/// bytes at a time while none of them is a quote, a backslash or a control character.
+fn string_end(bytes: &[u8], mut i: usize) -> Option<usize> {
+    const ONES: u64 = u64::from_ne_bytes([1; 8]);
+    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
+    loop {
+        if let Some(word) = bytes.get(i..i + 8) {
+            let word = u64::from_le_bytes(word.try_into().ok()?);
+            let quote = word ^ (ONES * u64::from(b'"'));
+            let backslash = word ^ (ONES * u64::from(b'\\'));
+            // Bytes that are zero, or below 0x20: exact at the lowest flagged byte, which
+            // is all that is used.
+            let flagged = ((quote.wrapping_sub(ONES) & !quote)
+                | (backslash.wrapping_sub(ONES) & !backslash)
+                | (word.wrapping_sub(ONES * 0x20) & !word))
+                & HIGHS;
+            if flagged == 0 {
+                i += 8;
+                continue;
+            }
+            i += (flagged.trailing_zeros() / 8) as usize;
+        }
+        let &c = bytes.get(i)?;
+        i += 1;
+        match c {
+            b'"' => return Some(i),
+            b'\\' => i += 1,
+            c if c < 0x20 => return None,
+            _ => {}
+        }
     }
 }
 
@@ -161,9 +367,152 @@ mod tests {
         );
     }
 
+    /// Records whose strings hold what the scan must not take for structure.
+    fn tricky_records() -> Vec<Value> {
+        vec![
+            json!({"text": "]}"}),
+            json!({"text": ",", "more": "],[", "list": ["]", "}", ","]}),
+            json!({"text": "say \"hi\", then ]} and {\"a\":[1,2]}"}),
+            json!({"text": "ends in a backslash \\"}),
+            json!("a string record, with a comma ]}"),
+            json!([[1, [2, {"deep": [3]}]], {}]),
+            json!(7),
+            json!(null),
+            json!({"text": "\\\"", "empty": "", "e": [], "o": {}}),
+        ]
+    }
+
+    #[test]
+    fn the_scan_of_a_written_chunk_finds_what_the_full_parse_finds() {
+        let mut records = awkward_records();
+        records.extend(tricky_records());
+        for end in 0..=records.len() {
+            for start in 0..end {
+                let json = whole("entries", &records[start..end]);
+                let (text, len) = canonical_records(&json, "entries")
+                    .unwrap_or_else(|| panic!("the scan refused {json}"));
+                let parsed: Vec<&RawValue> = records_in(&json, "entries").unwrap().unwrap();
+                assert_eq!(len, parsed.len() as u64, "{json}");
+                let joined: Vec<&str> = parsed.iter().map(|r| r.get()).collect();
+                assert_eq!(text, joined.join(","), "{json}");
+                let mut chunk = ChunkText::parse(&json, "entries", "c").unwrap();
+                assert_eq!(chunk.len(), len);
+                chunk.push("{}");
+                let mut expected = records[start..end].to_vec();
+                expected.push(json!({}));
+                assert_eq!(
+                    chunk.into_json("entries").unwrap(),
+                    whole("entries", &expected)
+                );
+            }
+        }
+        assert_eq!(
+            canonical_records(&whole("entries", &[]), "entries"),
+            Some(("", 0))
+        );
+    }
+
+    #[test]
+    fn the_scan_finds_quotes_and_escapes_at_every_place_in_a_long_string() {
+        for special in ["\"", "\\", "\n", "\u{1f}", "é", "🦀", "]},[{"] {
+            for at in 0..20 {
+                let text = format!("{}{special}{}", "x".repeat(at), "y".repeat(20 - at));
+                let records = [json!({"t": text, "n": at}), json!([text]), json!(text)];
+                let json = whole("entries", &records);
+                let (records_text, len) = canonical_records(&json, "entries")
+                    .unwrap_or_else(|| panic!("the scan refused {json}"));
+                assert_eq!(len, 3, "{json}");
+                assert_eq!(format!("{{\"entries\":[{records_text}]}}"), json, "{json}");
+            }
+        }
+    }
+
+    #[test]
+    fn text_not_in_the_written_form_is_left_to_the_full_parse() {
+        for stored in [
+            r#" {"entries":[1]}"#,
+            r#"{"entries":[1] }"#,
+            r#"{"entries":[1, 2]}"#,
+            r#"{"entries":[1],"other":[2]}"#,
+            r#"{"entries":[1]],"other":[[2]}"#,
+            r#"{"other":[1],"entries":[2]}"#,
+            r#"{"entriesX":[1]}"#,
+            r#"{"entries":[{"a":1]]}"#,
+            r#"{"entries":[["a"}]}"#,
+            r#"{"entries":["open]}"#,
+            r#"{"entries":["escaped end\"]}"#,
+            r#"{"entries":[,1]}"#,
+            r#"{"entries":[1,]}"#,
+            r#"{"entries":[1,,2]}"#,
+            "{\"entries\":[\"a\u{1}b\"]}",
+        ] {
+            assert_eq!(canonical_records(stored, "entries"), None, "{stored}");
+        }
+        let deep = format!("{{\"entries\":[{}{}]}}", "[".repeat(65), "]".repeat(65));
+        assert_eq!(canonical_records(&deep, "entries"), None);
+        assert_eq!(ChunkText::parse(&deep, "entries", "c").unwrap().len(), 1);
+        let chunk = ChunkText::parse(r#"{"entries":[1],"other":[2]}"#, "entries", "c").unwrap();
+        assert_eq!(chunk.len(), 1);
+        assert_eq!(chunk.into_json("entries").unwrap(), r#"{"entries":[1]}"#);
+        // A field name that needs escaping never takes the scan.
+        let json = whole("a\"b", &[json!(1)]);
+        assert_eq!(canonical_records(&json, "a\"b"), None);
+        assert_eq!(ChunkText::parse(&json, "a\"b", "c").unwrap().len(), 1);
+    }
+
+    #[test]
+    fn an_open_chunk_this_process_wrote_is_found_by_its_exact_text() {
+        let two = whole("entries", &[json!(1), json!(2)]);
+        let three = whole("entries", &[json!(1), json!(2), json!(3)]);
+        // A count stands for its text: one noted with another count is what comes back,
+        // which shows the note was used rather than a scan.
+        remember_open("memo-flow", "chunks/current", &two, 7);
+        let chunk = ChunkText::parse_open(&two, "entries", "memo-flow", "chunks/current").unwrap();
+        assert_eq!(chunk.len(), 7);
+        // Any other text (another write, one that never committed) is scanned.
+        let chunk =
+            ChunkText::parse_open(&three, "entries", "memo-flow", "chunks/current").unwrap();
+        assert_eq!(chunk.len(), 3);
+        let chunk = ChunkText::parse_open(&two, "entries", "memo-flow", "other/current").unwrap();
+        assert_eq!(chunk.len(), 2);
+        let error =
+            ChunkText::parse_open("[]", "entries", "memo-flow", "chunks/current").unwrap_err();
+        assert!(matches!(error, Error::Storage(_)), "{error}");
+    }
+
+    #[test]
+    fn the_noted_open_chunks_are_bounded() {
+        let mut written = Written::default();
+        for n in 0..WRITTEN_ENTRIES as u64 + 10 {
+            written.insert(n, "{\"e\":[]}", 0);
+            assert!(written.by_place.len() <= WRITTEN_ENTRIES);
+        }
+        let big = "x".repeat(WRITTEN_BYTES / 8);
+        for n in 0..20 {
+            written.insert(n, &big, 1);
+            assert!(written.bytes <= WRITTEN_BYTES);
+        }
+        assert_eq!(written.count_of(19, &big), Some(1));
+        written.insert(19, &"y".repeat(WRITTEN_BYTES / 2), 1);
+        assert_eq!(written.count_of(19, &big), None);
+    }
+
     #[test]
     fn a_stored_value_that_is_not_a_chunk_is_a_storage_error_naming_it() {
-        for stored in ["{", "[]", r#"{"entries":{}}"#, r#"{"other":[]}"#] {
+        for stored in [
+            "{",
+            "[]",
+            r#"{"entries":{}}"#,
+            r#"{"other":[]}"#,
+            r#"{"entries":[{"a":1]]}"#,
+            r#"{"entries":["open]}"#,
+            r#"{"entries":["escaped end\"]}"#,
+            r#"{"entries":[,1]}"#,
+            r#"{"entries":[1,]}"#,
+            r#"{"entries":[1,,2]}"#,
+            r#"{"entries":[1]]}"#,
+            r#"{"entries":[1]"#,
+        ] {
             let error = ChunkText::parse(stored, "entries", "chunks/current").unwrap_err();
             assert!(
                 matches!(&error, Error::Storage(message)
