@@ -435,9 +435,9 @@ impl SqliteStore {
                  ON CONFLICT (flow_id, name) DO UPDATE SET value = excluded.value",
             )
             .map_err(|e| self.sql_error("writing a value", e))?;
-        let mut delete = conn
-            .prepare_cached("DELETE FROM attribute_values WHERE flow_id = ?1 AND name = ?2")
-            .map_err(|e| self.sql_error("deleting a value", e))?;
+        // Most calls delete nothing: the delete is prepared (taken from the cache) on the
+        // first one.
+        let mut delete = None;
         self.faults.check(FaultPoint::BeforeWrites)?;
         let mut bytes = 0;
         for (written, (name, value)) in writes.iter().enumerate() {
@@ -447,7 +447,18 @@ impl SqliteStore {
             bytes += name.len() + value.as_ref().map_or(0, String::len);
             match value {
                 Some(json) => upsert.execute(params![flow_id, name, json]),
-                None => delete.execute(params![flow_id, name]),
+                None => {
+                    let delete = match &mut delete {
+                        Some(delete) => delete,
+                        None => delete.insert(
+                            conn.prepare_cached(
+                                "DELETE FROM attribute_values WHERE flow_id = ?1 AND name = ?2",
+                            )
+                            .map_err(|e| self.sql_error("deleting a value", e))?,
+                        ),
+                    };
+                    delete.execute(params![flow_id, name])
+                }
             }
             .map_err(|e| self.sql_error("writing a value", e))?;
         }
