@@ -367,6 +367,20 @@ mod tests {
         );
     }
 
+    /// Text that starts like a chunk of `entries` but is not one: no scan takes it and the
+    /// full parse names it.
+    const NOT_CHUNKS: [&str; 9] = [
+        r#"{"entries":[{"a":1]]}"#,
+        r#"{"entries":[["a"}]}"#,
+        r#"{"entries":["open]}"#,
+        r#"{"entries":["escaped end\"]}"#,
+        r#"{"entries":[,1]}"#,
+        r#"{"entries":[1,]}"#,
+        r#"{"entries":[1,,2]}"#,
+        r#"{"entries":[1]]}"#,
+        "{\"entries\":[\"a\u{1}b\"]}",
+    ];
+
     /// Records whose strings hold what the scan must not take for structure.
     fn tricky_records() -> Vec<Value> {
         vec![
@@ -437,15 +451,10 @@ mod tests {
             r#"{"entries":[1]],"other":[[2]}"#,
             r#"{"other":[1],"entries":[2]}"#,
             r#"{"entriesX":[1]}"#,
-            r#"{"entries":[{"a":1]]}"#,
-            r#"{"entries":[["a"}]}"#,
-            r#"{"entries":["open]}"#,
-            r#"{"entries":["escaped end\"]}"#,
-            r#"{"entries":[,1]}"#,
-            r#"{"entries":[1,]}"#,
-            r#"{"entries":[1,,2]}"#,
-            "{\"entries\":[\"a\u{1}b\"]}",
-        ] {
+        ]
+        .into_iter()
+        .chain(NOT_CHUNKS)
+        {
             assert_eq!(canonical_records(stored, "entries"), None, "{stored}");
         }
         let deep = format!("{{\"entries\":[{}{}]}}", "[".repeat(65), "]".repeat(65));
@@ -499,20 +508,10 @@ mod tests {
 
     #[test]
     fn a_stored_value_that_is_not_a_chunk_is_a_storage_error_naming_it() {
-        for stored in [
-            "{",
-            "[]",
-            r#"{"entries":{}}"#,
-            r#"{"other":[]}"#,
-            r#"{"entries":[{"a":1]]}"#,
-            r#"{"entries":["open]}"#,
-            r#"{"entries":["escaped end\"]}"#,
-            r#"{"entries":[,1]}"#,
-            r#"{"entries":[1,]}"#,
-            r#"{"entries":[1,,2]}"#,
-            r#"{"entries":[1]]}"#,
-            r#"{"entries":[1]"#,
-        ] {
+        for stored in ["{", "[]", r#"{"entries":{}}"#, r#"{"other":[]}"#]
+            .into_iter()
+            .chain(NOT_CHUNKS)
+        {
             let error = ChunkText::parse(stored, "entries", "chunks/current").unwrap_err();
             assert!(
                 matches!(&error, Error::Storage(message)
