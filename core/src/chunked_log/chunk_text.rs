@@ -5,21 +5,12 @@
 //! chunk whole. Reads decode a chunk's records straight from the text into their type
 //! ([`records_in`]), with no tree of JSON values in between.
 //!
-//! An append reads the open chunk in the form it was written, `{"<field>":[r1,r2,...]}`
-//! with no space outside strings, so [`ChunkText::parse`] first tries a structural scan of
-//! that form ([`canonical_records`]): one pass over the bytes that follows strings (and
-//! their escapes) and brackets, counts the records at the list's top level and slices their
-//! text out, without parsing each record as JSON. Any other text (spaces, other fields, a
-//! bracket that does not close, a string that does not end) goes to the full parse, which
-//! splits what is a chunk and names what is not. The scan checks the shape, not each
-//! record's grammar: a record whose brackets and strings balance but which is not JSON
-//! (only a corrupted store holds one) is carried along and fails the read that decodes it.
-//!
-//! Before even that scan, an append looks for the open chunk among those this process
-//! wrote last ([`ChunkText::parse_open`], [`remember_open`]): a count is a function of the
-//! text, so when the stored text is byte for byte one this process wrote, its count is the
-//! one it had then. A write that never committed, or a chunk another process wrote, just
-//! does not match and takes the scan.
+//! Splitting the stored records is most of an append's own work, so an append first looks
+//! for the open chunk among those this process wrote last ([`ChunkText::parse_open`],
+//! [`remember_open`]): a count is a function of the text, so when the stored text is byte
+//! for byte one this process wrote, its records are the text between the list's brackets
+//! and its count is the one it had then. A write that never committed, or a chunk another
+//! process wrote, just does not match and takes the full split.
 
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -45,11 +36,6 @@ impl ChunkText {
     /// The records of the stored chunk `json` (an object whose `field` is the list of
     /// records), split without decoding them; `physical` names the chunk in errors.
     pub(super) fn parse(json: &str, field: &str, physical: &str) -> Result<Self> {
-        if let Some((records, len)) = canonical_records(json, field) {
-            let mut text = String::with_capacity(json.len() + 256);
-            text.push_str(records);
-            return Ok(ChunkText { records: text, len });
-        }
         let not_a_chunk = |detail: String| {
             Error::storage(format!(
                 "stored chunk {physical:?} has no {field:?} list: {detail}"
@@ -154,7 +140,7 @@ impl Written {
             self.bytes -= text.capacity();
             text
         });
-        // A chunk this large is scanned instead.
+        // A chunk this large is split instead.
         if json.len() > WRITTEN_BYTES / 4 {
             return;
         }
@@ -192,91 +178,6 @@ fn records_text<'j>(json: &'j str, field: &str) -> Option<&'j str> {
         .strip_prefix(field)?
         .strip_prefix("\":[")?
         .strip_suffix("]}")
-}
-
-/// The records' text and count of `json` when it is exactly the form [`ChunkText::into_json`]
-/// writes: `{"<field>":[` (a field name that needs no escaping), records separated by
-/// top-level commas, `]}`, no space outside strings, strings ended, brackets matched.
-/// `None` for anything else, which then takes the full parse.
-fn canonical_records<'j>(json: &'j str, field: &str) -> Option<(&'j str, u64)> {
-    let records = records_text(json, field)?;
-    let bytes = records.as_bytes();
-    if bytes.is_empty() {
-        return Some((records, 0));
-    }
-    // Open brackets, innermost in the lowest bit (1 for `{`); deeper than 64 takes the
-    // full parse.
-    let mut open: u64 = 0;
-    let mut depth: u32 = 0;
-    let mut len: u64 = 1;
-    let mut element_empty = true;
-    let mut i = 0;
-    while let Some(&b) = bytes.get(i) {
-        i += 1;
-        match b {
-            b'"' => i = string_end(bytes, i)?,
-            b'{' | b'[' => {
-                if depth == 64 {
-                    return None;
-                }
-                open = (open << 1) | u64::from(b == b'{');
-                depth += 1;
-            }
-            b'}' | b']' => {
-                if depth == 0 || (open & 1 == 1) != (b == b'}') {
-                    return None;
-                }
-                open >>= 1;
-                depth -= 1;
-            }
-            b',' if depth == 0 => {
-                if element_empty {
-                    return None;
-                }
-                len += 1;
-                element_empty = true;
-                continue;
-            }
-            b' ' | b'\t' | b'\n' | b'\r' => return None,
-            _ => {}
-        }
-        element_empty = false;
-    }
-    (depth == 0 && !element_empty).then_some((records, len))
-}
-
-/// The index just past the quote that ends the string whose text starts at `i`, stepping
-/// over escapes; `None` when the string does not end or holds a control character. Eight
-/// bytes at a time while none of them is a quote, a backslash or a control character.
-fn string_end(bytes: &[u8], mut i: usize) -> Option<usize> {
-    const ONES: u64 = u64::from_ne_bytes([1; 8]);
-    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
-    loop {
-        if let Some(word) = bytes.get(i..i + 8) {
-            let word = u64::from_le_bytes(word.try_into().ok()?);
-            let quote = word ^ (ONES * u64::from(b'"'));
-            let backslash = word ^ (ONES * u64::from(b'\\'));
-            // Bytes that are zero, or below 0x20: exact at the lowest flagged byte, which
-            // is all that is used.
-            let flagged = ((quote.wrapping_sub(ONES) & !quote)
-                | (backslash.wrapping_sub(ONES) & !backslash)
-                | (word.wrapping_sub(ONES * 0x20) & !word))
-                & HIGHS;
-            if flagged == 0 {
-                i += 8;
-                continue;
-            }
-            i += (flagged.trailing_zeros() / 8) as usize;
-        }
-        let &c = bytes.get(i)?;
-        i += 1;
-        match c {
-            b'"' => return Some(i),
-            b'\\' => i += 1,
-            c if c < 0x20 => return None,
-            _ => {}
-        }
-    }
 }
 
 /// The records of the stored chunk `json` (an object whose `field` lists them), decoded
@@ -367,8 +268,7 @@ mod tests {
         );
     }
 
-    /// Text that starts like a chunk of `entries` but is not one: no scan takes it and the
-    /// full parse names it.
+    /// Text that starts like a chunk of `entries` but is not one.
     const NOT_CHUNKS: [&str; 9] = [
         r#"{"entries":[{"a":1]]}"#,
         r#"{"entries":[["a"}]}"#,
@@ -381,104 +281,16 @@ mod tests {
         "{\"entries\":[\"a\u{1}b\"]}",
     ];
 
-    /// Records whose strings hold what the scan must not take for structure.
-    fn tricky_records() -> Vec<Value> {
-        vec![
-            json!({"text": "]}"}),
-            json!({"text": ",", "more": "],[", "list": ["]", "}", ","]}),
-            json!({"text": "say \"hi\", then ]} and {\"a\":[1,2]}"}),
-            json!({"text": "ends in a backslash \\"}),
-            json!("a string record, with a comma ]}"),
-            json!([[1, [2, {"deep": [3]}]], {}]),
-            json!(7),
-            json!(null),
-            json!({"text": "\\\"", "empty": "", "e": [], "o": {}}),
-        ]
-    }
-
-    #[test]
-    fn the_scan_of_a_written_chunk_finds_what_the_full_parse_finds() {
-        let mut records = awkward_records();
-        records.extend(tricky_records());
-        for end in 0..=records.len() {
-            for start in 0..end {
-                let json = whole("entries", &records[start..end]);
-                let (text, len) = canonical_records(&json, "entries")
-                    .unwrap_or_else(|| panic!("the scan refused {json}"));
-                let parsed: Vec<&RawValue> = records_in(&json, "entries").unwrap().unwrap();
-                assert_eq!(len, parsed.len() as u64, "{json}");
-                let joined: Vec<&str> = parsed.iter().map(|r| r.get()).collect();
-                assert_eq!(text, joined.join(","), "{json}");
-                let mut chunk = ChunkText::parse(&json, "entries", "c").unwrap();
-                assert_eq!(chunk.len(), len);
-                chunk.push("{}");
-                let mut expected = records[start..end].to_vec();
-                expected.push(json!({}));
-                assert_eq!(
-                    chunk.into_json("entries").unwrap(),
-                    whole("entries", &expected)
-                );
-            }
-        }
-        assert_eq!(
-            canonical_records(&whole("entries", &[]), "entries"),
-            Some(("", 0))
-        );
-    }
-
-    #[test]
-    fn the_scan_finds_quotes_and_escapes_at_every_place_in_a_long_string() {
-        for special in ["\"", "\\", "\n", "\u{1f}", "é", "🦀", "]},[{"] {
-            for at in 0..20 {
-                let text = format!("{}{special}{}", "x".repeat(at), "y".repeat(20 - at));
-                let records = [json!({"t": text, "n": at}), json!([text]), json!(text)];
-                let json = whole("entries", &records);
-                let (records_text, len) = canonical_records(&json, "entries")
-                    .unwrap_or_else(|| panic!("the scan refused {json}"));
-                assert_eq!(len, 3, "{json}");
-                assert_eq!(format!("{{\"entries\":[{records_text}]}}"), json, "{json}");
-            }
-        }
-    }
-
-    #[test]
-    fn text_not_in_the_written_form_is_left_to_the_full_parse() {
-        for stored in [
-            r#" {"entries":[1]}"#,
-            r#"{"entries":[1] }"#,
-            r#"{"entries":[1, 2]}"#,
-            r#"{"entries":[1],"other":[2]}"#,
-            r#"{"entries":[1]],"other":[[2]}"#,
-            r#"{"other":[1],"entries":[2]}"#,
-            r#"{"entriesX":[1]}"#,
-        ]
-        .into_iter()
-        .chain(NOT_CHUNKS)
-        {
-            assert_eq!(canonical_records(stored, "entries"), None, "{stored}");
-        }
-        let deep = format!("{{\"entries\":[{}{}]}}", "[".repeat(65), "]".repeat(65));
-        assert_eq!(canonical_records(&deep, "entries"), None);
-        assert_eq!(ChunkText::parse(&deep, "entries", "c").unwrap().len(), 1);
-        let chunk = ChunkText::parse(r#"{"entries":[1],"other":[2]}"#, "entries", "c").unwrap();
-        assert_eq!(chunk.len(), 1);
-        assert_eq!(chunk.into_json("entries").unwrap(), r#"{"entries":[1]}"#);
-        // A field name that needs escaping never takes the scan.
-        let json = whole("a\"b", &[json!(1)]);
-        assert_eq!(canonical_records(&json, "a\"b"), None);
-        assert_eq!(ChunkText::parse(&json, "a\"b", "c").unwrap().len(), 1);
-    }
-
     #[test]
     fn an_open_chunk_this_process_wrote_is_found_by_its_exact_text() {
         let two = whole("entries", &[json!(1), json!(2)]);
         let three = whole("entries", &[json!(1), json!(2), json!(3)]);
         // A count stands for its text: one noted with another count is what comes back,
-        // which shows the note was used rather than a scan.
+        // which shows the note was used rather than a split.
         remember_open("memo-flow", "chunks/current", &two, 7);
         let chunk = ChunkText::parse_open(&two, "entries", "memo-flow", "chunks/current").unwrap();
         assert_eq!(chunk.len(), 7);
-        // Any other text (another write, one that never committed) is scanned.
+        // Any other text (another write, one that never committed) is split.
         let chunk =
             ChunkText::parse_open(&three, "entries", "memo-flow", "chunks/current").unwrap();
         assert_eq!(chunk.len(), 3);
