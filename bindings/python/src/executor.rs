@@ -4,13 +4,14 @@
 //! owned by this module (which grows with the number of calls in flight and lets idle
 //! threads go), never on the event loop and never through the loop's default executor. One
 //! idle thread watches the queue briefly before it sleeps, so a caller awaiting one call at
-//! a time has its next call taken up without a thread being woken. When the call is done the worker never attaches to the interpreter: it
-//! queues the result on the event loop's [`Completions`] and, when that queue was empty,
-//! wakes the loop by writing a byte to a socket the loop watches (`loop.add_reader`). The
-//! loop's thread then drains the queue in one go: it turns each result into a Python value
-//! or exception (decoding the output there) and completes the awaited futures. The GIL thus
-//! never passes between worker threads and the loop for a call, and many calls finishing at
-//! once cost the loop one wake-up.
+//! a time has its next call taken up without a thread being woken. When the call is done
+//! the worker never attaches to the interpreter: it queues the result on the event loop's
+//! [`Completions`] and, when that queue was empty, wakes the loop by writing a byte to a
+//! socket the loop watches (`loop.add_reader`). The loop's thread then drains the queue in
+//! one go: it turns each result into a Python value or exception (decoding the output
+//! there) and completes the awaited futures. The GIL thus never passes between worker
+//! threads and the loop for a call, and many calls finishing at once cost the loop one
+//! wake-up.
 //!
 //! The Python package calls [`wait_for_calls`] at exit: it waits (detached) until every
 //! submitted call has finished, as `concurrent.futures` waits for its workers, so that calls
