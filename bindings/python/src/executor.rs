@@ -2,7 +2,10 @@
 //!
 //! `AsyncClient` hands each store call to [`submit`]: the call runs on a thread of a pool
 //! owned by this module (which grows with the number of calls in flight and lets idle
-//! threads go), never on the event loop and never through the loop's default executor. One
+//! threads go), never on the event loop and never through the loop's default executor. A
+//! queued call wakes a sleeping thread only when no thread awake and not running a call
+//! will take it, and calls queued together wake one thread, which wakes the next: tasks
+//! that resubmit in one turn of the loop cost the loop one wake-up, not one each. One
 //! idle thread watches the queue briefly before it sleeps, so a caller awaiting one call at
 //! a time has its next call taken up without a thread being woken. When the call is done
 //! the worker never attaches to the interpreter: it queues the result on the event loop's
