@@ -275,6 +275,45 @@ def test_a_call_still_running_at_exit_finishes_before_the_interpreter_ends(
         assert client.invoke_rpc(SlowFlow().read, "slow-1") == 5
 
 
+TASKS = 16
+
+THREADS_SCRIPT = f"""
+import asyncio, os, sys
+from attrflow import AsyncClient
+from attrflow.flows.chunked_subscriber import ChunkedSubscriberFlow, RegisterSubscriberInput
+
+async def main():
+    flow = ChunkedSubscriberFlow()
+    async with await AsyncClient.open(sys.argv[1]) as client:
+        for task in range({TASKS}):
+            await client.start_flow(flow, f"threads-{{task}}")
+
+        async def append(task):
+            for n in range(20):
+                record = RegisterSubscriberInput(f"s{{task}}-{{n}}", "s@x.org")
+                await client.invoke_rpc(flow.register_subscriber, f"threads-{{task}}", record)
+
+        await asyncio.gather(*(append(task) for task in range({TASKS})))
+
+asyncio.run(main())
+names = []
+for task in os.listdir("/proc/self/task"):
+    with open(f"/proc/self/task/{{task}}/comm") as comm:
+        names.append(comm.read().strip())
+print(names.count("attrflow-call"))
+"""
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="reads Linux's /proc")
+def test_many_tasks_use_no_more_worker_threads_than_calls_in_flight(
+    store_url: str, run_python: Callable[..., subprocess.CompletedProcess[str]]
+) -> None:
+    """A call queued while the threads that just finished are on their way back to the queue
+    waits for one of them instead of starting a thread of its own."""
+    result = run_python(THREADS_SCRIPT, store_url)
+    assert 1 <= int(result.stdout) <= TASKS
+
+
 def _register_in_a_child(store_url: str) -> None:
     from attrflow.flows.chunked_subscriber import ChunkedSubscriberFlow, RegisterSubscriberInput
 

@@ -2,15 +2,19 @@
 //!
 //! `AsyncClient` hands each store call to [`submit`]: the call runs on a thread of a pool
 //! owned by this module (which grows with the number of calls in flight and lets idle
-//! threads go), never on the event loop and never through the loop's default executor. One
+//! threads go), never on the event loop and never through the loop's default executor. A
+//! queued call wakes a sleeping thread only when no thread awake and not running a call
+//! will take it, and calls queued together wake one thread, which wakes the next: tasks
+//! that resubmit in one turn of the loop cost the loop one wake-up, not one each. One
 //! idle thread watches the queue briefly before it sleeps, so a caller awaiting one call at
-//! a time has its next call taken up without a thread being woken. When the call is done the worker never attaches to the interpreter: it
-//! queues the result on the event loop's [`Completions`] and, when that queue was empty,
-//! wakes the loop by writing a byte to a socket the loop watches (`loop.add_reader`). The
-//! loop's thread then drains the queue in one go: it turns each result into a Python value
-//! or exception (decoding the output there) and completes the awaited futures. The GIL thus
-//! never passes between worker threads and the loop for a call, and many calls finishing at
-//! once cost the loop one wake-up.
+//! a time has its next call taken up without a thread being woken. When the call is done
+//! the worker never attaches to the interpreter: it queues the result on the event loop's
+//! [`Completions`] and, when that queue was empty, wakes the loop by writing a byte to a
+//! socket the loop watches (`loop.add_reader`). The loop's thread then drains the queue in
+//! one go: it turns each result into a Python value or exception (decoding the output
+//! there) and completes the awaited futures. The GIL thus never passes between worker
+//! threads and the loop for a call, and many calls finishing at once cost the loop one
+//! wake-up.
 //!
 //! The Python package calls [`wait_for_calls`] at exit: it waits (detached) until every
 //! submitted call has finished, as `concurrent.futures` waits for its workers, so that calls
@@ -150,19 +154,32 @@ struct Queue {
     threads: usize,
     /// Worker threads asleep on [`Pool::wake`].
     sleeping: usize,
-    /// Wake-ups sent to sleeping threads that have not woken yet: each queued call wakes
-    /// a thread of its own, or starts one.
+    /// Wake-ups sent to sleeping threads that have not woken yet.
     woken: usize,
 }
 
+impl Queue {
+    /// How many threads will look at the queue before they sleep: those neither running a
+    /// call (`busy` of them) nor asleep, and those woken that have not looked yet.
+    fn takers(&self, busy: usize) -> usize {
+        self.threads.saturating_sub(self.sleeping + busy) + self.woken
+    }
+}
+
 /// Worker threads that grow with the calls in flight (up to [`MAX_THREADS`]) and exit
-/// after [`KEEP_ALIVE`] idle. One idle thread at a time watches the queue for [`SPIN`]
-/// before it sleeps; the others sleep at once.
+/// after [`KEEP_ALIVE`] idle. A thread that finishes a call takes the next queued one
+/// without sleeping; a queued call wakes (or starts) a thread only when the threads awake
+/// and not running a call are fewer than the calls queued, and then one at a time: a
+/// woken thread that finds more calls queued than takers wakes the next one itself, so
+/// many calls submitted together cost their submitter one wake-up. One idle thread at a
+/// time watches the queue for [`SPIN`] before it sleeps; the others sleep at once.
 struct Pool {
     queue: Mutex<Queue>,
     wake: Condvar,
     /// How many jobs are queued: what the watching thread reads without the lock.
     queued: AtomicUsize,
+    /// Threads running a call (or about to, having taken it from the queue).
+    busy: AtomicUsize,
     /// Whether a thread is watching the queue.
     watching: AtomicBool,
     /// When an idle moment is slept through without watching, after watches saw no job.
@@ -180,6 +197,7 @@ impl Pool {
             }),
             wake: Condvar::new(),
             queued: AtomicUsize::new(0),
+            busy: AtomicUsize::new(0),
             watching: AtomicBool::new(false),
             watches: BackOff::new(),
         }
@@ -189,53 +207,69 @@ impl Pool {
         self.queue.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Queues `job`, waking or starting a thread for it unless the watching thread will
-    /// take it.
+    /// Queues `job`, waking or starting a thread for it unless a thread awake (or already
+    /// woken) will take it.
     fn submit(&'static self, job: Job) -> PyResult<()> {
         let mut queue = self.lock();
         queue.jobs.push_back(job);
-        let queued = self.queued.fetch_add(1, Ordering::SeqCst) + 1;
-        if queued == 1 && self.watching.load(Ordering::SeqCst) {
+        self.queued.fetch_add(1, Ordering::SeqCst);
+        if queue.woken > 0 {
+            // A woken thread wakes the next one when it finds more calls than takers.
+            return Ok(());
+        }
+        match self.add_taker(&mut queue) {
+            Err(error) if queue.threads == 0 => {
+                // With no thread to take it, the call is not made.
+                queue.jobs.pop_back();
+                self.queued.fetch_sub(1, Ordering::SeqCst);
+                Err(PyRuntimeError::new_err(format!(
+                    "cannot start attrflow's worker threads: {error}"
+                )))
+            }
+            // A running thread takes it when it is done.
+            _ => Ok(()),
+        }
+    }
+
+    /// Wakes a sleeping thread, or starts one, when the queue holds more calls than the
+    /// threads that will look at it.
+    fn add_taker(&'static self, queue: &mut Queue) -> std::io::Result<()> {
+        if queue.jobs.len() <= queue.takers(self.busy.load(Ordering::SeqCst)) {
             return Ok(());
         }
         if queue.sleeping > queue.woken {
             queue.woken += 1;
             self.wake.notify_one();
         } else if queue.threads < MAX_THREADS {
-            let started = std::thread::Builder::new()
+            std::thread::Builder::new()
                 .name("attrflow-call".to_owned())
-                .spawn(move || self.work());
-            match started {
-                Ok(_) => queue.threads += 1,
-                // With no thread to take it, the call is not made.
-                Err(error) if queue.threads == 0 => {
-                    queue.jobs.pop_back();
-                    self.queued.fetch_sub(1, Ordering::SeqCst);
-                    return Err(PyRuntimeError::new_err(format!(
-                        "cannot start attrflow's worker threads: {error}"
-                    )));
-                }
-                // A running thread takes it when it is done.
-                Err(_) => {}
-            }
+                .spawn(move || self.work())?;
+            queue.threads += 1;
         }
         Ok(())
     }
 
     /// A worker thread: runs queued jobs until it has been idle for [`KEEP_ALIVE`].
     fn work(&'static self) {
+        let _leaving = Leaving(self);
         while let Some(job) = self.next() {
             job();
         }
     }
 
     /// The next job, or `None` once this thread should exit.
-    fn next(&self) -> Option<Job> {
+    fn next(&'static self) -> Option<Job> {
         self.watch();
         let mut queue = self.lock();
         loop {
             if let Some(job) = queue.jobs.pop_front() {
                 self.queued.fetch_sub(1, Ordering::SeqCst);
+                self.busy.fetch_add(1, Ordering::SeqCst);
+                if !queue.jobs.is_empty() {
+                    // Calls submitted together: wake the next taker (a failure to start
+                    // one leaves the call to a thread that finishes).
+                    let _ = self.add_taker(&mut queue);
+                }
                 return Some(job);
             }
             queue.sleeping += 1;
@@ -279,6 +313,29 @@ impl Pool {
             self.watches.hit();
         }
         self.watching.store(false, Ordering::SeqCst);
+    }
+}
+
+/// Uncounts its worker thread if a call panics on it (the thread then ends): the queue must
+/// not wait for a taker that is gone, so another is woken or started for what is queued.
+struct Leaving(&'static Pool);
+
+impl Drop for Leaving {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            let mut queue = self.0.lock();
+            queue.threads -= 1;
+            let _ = self.0.add_taker(&mut queue);
+        }
+    }
+}
+
+/// Counts its thread as running a call (taken from the queue) until dropped.
+struct Busy(&'static Pool);
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        self.0.busy.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -568,7 +625,10 @@ where
     let submitted = pool.submit(Box::new(move || {
         let _in_flight = in_flight;
         CALL_CPU.store(current_cpu(), Ordering::Relaxed);
+        let busy = Busy(pool);
         let result = work();
+        // Free before the result is queued: the loop may submit the next call at once.
+        drop(busy);
         completions.get().push(Finished {
             future,
             finish: Box::new(move |py| finish(py, result)),
