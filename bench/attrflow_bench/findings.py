@@ -111,9 +111,20 @@ worker threads spent 41% of all samples in the kernel (context switches and fute
 `finish_task_switch`, `_raw_spin_unlock_irqrestore` under `try_to_wake_up`), against 17% in
 the native module's own code and SQLite; the loop thread 10% in the kernel. Each finished
 append is a hand-off to the loop and each new one a wake-up of a sleeping worker, twice per
-append what 16 Rust threads appending in a loop pay; fewer of those (a worker taking the
-next call of the same task without a sleep, several submissions woken by one futex call)
-is what would close it."""
+append what 16 Rust threads appending in a loop pay.
+
+Since 2026-12-03 (12:00 UTC) the native module's pool wakes fewer threads: a queued call
+wakes a worker only when no awake worker will take it, calls queued together wake one
+worker (which wakes the next), and a worker that finishes takes the next queued call
+without sleeping. The pool stays at 16 threads for 16 tasks (46 to 152 before), and per
+append the context switches fell from 2.8–3.1 to 1.7–2.2 at NORMAL (3.8–4.1 to 3.0–3.3 at
+FULL) and the process's CPU from 101–122 µs to 71–85 µs (bench/notes/3b-python.md). What
+is left is about one sleep in the pool per append: the loop's round trip (drain, the task's
+step, the resubmission) outlasts a worker's watch, and only one worker watches. A pool
+capped at 4 or 8 threads removes it (calls wait for a thread that finishes): at NORMAL
+that met the ratio (0.82–1.36×), but at FULL it shrank the store's commit groups to the
+cap and halved the rate, so the pool still grows with the calls in flight; a cap that
+follows the store's group size is what would close both."""
 
 _HTTP = """\
 cProfile of the service under wrk: Quart's request handling took about 1 ms of CPU per
@@ -198,9 +209,10 @@ What would close the remaining gaps, in the order of their payoff:
   fixed cost once inputs are encoded natively; watching on both sides removes them only
   when a core is free (and since the back-off is exponential, it resumes one call after a
   miss instead of 32).
-- Python under concurrency (targets 3-concurrent-*): the worker threads spend most of their
-  time in the kernel handing calls on; a worker that takes the next call of the same task
-  without sleeping, and one futex call waking several submissions, would halve that.
+- Python under concurrency (targets 3-concurrent-*): about one worker sleep per append is
+  left once the pool wakes threads only when none awake will take a call; a pool bounded
+  by what the store runs at once (its commit group at FULL, a few threads at NORMAL)
+  would remove it without shrinking the groups.
 - Outputs cross the core's RPC boundary as a `serde_json::Value`: for a page of 100
   records, building that tree and freeing it cost about a third of the page's instructions
   in the Rust API (callgrind: `typed::encode` 182K and decoding the typed page back 90K of
