@@ -123,8 +123,13 @@ is left is about one sleep in the pool per append: the loop's round trip (drain,
 step, the resubmission) outlasts a worker's watch, and only one worker watches. A pool
 capped at 4 or 8 threads removes it (calls wait for a thread that finishes): at NORMAL
 that met the ratio (0.82–1.36×), but at FULL it shrank the store's commit groups to the
-cap and halved the rate, so the pool still grows with the calls in flight; a cap that
-follows the store's group size is what would close both."""
+cap and halved the rate, so the pool still grows with the calls in flight. A delayed extra
+worker (a queued call left to the running threads for a grace of 50–150 µs) was tried next
+and not adopted: at NORMAL most calls are submitted when no call is running any more (the
+previous one finished while the loop was busy), so only 13–20% of them could be left to a
+running thread, and the timekeeping cost what it saved. At NORMAL the event loop's own
+round trip per append is the serial path; the next step is fewer loop turns per append
+(the binding handing the store several queued calls at once), not a different pool."""
 
 _HTTP = """\
 cProfile of the service under wrk: Quart's request handling took about 1 ms of CPU per
@@ -209,10 +214,10 @@ What would close the remaining gaps, in the order of their payoff:
   fixed cost once inputs are encoded natively; watching on both sides removes them only
   when a core is free (and since the back-off is exponential, it resumes one call after a
   miss instead of 32).
-- Python under concurrency (targets 3-concurrent-*): about one worker sleep per append is
-  left once the pool wakes threads only when none awake will take a call; a pool bounded
-  by what the store runs at once (its commit group at FULL, a few threads at NORMAL)
-  would remove it without shrinking the groups.
+- Python under concurrency (targets 3-concurrent-*): the pool now wakes a thread only
+  when none awake will take a call; what is left is the event loop's round trip per append
+  (at NORMAL most calls finish before the loop resubmits), so fewer loop turns per append,
+  such as handing the store the calls queued in one turn together, is the next step.
 - Outputs cross the core's RPC boundary as a `serde_json::Value`: for a page of 100
   records, building that tree and freeing it cost about a third of the page's instructions
   in the Rust API (callgrind: `typed::encode` 182K and decoding the typed page back 90K of
