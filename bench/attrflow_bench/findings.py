@@ -106,7 +106,7 @@ are what remain.
 Measured since (2026-12-03, 08:20 UTC; 16 tasks × 200 appends, NORMAL, three rounds per
 build, the builds taking turns): the loop thread's CPU per append went from 15–22 µs to
 12–17 µs with the native encoding, and the appends per second did not move (13,000–19,000
-on both builds). The loop is not what limits this ratio. `perf record` of the same run: the
+on both builds). The loop's CPU is not what limits this ratio. `perf record` of the same run: the
 worker threads spent 41% of all samples in the kernel (context switches and futex wake-ups:
 `finish_task_switch`, `_raw_spin_unlock_irqrestore` under `try_to_wake_up`), against 17% in
 the native module's own code and SQLite; the loop thread 10% in the kernel. Each finished
@@ -128,8 +128,9 @@ worker (a queued call left to the running threads for a grace of 50–150 µs) w
 and not adopted: at NORMAL most calls are submitted when no call is running any more (the
 previous one finished while the loop was busy), so only 13–20% of them could be left to a
 running thread, and the timekeeping cost what it saved. At NORMAL the event loop's own
-round trip per append is the serial path; the next step is fewer loop turns per append
-(the binding handing the store several queued calls at once), not a different pool."""
+round trip per append (its wake-up and its turn, not its CPU) is the serial path; the next
+step is fewer loop turns per append (the binding handing the store several queued calls at
+once), not a different pool."""
 
 _HTTP = """\
 cProfile of the service under wrk: Quart's request handling took about 1 ms of CPU per

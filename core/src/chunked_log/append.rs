@@ -78,7 +78,8 @@ impl ChunkedLog {
                 &json,
                 self.records_field,
                 ctx.flow_id(),
-                &format!("{}/{key}", self.chunk_map),
+                self.chunk_map,
+                &key,
             )?,
             // A named log's chunks are created by its first append.
             None if !self.name.is_empty() => ChunkText::default(),
@@ -142,12 +143,7 @@ impl ChunkedLog {
         let key = self.chunk_key(CURRENT_CHUNK);
         let len = open.current.len();
         let json = open.current.into_json(self.records_field)?;
-        remember_open(
-            ctx.flow_id(),
-            &format!("{}/{key}", self.chunk_map),
-            &json,
-            len,
-        );
+        remember_open(ctx.flow_id(), self.chunk_map, &key, &json, len);
         ctx.set_map_instance_json(self.chunk_map, &key, json)?;
         self.write_state(ctx, &open.state)
     }

@@ -57,23 +57,25 @@ impl ChunkText {
         })
     }
 
-    /// [`ChunkText::parse`] of the open chunk `json` of flow `flow_id`, at `physical`,
+    /// [`ChunkText::parse`] of the open chunk `json` of flow `flow_id`, instance `key` of map
+    /// `map`,
     /// first looking for it among the open chunks this process wrote last
     /// ([`remember_open`]).
     pub(super) fn parse_open(
         json: &str,
         field: &str,
         flow_id: &str,
-        physical: &str,
+        map: &str,
+        key: &str,
     ) -> Result<Self> {
-        if let Some(len) = WRITTEN.lock().count_of(place(flow_id, physical), json) {
+        if let Some(len) = WRITTEN.lock().count_of(place(flow_id, map, key), json) {
             if let Some(records) = records_text(json, field) {
                 let mut text = String::with_capacity(json.len() + 256);
                 text.push_str(records);
                 return Ok(ChunkText { records: text, len });
             }
         }
-        Self::parse(json, field, physical)
+        Self::parse(json, field, &format!("{map}/{key}"))
     }
 
     /// How many records the chunk holds.
@@ -104,10 +106,10 @@ impl ChunkText {
     }
 }
 
-/// Notes that the open chunk of flow `flow_id` at `physical` is being written as `json`,
-/// which holds `len` records (the text [`ChunkText::into_json`] gave).
-pub(super) fn remember_open(flow_id: &str, physical: &str, json: &str, len: u64) {
-    WRITTEN.lock().insert(place(flow_id, physical), json, len);
+/// Notes that the open chunk of flow `flow_id`, instance `key` of map `map`, is being
+/// written as `json`, which holds `len` records (the text [`ChunkText::into_json`] gave).
+pub(super) fn remember_open(flow_id: &str, map: &str, key: &str, json: &str, len: u64) {
+    WRITTEN.lock().insert(place(flow_id, map, key), json, len);
 }
 
 /// The open chunks this process wrote last, with their record counts, by a hash of their
@@ -162,9 +164,9 @@ impl Written {
 }
 
 /// The key of an open chunk in [`WRITTEN`].
-fn place(flow_id: &str, physical: &str) -> u64 {
+fn place(flow_id: &str, map: &str, key: &str) -> u64 {
     let mut hasher = DefaultHasher::new();
-    (flow_id, physical).hash(&mut hasher);
+    (flow_id, map, key).hash(&mut hasher);
     hasher.finish()
 }
 
@@ -287,17 +289,19 @@ mod tests {
         let three = whole("entries", &[json!(1), json!(2), json!(3)]);
         // A count stands for its text: one noted with another count is what comes back,
         // which shows the note was used rather than a split.
-        remember_open("memo-flow", "chunks/current", &two, 7);
-        let chunk = ChunkText::parse_open(&two, "entries", "memo-flow", "chunks/current").unwrap();
+        remember_open("memo-flow", "chunks", "current", &two, 7);
+        let chunk =
+            ChunkText::parse_open(&two, "entries", "memo-flow", "chunks", "current").unwrap();
         assert_eq!(chunk.len(), 7);
         // Any other text (another write, one that never committed) is split.
         let chunk =
-            ChunkText::parse_open(&three, "entries", "memo-flow", "chunks/current").unwrap();
+            ChunkText::parse_open(&three, "entries", "memo-flow", "chunks", "current").unwrap();
         assert_eq!(chunk.len(), 3);
-        let chunk = ChunkText::parse_open(&two, "entries", "memo-flow", "other/current").unwrap();
+        let chunk =
+            ChunkText::parse_open(&two, "entries", "memo-flow", "other", "current").unwrap();
         assert_eq!(chunk.len(), 2);
         let error =
-            ChunkText::parse_open("[]", "entries", "memo-flow", "chunks/current").unwrap_err();
+            ChunkText::parse_open("[]", "entries", "memo-flow", "chunks", "current").unwrap_err();
         assert!(matches!(error, Error::Storage(_)), "{error}");
     }
 
