@@ -58,7 +58,7 @@ pub use context::RpcContext;
 pub use definition::{FlowDefinition, LockTarget, MapInstance, RpcDefinition};
 pub use error::{Error, ErrorKind, Result};
 pub use options::{RpcInvokeOptions, StartFlowOptions};
-pub use runtime::Runtime;
+pub use runtime::{RpcRequest, Runtime};
 pub use typed::AttributeMap;
 
 /// The README's Rust examples, compiled as doctests so they cannot go stale.

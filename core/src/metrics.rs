@@ -123,15 +123,25 @@ pub(crate) fn observe_rpc<T>(
     rpc: &str,
     call: impl FnOnce() -> Result<T>,
 ) -> Result<T> {
-    let span = tracing::info_span!(SPAN_RPC, flow_type, flow_id, rpc, outcome = Empty);
+    let span = rpc_span(flow_type, flow_id, rpc);
     let result = span.in_scope(call);
-    let outcome = CallOutcome::of(&result);
+    record_outcome(&span, &result);
+    result
+}
+
+/// The [`SPAN_RPC`] span of one RPC call (its outcome recorded by [`record_outcome`]).
+pub(crate) fn rpc_span(flow_type: &str, flow_id: &str, rpc: &str) -> tracing::Span {
+    tracing::info_span!(SPAN_RPC, flow_type, flow_id, rpc, outcome = Empty)
+}
+
+/// Records how one RPC call ended on its span and counts it.
+pub(crate) fn record_outcome<T>(span: &tracing::Span, result: &Result<T>) {
+    let outcome = CallOutcome::of(result);
     span.record("outcome", outcome.label());
     record_call(outcome);
-    if let Err(error) = &result {
+    if let Err(error) = result {
         count_lock_conflict(error);
     }
-    result
 }
 
 /// Runs `commit` (one COMMIT making `members` calls durable) inside its [`SPAN_COMMIT`]

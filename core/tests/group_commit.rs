@@ -27,7 +27,9 @@ use attrflow::store::fault::FaultPoint;
 use attrflow::store::{
     PostgresStore, SqliteOptions, SqliteStore, Store, Synchronous, COMMIT_OUTCOME_UNKNOWN,
 };
-use attrflow::{Error, FlowDefinition, RpcDefinition, RpcInvokeOptions, Runtime, StartFlowOptions};
+use attrflow::{
+    Error, FlowDefinition, RpcDefinition, RpcInvokeOptions, RpcRequest, Runtime, StartFlowOptions,
+};
 use common::{checkpoint, register_retrying, retry_lock_conflicts, Pause, TestStore};
 use serde_json::{json, Value};
 
@@ -120,6 +122,16 @@ fn postgres_store_with(
 
 fn call(runtime: &Runtime, flow: &str, rpc: &str, input: Value) -> attrflow::Result<Value> {
     runtime.invoke_rpc(FLOW_TYPE, flow, rpc, input, &RpcInvokeOptions::new())
+}
+
+fn request(flow: &str, rpc: &str, input: Value) -> RpcRequest {
+    RpcRequest {
+        flow_type: FLOW_TYPE.to_owned(),
+        flow_id: flow.to_owned(),
+        rpc_name: rpc.to_owned(),
+        input,
+        options: RpcInvokeOptions::new(),
+    }
 }
 
 fn read(t: &TestStore, flow: &str) -> Value {
@@ -764,5 +776,226 @@ fn with_a_commit_delay_a_lone_call_is_committed_by_itself_when_the_delay_runs_ou
     assert_eq!(
         archive.page("current").unwrap().subscribers,
         vec![registered]
+    );
+}
+
+#[test]
+fn a_batch_of_calls_commits_as_one_group_and_each_call_keeps_its_own_outcome() {
+    let (_unused, first) = common::checkpoint();
+    let (_unused_too, second) = common::checkpoint();
+    let t = store_with(first, second, &["f0", "f1", "f2"]);
+    call(&t.runtime, "f0", "Set", json!("before")).unwrap();
+    let before = t.store.group_stats();
+
+    let results = t.runtime.invoke_rpcs(vec![
+        request("f0", "Set", json!("a")),
+        request("f1", "Fail", json!("refused write")),
+        request("f2", "Set", json!("c")),
+        // The same lock as the first call: it runs after it, in the same group.
+        request("f0", "Set", json!("d")),
+        request("nobody", "Set", json!("e")),
+        request("f1", "Nope", Value::Null),
+        // Lock-free: it runs before the group, on committed state.
+        request("f0", "Read", Value::Null),
+    ]);
+
+    assert_eq!(results.len(), 7);
+    assert_eq!(results[0], Ok(Value::Null));
+    assert!(
+        matches!(&results[1], Err(Error::HandlerFailure { message, .. }) if message == "refused"),
+        "{:?}",
+        results[1]
+    );
+    assert_eq!(results[2], Ok(Value::Null));
+    assert_eq!(results[3], Ok(Value::Null));
+    assert!(
+        matches!(&results[4], Err(Error::FlowNotFound { flow_id }) if flow_id == "nobody"),
+        "{:?}",
+        results[4]
+    );
+    assert!(
+        matches!(&results[5], Err(Error::InvalidInput(m)) if m.contains("Nope")),
+        "{:?}",
+        results[5]
+    );
+    assert_eq!(results[6], Ok(json!("before")));
+    let after = t.store.group_stats();
+    assert_eq!(
+        after.members - before.members,
+        3,
+        "the three calls that wrote"
+    );
+    assert_eq!(
+        after.commits - before.commits,
+        1,
+        "one COMMIT for the batch"
+    );
+    assert_eq!(
+        read(&t, "f0"),
+        "d",
+        "the later call of the batch wrote last"
+    );
+    assert_eq!(read(&t, "f1"), Value::Null, "the failed call left no trace");
+    assert_eq!(read(&t, "f2"), "c");
+    assert_eq!(t.held_locks(), 0);
+}
+
+#[test]
+fn a_batch_queued_behind_a_running_call_joins_its_group() {
+    let (checkpoint, pause) = checkpoint();
+    let (_unused, second) = common::checkpoint();
+    let t = store_with(pause, second, &["f0", "f1", "f2", "f3"]);
+    let before = t.store.group_stats();
+
+    let (held, batch) = thread::scope(|s| {
+        let mut checkpoint = checkpoint;
+        let rt = &t.runtime;
+        let holder = s.spawn(move || call(rt, "f0", "Hold", json!("a")));
+        checkpoint.wait_until_entered();
+        let batch = s.spawn(move || {
+            rt.invoke_rpcs(vec![
+                request("f1", "Set", json!("b")),
+                request("f2", "Fail", json!("c")),
+                request("f3", "Set", json!("d")),
+            ])
+        });
+        until_waiting(&t, 3);
+        assert!(!batch.is_finished(), "answered before its group committed");
+        checkpoint.release();
+        (holder.join().unwrap(), batch.join().unwrap())
+    });
+
+    assert_eq!(held, Ok(Value::Null));
+    assert_eq!(batch[0], Ok(Value::Null));
+    assert!(
+        matches!(&batch[1], Err(Error::HandlerFailure { .. })),
+        "{:?}",
+        batch[1]
+    );
+    assert_eq!(batch[2], Ok(Value::Null));
+    let after = t.store.group_stats();
+    assert_eq!(
+        after.commits - before.commits,
+        1,
+        "the holder's group took the batch"
+    );
+    assert_eq!(after.members - before.members, 3);
+    assert_eq!(read(&t, "f0"), "a");
+    assert_eq!(read(&t, "f1"), "b");
+    assert_eq!(read(&t, "f2"), Value::Null);
+    assert_eq!(read(&t, "f3"), "d");
+}
+
+#[test]
+fn a_batch_whose_commit_fails_fails_every_call_and_shows_nothing() {
+    let (_unused, first) = common::checkpoint();
+    let (_unused_too, second) = common::checkpoint();
+    let t = store_with(first, second, &["f0", "f1"]);
+    let before: Vec<_> = ["f0", "f1"].iter().map(|f| t.stored_values(f)).collect();
+    t.store.faults().fail_at(FaultPoint::AtCommit, 0);
+
+    let results = t.runtime.invoke_rpcs(vec![
+        request("f0", "Set", json!("a")),
+        request("f1", "Set", json!("b")),
+    ]);
+
+    assert_eq!(t.store.faults().fired(), 1);
+    for result in &results {
+        assert!(matches!(result, Err(Error::Storage(_))), "{result:?}");
+    }
+    let after: Vec<_> = ["f0", "f1"].iter().map(|f| t.stored_values(f)).collect();
+    assert_eq!(after, before, "nothing of the batch is visible");
+    assert_eq!(t.held_locks(), 0);
+    let again = t
+        .runtime
+        .invoke_rpcs(vec![request("f0", "Set", json!("after"))]);
+    assert_eq!(again, vec![Ok(Value::Null)]);
+    assert_eq!(read(&t, "f0"), "after", "the next batch commits");
+}
+
+#[test]
+fn a_batch_over_the_group_bound_commits_in_several_groups_in_order() {
+    let (_unused, first) = common::checkpoint();
+    let (_unused_too, second) = common::checkpoint();
+    let t = store_with(first, second, &["f0"]);
+    let calls = 150;
+    let before = t.store.group_stats();
+
+    let results = t
+        .runtime
+        .invoke_rpcs((0..calls).map(|n| request("f0", "Set", json!(n))).collect());
+
+    assert!(results.iter().all(|r| *r == Ok(Value::Null)), "{results:?}");
+    let after = t.store.group_stats();
+    assert_eq!(after.members - before.members, calls);
+    assert_eq!(
+        after.commits - before.commits,
+        3,
+        "groups of at most 64: the batch takes the turn handed to its own calls"
+    );
+    assert_eq!(read(&t, "f0"), json!(calls - 1), "the calls ran in order");
+    assert_eq!(t.held_locks(), 0);
+}
+
+#[test]
+fn threads_appending_in_batches_get_every_sequence_once() {
+    const THREADS: u64 = 8;
+    const ROUNDS: u64 = 10;
+    const BATCH: u64 = 8;
+    let t = TestStore::new();
+    let archive = t.archive();
+    archive.start().unwrap();
+    thread::scope(|s| {
+        for thread in 0..THREADS {
+            let rt = &t.runtime;
+            s.spawn(move || {
+                let mut pending: Vec<u64> = (0..ROUNDS * BATCH)
+                    .map(|i| thread * ROUNDS * BATCH + i + 1)
+                    .collect();
+                while !pending.is_empty() {
+                    let now: Vec<u64> =
+                        pending.drain(..pending.len().min(BATCH as usize)).collect();
+                    let requests = now
+                        .iter()
+                        .map(|&n| RpcRequest {
+                            flow_type: ARCHIVE.to_owned(),
+                            flow_id: attrflow::flows::chunked_subscriber::FLOW_ID.to_owned(),
+                            rpc_name: attrflow::flows::chunked_subscriber::REGISTER_SUBSCRIBER
+                                .to_owned(),
+                            input: json!({
+                                "subscriberId": common::subscriber_id(n),
+                                "deliveryAddress": common::delivery_address(n),
+                            }),
+                            options: RpcInvokeOptions::new(),
+                        })
+                        .collect();
+                    for (n, result) in now.into_iter().zip(rt.invoke_rpcs(requests)) {
+                        match result {
+                            Ok(_) => {}
+                            // A lock held past its grace by a slow handler: retried.
+                            Err(Error::LockConflict(_)) => pending.push(n),
+                            Err(error) => panic!("registering {n}: {error}"),
+                        }
+                    }
+                }
+            });
+        }
+    });
+    let calls = THREADS * ROUNDS * BATCH;
+    let stored = common::all_subscribers(&archive);
+    let mut sequences: Vec<u64> = stored.iter().map(|s| s.sequence).collect();
+    sequences.sort_unstable();
+    assert_eq!(
+        sequences,
+        (1..=calls).collect::<Vec<_>>(),
+        "dense, none twice"
+    );
+    let mut ids: Vec<String> = stored.iter().map(|s| s.subscriber_id.clone()).collect();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(
+        ids.len() as u64,
+        calls,
+        "every acknowledged append stored once"
     );
 }

@@ -117,7 +117,8 @@ use std::time::{Duration, Instant};
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use super::{
-    FlowRecord, Isolation, LockGuard, LockTable, RpcBody, SnapshotReader, StartOutcome, Write,
+    FlowRecord, Isolation, LockGuard, LockTable, RpcBody, RpcCall, SnapshotReader, StartOutcome,
+    Write,
 };
 use crate::error::{Error, Result};
 use crate::metrics::timed_commit;
@@ -492,6 +493,147 @@ impl<G: Send + 'static> GroupCommit<G> {
                 })
             }
         }
+    }
+
+    /// Runs a batch of independent RPCs (see [`super::Store::run_rpcs`]): their members
+    /// are queued together, first in line first, so the turn holder (this thread, when the
+    /// turn is free) runs them back to back in one group, and this thread then waits once
+    /// for each outcome in order, taking the turn where it is handed to one of them. Each
+    /// member keeps every rule of a call on its own (its savepoint, its locks, its error,
+    /// its busy timeout while queued). Lock-free calls run first, one by one. A panic
+    /// outside a handler resumes once every call of the batch is settled.
+    pub fn run_rpcs<B: GroupBackend<Group = G> + Sync>(
+        &self,
+        backend: &B,
+        calls: &mut [RpcCall<'_, '_>],
+    ) -> Vec<Result<()>> {
+        let mut results: Vec<Option<Result<()>>> = calls.iter().map(|_| None).collect();
+        let mut members = Vec::new();
+        for (at, call) in calls.iter_mut().enumerate() {
+            match call.isolation {
+                Isolation::Exclusive { locks } if !self.is_inside() => {
+                    members.push((at, call.flow_id, locks.as_slice(), &mut *call.body));
+                }
+                isolation => {
+                    results[at] = Some(self.run_rpc(backend, call.flow_id, isolation, call.body));
+                }
+            }
+        }
+        if !members.is_empty() {
+            let _inside = self.enter();
+            for (at, outcome) in self.run_members(backend, members) {
+                results[at] = Some(outcome);
+            }
+        }
+        results
+            .into_iter()
+            .map(|result| result.unwrap_or_else(|| Err(Error::storage("the call was not run"))))
+            .collect()
+    }
+
+    /// Queues `members` (the first takes the turn when it is free) and settles each in
+    /// order; returns `(index, outcome)` pairs.
+    fn run_members<'m, B: GroupBackend<Group = G> + Sync>(
+        &self,
+        backend: &B,
+        members: Vec<(usize, &'m str, &'m [String], &'m mut RpcBody<'_>)>,
+    ) -> Vec<(usize, Result<()>)> {
+        let keys: Vec<(usize, &str, &[String])> = members
+            .iter()
+            .map(|(at, flow_id, locks, _)| (*at, *flow_id, *locks))
+            .collect();
+        let table = backend.lock_table();
+        let mut jobs: Vec<_> = members
+            .into_iter()
+            .map(|(_, flow_id, locks, body)| {
+                move |tx: &mut G, taken: Option<LockGuard>| -> Ran<()> {
+                    let guard = match taken.map_or_else(|| table.try_lock_all(flow_id, locks), Ok) {
+                        Ok(guard) => guard,
+                        Err(error) => return Ran::Failed(error),
+                    };
+                    let ran = run_in_savepoint(backend, tx, |b, tx| {
+                        b.run_member(tx, flow_id, locks, &mut *body)
+                            .map(|bytes| ((), bytes))
+                    });
+                    // Early lock release, as for a call on its own.
+                    drop(guard);
+                    ran
+                }
+            })
+            .collect();
+        let mut jobs: Vec<&mut JobFn<'_, G>> = jobs
+            .iter_mut()
+            .map(|job| job as &mut JobFn<'_, G>)
+            .collect();
+        let slots: Vec<Arc<Slot>> = keys.iter().map(|_| Arc::new(Slot::default())).collect();
+        let mut state = self.state.lock();
+        let holds = !state.busy && state.queue.is_empty();
+        state.busy |= holds;
+        let mut queued = Vec::new();
+        for (m, job) in jobs.iter_mut().enumerate().skip(usize::from(holds)) {
+            let ticket = state.next_ticket;
+            state.next_ticket += 1;
+            state.queue.push_back(Waiting {
+                ticket,
+                slot: Arc::clone(&slots[m]),
+                // SAFETY: as in `take_part`: each `Queued` below is settled only once its
+                // job is out of the queue and no longer runs, and this frame neither
+                // returns nor touches the job before (a panic while settling is caught
+                // below; one elsewhere drops the guards, which wait for the same).
+                job: unsafe { Job::lend(&mut **job) },
+                span: tracing::Span::current(),
+                dispatch: tracing::dispatcher::get_default(tracing::Dispatch::clone),
+            });
+            queued.push((
+                m,
+                Queued {
+                    pipeline: self,
+                    ticket,
+                    slot: &slots[m],
+                    settled: false,
+                },
+            ));
+        }
+        drop(state);
+        let mut outcomes = Vec::with_capacity(keys.len());
+        let mut panic = None;
+        let mut settle = |m: usize, outcome: std::thread::Result<Result<()>>| {
+            let outcome = outcome.unwrap_or_else(|payload| {
+                panic.get_or_insert(payload);
+                Err(Error::storage("the store panicked running the call"))
+            });
+            outcomes.push((keys[m].0, outcome));
+        };
+        if holds {
+            let (_, flow_id, locks) = keys[0];
+            let job = &mut *jobs[0];
+            settle(
+                0,
+                catch_unwind(AssertUnwindSafe(|| {
+                    self.hold_turn(backend, flow_id, locks, &slots[0], job)
+                })),
+            );
+        }
+        for (m, guard) in queued {
+            let (_, flow_id, locks) = keys[m];
+            let job = &mut *jobs[m];
+            let outcome = catch_unwind(AssertUnwindSafe(|| {
+                let state = self.state.lock();
+                let reply =
+                    self.wait_in_queue(backend, state, guard.ticket, &slots[m], flow_id, locks);
+                guard.settled();
+                match reply? {
+                    Reply::Turn => self.hold_turn(backend, flow_id, locks, &slots[m], job),
+                    Reply::Done(result) => result,
+                    Reply::Panicked(payload) => resume_unwind(payload),
+                }
+            }));
+            settle(m, outcome);
+        }
+        if let Some(payload) = panic {
+            resume_unwind(payload);
+        }
+        outcomes
     }
 
     /// Starts a flow as a member of a group.

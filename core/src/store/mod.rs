@@ -72,6 +72,16 @@ pub trait SnapshotReader {
 /// `Send`: the store may run it on another caller's thread (see [`group_commit`]).
 pub type RpcBody<'a> = dyn FnMut(&mut dyn SnapshotReader) -> Result<Vec<Write>> + Send + 'a;
 
+/// One RPC of a batch handed to [`Store::run_rpcs`]: what [`Store::run_rpc`] takes.
+pub struct RpcCall<'c, 'b> {
+    /// The flow the RPC runs on.
+    pub flow_id: &'c str,
+    /// How it is isolated from other writers.
+    pub isolation: &'c Isolation,
+    /// Its body.
+    pub body: &'c mut RpcBody<'b>,
+}
+
 /// Notices commits made to a store through other connections (other runtimes, other
 /// processes) more cheaply than reading again: a reader waiting for new records
 /// ([`crate::chunked_log::tail`]) checks it between pauses and reads again only when it
@@ -94,6 +104,24 @@ pub trait Store: Send + Sync + 'static {
     /// [`crate::Error::LockConflict`] when a lock is held; writes nothing when the body
     /// fails. Locks are released on every path.
     fn run_rpc(&self, flow_id: &str, isolation: &Isolation, body: &mut RpcBody<'_>) -> Result<()>;
+
+    /// Runs independent RPCs (of any flows, from different callers) as [`Store::run_rpc`]
+    /// would run each, and returns their results in order. A store that groups commits runs
+    /// them as members of one group where it can (one thread, one COMMIT, no hand-off
+    /// between them); the default runs them one after another.
+    fn run_rpcs(&self, calls: &mut [RpcCall<'_, '_>]) -> Vec<Result<()>> {
+        calls
+            .iter_mut()
+            .map(|call| self.run_rpc(call.flow_id, call.isolation, call.body))
+            .collect()
+    }
+
+    /// Whether [`Store::run_rpcs`] runs a batch as one group: a caller holding several
+    /// calls at once (a binding's worker thread taking every queued call) then hands them
+    /// over together; otherwise it runs them in parallel, one per thread.
+    fn groups_batches(&self) -> bool {
+        false
+    }
 
     /// The flow with this ID, if it exists.
     fn flow(&self, flow_id: &str) -> Result<Option<FlowRecord>>;

@@ -26,8 +26,8 @@ use rusqlite::{
 use super::fault::{FaultPlan, FaultPoint};
 use super::group_commit::{GroupCommit, GroupLimits, GroupStats};
 use super::{
-    ChangeWatch, FlowRecord, Isolation, LockTable, RpcBody, SnapshotReader, StartOutcome, Store,
-    Write,
+    ChangeWatch, FlowRecord, Isolation, LockTable, RpcBody, RpcCall, SnapshotReader, StartOutcome,
+    Store, Write,
 };
 use crate::error::{Error, Result};
 
@@ -473,6 +473,14 @@ impl Store for SqliteStore {
 
     fn run_rpc(&self, flow_id: &str, isolation: &Isolation, body: &mut RpcBody<'_>) -> Result<()> {
         self.shared.pipeline.run_rpc(self, flow_id, isolation, body)
+    }
+
+    fn run_rpcs(&self, calls: &mut [RpcCall<'_, '_>]) -> Vec<Result<()>> {
+        self.shared.pipeline.run_rpcs(self, calls)
+    }
+
+    fn groups_batches(&self) -> bool {
+        true
     }
 
     fn flow(&self, flow_id: &str) -> Result<Option<FlowRecord>> {

@@ -52,7 +52,7 @@ use self::pool::{Connection, Pool, Statements};
 use super::fault::FaultPlan;
 use super::group_commit::{GroupBackend, GroupCommit, GroupStats};
 use super::{
-    FlowRecord, Isolation, LockTable, RpcBody, SnapshotReader, StartOutcome, Store, Write,
+    FlowRecord, Isolation, LockTable, RpcBody, RpcCall, SnapshotReader, StartOutcome, Store, Write,
 };
 use crate::error::{Error, Result};
 
@@ -655,6 +655,29 @@ impl Store for PostgresStore {
             Isolation::Exclusive { locks } => self.run_exclusive(flow_id, locks, body),
             Isolation::Shared => self.run_shared(flow_id, body),
         }
+    }
+
+    /// With group commit, a batch whose calls all fall in one lane runs as one group of that
+    /// lane; any other batch runs call by call. Lanes commit in parallel, so a caller
+    /// holding calls of many lanes gains from running them on as many threads, and
+    /// [`Store::groups_batches`] stays `false`.
+    fn run_rpcs(&self, calls: &mut [RpcCall<'_, '_>]) -> Vec<Result<()>> {
+        let one_lane = calls.split_first().is_some_and(|(first, rest)| {
+            let lane = self.lane(first.flow_id);
+            rest.iter()
+                .all(|call| std::ptr::eq(self.lane(call.flow_id), lane))
+        });
+        if self.options.group_commit && one_lane {
+            let _scope = match self.write_scope() {
+                Ok(scope) => scope,
+                Err(error) => return calls.iter().map(|_| Err(error.clone())).collect(),
+            };
+            return self.lane(calls[0].flow_id).run_rpcs(self, calls);
+        }
+        calls
+            .iter_mut()
+            .map(|call| self.run_rpc(call.flow_id, call.isolation, call.body))
+            .collect()
     }
 
     fn flow(&self, flow_id: &str) -> Result<Option<FlowRecord>> {
