@@ -31,8 +31,10 @@ use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
+use attrflow::{RpcRequest, Runtime};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
+use serde_json::Value;
 
 /// How many store calls may run at once before further calls queue for a thread.
 const MAX_THREADS: usize = 512;
@@ -144,8 +146,36 @@ pub(crate) fn wait_for_calls(py: Python<'_>, timeout: f64) -> usize {
     })
 }
 
-/// One call to run on a worker thread.
-type Job = Box<dyn FnOnce() + Send>;
+/// The most RPC calls a worker thread takes from the queue at once (a store's group holds
+/// at most 64 members by default).
+const MAX_BATCH: usize = 64;
+
+/// One call waiting for a thread.
+enum Job {
+    /// Work run on its own.
+    Work(Box<dyn FnOnce() + Send>),
+    /// An RPC call (see [`submit_rpc`]).
+    Rpc(RpcJob),
+}
+
+/// What a worker thread takes from the queue.
+enum Taken {
+    /// Work run on its own.
+    Work(Box<dyn FnOnce() + Send>),
+    /// RPC calls of one runtime, queued one behind the other, run as one batch.
+    Rpcs(Vec<RpcJob>),
+}
+
+/// A queued RPC call and where its result goes.
+struct RpcJob {
+    runtime: Arc<Runtime>,
+    /// The call, or why it cannot be made (its input is not JSON).
+    request: attrflow::Result<RpcRequest>,
+    /// Turns the result into what the event loop receives (on the worker thread).
+    report: Box<dyn FnOnce(attrflow::Result<Value>) -> Finished + Send>,
+    completions: Py<Completions>,
+    in_flight: InFlight,
+}
 
 /// The calls waiting for a thread, and the threads.
 struct Queue {
@@ -252,18 +282,30 @@ impl Pool {
     /// A worker thread: runs queued jobs until it has been idle for [`KEEP_ALIVE`].
     fn work(&'static self) {
         let _leaving = Leaving(self);
-        while let Some(job) = self.next() {
-            job();
+        while let Some(taken) = self.next() {
+            match taken {
+                Taken::Work(job) => job(),
+                Taken::Rpcs(batch) => run_batch(self, batch),
+            }
         }
     }
 
-    /// The next job, or `None` once this thread should exit.
-    fn next(&'static self) -> Option<Job> {
+    /// The next job (with the RPC calls of the same runtime queued right behind it, when
+    /// its store runs a batch as one group), or `None` once this thread should exit.
+    fn next(&'static self) -> Option<Taken> {
         self.watch();
         let mut queue = self.lock();
         loop {
             if let Some(job) = queue.jobs.pop_front() {
-                self.queued.fetch_sub(1, Ordering::SeqCst);
+                let job = match job {
+                    Job::Work(work) => Taken::Work(work),
+                    Job::Rpc(first) => Taken::Rpcs(take_batch(first, &mut queue.jobs)),
+                };
+                let taken = match &job {
+                    Taken::Work(_) => 1,
+                    Taken::Rpcs(batch) => batch.len(),
+                };
+                self.queued.fetch_sub(taken, Ordering::SeqCst);
                 self.busy.fetch_add(1, Ordering::SeqCst);
                 if !queue.jobs.is_empty() {
                     // Calls submitted together: wake the next taker (a failure to start
@@ -314,6 +356,89 @@ impl Pool {
         }
         self.watching.store(false, Ordering::SeqCst);
     }
+}
+
+/// `first` and the RPC calls of its runtime queued right behind it (up to [`MAX_BATCH`]),
+/// when its store runs a batch as one group: calls resubmitted in one turn of the event
+/// loop then run on one thread, share one COMMIT and wake nobody between them.
+fn take_batch(first: RpcJob, jobs: &mut VecDeque<Job>) -> Vec<RpcJob> {
+    let groups = first.runtime.store().groups_batches();
+    let mut batch = vec![first];
+    while groups && batch.len() < MAX_BATCH {
+        let same = matches!(jobs.front(), Some(Job::Rpc(next)) if Arc::ptr_eq(&next.runtime, &batch[0].runtime));
+        match jobs.pop_front() {
+            Some(Job::Rpc(next)) if same => batch.push(next),
+            Some(other) => {
+                jobs.push_front(other);
+                break;
+            }
+            None => break,
+        }
+    }
+    batch
+}
+
+/// Runs a batch taken by [`Pool::next`] through [`Runtime::invoke_rpcs`] (a lone call
+/// through [`Runtime::invoke_rpc`]) and queues every result on its event loop's
+/// [`Completions`], each loop's at once.
+fn run_batch(pool: &'static Pool, batch: Vec<RpcJob>) {
+    CALL_CPU.store(current_cpu(), Ordering::Relaxed);
+    let busy = Busy(pool);
+    let runtime = Arc::clone(&batch[0].runtime);
+    let mut requests = Vec::with_capacity(batch.len());
+    let mut pending = Vec::with_capacity(batch.len());
+    for RpcJob {
+        request,
+        report,
+        completions,
+        in_flight,
+        ..
+    } in batch
+    {
+        let refused = match request {
+            Ok(request) => {
+                requests.push(request);
+                None
+            }
+            Err(error) => Some(Err(error)),
+        };
+        pending.push((refused, report, completions, in_flight));
+    }
+    let mut results = if requests.len() == 1 {
+        requests
+            .pop()
+            .map(|r| runtime.invoke_rpc(&r.flow_type, &r.flow_id, &r.rpc_name, r.input, &r.options))
+            .into_iter()
+            .collect::<Vec<_>>()
+    } else {
+        runtime.invoke_rpcs(requests)
+    }
+    .into_iter();
+    // Free before the results are queued: the loop may submit the next calls at once.
+    drop(busy);
+    let mut reports: Vec<(Py<Completions>, Vec<Finished>)> = Vec::new();
+    let mut done = Vec::with_capacity(pending.len());
+    for (refused, report, completions, in_flight) in pending {
+        let result = refused.unwrap_or_else(|| {
+            results
+                .next()
+                .unwrap_or_else(|| Err(attrflow::Error::storage("the call was not run")))
+        });
+        let finished = report(result);
+        match reports
+            .iter_mut()
+            .find(|(queue, _)| queue.as_ptr() == completions.as_ptr())
+        {
+            Some((_, calls)) => calls.push(finished),
+            None => reports.push((completions, vec![finished])),
+        }
+        done.push(in_flight);
+    }
+    for (completions, calls) in reports {
+        completions.get().push_all(calls);
+    }
+    drop(done);
+    bury();
 }
 
 /// Uncounts its worker thread if a call panics on it (the thread then ends): the queue must
@@ -458,12 +583,19 @@ impl BackOff {
 
 impl Completions {
     fn push(&self, finished: Finished) {
+        self.push_all(vec![finished]);
+    }
+
+    /// Queues finished calls, waking the loop when the queue was empty.
+    fn push_all(&self, finished: Vec<Finished>) {
+        let count = finished.len();
         let wake = {
             let mut ready = self.lock();
-            ready.calls.push(finished);
+            let was_empty = ready.calls.is_empty();
+            ready.calls.extend(finished);
             self.finished.store(ready.calls.len(), Ordering::SeqCst);
-            self.running.fetch_sub(1, Ordering::SeqCst);
-            ready.calls.len() == 1 && !ready.loop_waiting
+            self.running.fetch_sub(count, Ordering::SeqCst);
+            was_empty && count > 0 && !ready.loop_waiting
         };
         if wake {
             // A full socket buffer already holds a wake-up; any other failure means the
@@ -622,7 +754,7 @@ where
     let running = Arc::clone(&completions.get().running);
     running.fetch_add(1, Ordering::SeqCst);
     LOOP_CPU.store(current_cpu(), Ordering::Relaxed);
-    let submitted = pool.submit(Box::new(move || {
+    let submitted = pool.submit(Job::Work(Box::new(move || {
         let _in_flight = in_flight;
         CALL_CPU.store(current_cpu(), Ordering::Relaxed);
         let busy = Busy(pool);
@@ -634,6 +766,48 @@ where
             finish: Box::new(move |py| finish(py, result)),
         });
         bury();
+    })));
+    if submitted.is_err() {
+        running.fetch_sub(1, Ordering::SeqCst);
+    }
+    submitted
+}
+
+/// Queues the RPC call `request` on `runtime` like [`submit`]: on the worker thread `after`
+/// turns its result into what `finish` later turns into a Python value on the event loop's
+/// thread. Unlike other work, a worker thread takes the RPC calls queued one behind the
+/// other on one runtime together and runs them as one batch (see [`Runtime::invoke_rpcs`]),
+/// when the runtime's store runs a batch as one group.
+pub(crate) fn submit_rpc<T, A, F>(
+    done: Done,
+    runtime: Arc<Runtime>,
+    request: attrflow::Result<RpcRequest>,
+    after: A,
+    finish: F,
+) -> PyResult<()>
+where
+    T: Send + 'static,
+    A: FnOnce(attrflow::Result<Value>) -> T + Send + 'static,
+    F: FnOnce(Python<'_>, T) -> PyResult<Py<PyAny>> + Send + 'static,
+{
+    let (pool, in_flight) = start_call();
+    let (completions, future) = done;
+    let running = Arc::clone(&completions.get().running);
+    running.fetch_add(1, Ordering::SeqCst);
+    LOOP_CPU.store(current_cpu(), Ordering::Relaxed);
+    let report = Box::new(move |result| {
+        let value = after(result);
+        Finished {
+            future,
+            finish: Box::new(move |py| finish(py, value)),
+        }
+    });
+    let submitted = pool.submit(Job::Rpc(RpcJob {
+        runtime,
+        request,
+        report,
+        completions,
+        in_flight,
     }));
     if submitted.is_err() {
         running.fetch_sub(1, Ordering::SeqCst);

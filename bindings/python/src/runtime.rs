@@ -5,7 +5,7 @@ use std::sync::{Arc, PoisonError, RwLock};
 
 use attrflow::definition::MapInstance;
 use attrflow::store::{StoreUrl, Synchronous};
-use attrflow::{Error, RpcInvokeOptions, Runtime, StartFlowOptions};
+use attrflow::{Error, RpcInvokeOptions, RpcRequest, Runtime, StartFlowOptions};
 use pyo3::prelude::*;
 use serde_json::Value;
 
@@ -193,13 +193,22 @@ impl NativeRuntime {
         if as_json {
             // Encoded on the worker (or with the GIL released): no interpreter needed.
             let encoder = decoder.clone_ref(py);
-            let work = move || decode::encode_output(call.run(), encoder.get());
             let finish = move |py: Python<'_>, output: decode::Encoded| {
                 Ok(decode::encoded(py, output, &what)?.unbind())
             };
             return match done {
-                Some(done) => submitted(py, executor::submit(done, work, finish)),
-                None => Ok(finish(py, py.detach(work))?.into_bound(py)),
+                Some(done) => {
+                    let (runtime, request) = call.into_request();
+                    let after = move |output| decode::encode_output(output, encoder.get());
+                    submitted(
+                        py,
+                        executor::submit_rpc(done, runtime, request, after, finish),
+                    )
+                }
+                None => {
+                    let output = py.detach(move || decode::encode_output(call.run(), encoder.get()));
+                    Ok(finish(py, output)?.into_bound(py))
+                }
             };
         }
         match done {
@@ -213,7 +222,11 @@ impl NativeRuntime {
                     }
                     Ok(decoded?.unbind())
                 };
-                submitted(py, executor::submit(done, move || call.run(), finish))
+                let (runtime, request) = call.into_request();
+                submitted(
+                    py,
+                    executor::submit_rpc(done, runtime, request, |output| output, finish),
+                )
             }
             None => {
                 let output = py.detach(move || call.run());
@@ -292,15 +305,30 @@ struct RpcCall {
 
 impl RpcCall {
     fn run(self) -> attrflow::Result<Value> {
-        let rpc_name = &self.rpc_name;
-        let input = parse_json(&self.input_json, || format!("input of RPC {rpc_name}"))?;
-        self.runtime.invoke_rpc(
-            &self.flow_type,
-            &self.flow_id,
-            &self.rpc_name,
-            input,
-            &self.options,
+        let (runtime, request) = self.into_request();
+        let request = request?;
+        runtime.invoke_rpc(
+            &request.flow_type,
+            &request.flow_id,
+            &request.rpc_name,
+            request.input,
+            &request.options,
         )
+    }
+
+    /// The runtime and the request, or why the input is no request (it is not JSON).
+    fn into_request(self) -> (Arc<Runtime>, attrflow::Result<RpcRequest>) {
+        let rpc_name = &self.rpc_name;
+        let request = parse_json(&self.input_json, || format!("input of RPC {rpc_name}")).map(
+            |input| RpcRequest {
+                flow_type: self.flow_type,
+                flow_id: self.flow_id,
+                rpc_name: self.rpc_name,
+                input,
+                options: self.options,
+            },
+        );
+        (self.runtime, request)
     }
 }
 
