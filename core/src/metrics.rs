@@ -3,7 +3,8 @@
 //! Every [`crate::Runtime`] in a process counts into one set of lock-free counters (plain
 //! atomics, like a Prometheus client's default registry): RPC calls by outcome, lock
 //! conflicts, commits (groups of [`crate::store::group_commit`]), the calls those commits
-//! held, and a histogram of commit latency in fixed buckets. [`snapshot`] (or
+//! held, the calls handed to the store in batches ([`crate::Runtime::invoke_rpcs`]), and a
+//! histogram of commit latency in fixed buckets. [`snapshot`] (or
 //! [`crate::Runtime::metrics`]) reads them; the bindings hand the same snapshot on, and the
 //! example HTTP service renders it at `GET /metrics` in the Prometheus text format.
 //!
@@ -86,6 +87,7 @@ struct Counters {
     calls: [AtomicU64; 3],
     lock_conflicts: AtomicU64,
     members_committed: AtomicU64,
+    calls_batched: AtomicU64,
     /// Commits per latency bucket (not cumulative); the last one is `+Inf`.
     latency_buckets: [AtomicU64; COMMIT_LATENCY_BUCKETS.len() + 1],
     latency_sum_nanos: AtomicU64,
@@ -95,6 +97,7 @@ static COUNTERS: Counters = Counters {
     calls: [const { AtomicU64::new(0) }; 3],
     lock_conflicts: AtomicU64::new(0),
     members_committed: AtomicU64::new(0),
+    calls_batched: AtomicU64::new(0),
     latency_buckets: [const { AtomicU64::new(0) }; COMMIT_LATENCY_BUCKETS.len() + 1],
     latency_sum_nanos: AtomicU64::new(0),
 };
@@ -107,6 +110,13 @@ pub(crate) fn record_call(outcome: CallOutcome) {
         CallOutcome::Error => 2,
     };
     COUNTERS.calls[index].fetch_add(1, Ordering::Relaxed);
+}
+
+/// Counts `calls` RPC calls handed to the store together, as one batch.
+pub(crate) fn record_batch(calls: usize) {
+    COUNTERS
+        .calls_batched
+        .fetch_add(u64::try_from(calls).unwrap_or(u64::MAX), Ordering::Relaxed);
 }
 
 /// Counts `error` if it is a lock conflict (of an RPC call or a flow start).
@@ -202,6 +212,10 @@ pub struct MetricsSnapshot {
     pub lock_conflicts: u64,
     /// Calls and flow starts made durable by those commits.
     pub members_committed: u64,
+    /// RPC calls handed to the store in a batch of two or more
+    /// ([`crate::Runtime::invoke_rpcs`]; Python's `AsyncClient` hands over the calls its
+    /// tasks queue together), whatever their outcome.
+    pub calls_batched: u64,
     /// Latency of each successful COMMIT; its count is the number of commits.
     pub commit_latency: HistogramSnapshot,
 }
@@ -237,6 +251,7 @@ pub fn snapshot() -> MetricsSnapshot {
         calls_error: load(&COUNTERS.calls[2]),
         lock_conflicts: load(&COUNTERS.lock_conflicts),
         members_committed: load(&COUNTERS.members_committed),
+        calls_batched: load(&COUNTERS.calls_batched),
         commit_latency: HistogramSnapshot {
             buckets,
             count: cumulative,

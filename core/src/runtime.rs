@@ -179,10 +179,12 @@ impl Runtime {
 
     /// Invokes independent RPCs (from different callers, of any flows and flow types), each
     /// as [`Runtime::invoke_rpc`] would, and returns their outputs in order. On a store
-    /// that groups commits ([`Store::groups_batches`]) they run on this thread as members
-    /// of one group: one COMMIT, and no thread woken between them. Each call keeps its own
-    /// locks, its own error and its own rollback (one failing fails no other), and is
-    /// counted and traced as a call on its own.
+    /// that groups commits ([`Store::groups_batches`]) the calls that take locks run on
+    /// this thread as members of one group: one COMMIT, and no thread woken between them;
+    /// lock-free calls run first, one after another (see [`Runtime::batches`] for which
+    /// calls gain from a batch). Each call keeps its own locks, its own error and its own
+    /// rollback (one failing fails no other), and is counted and traced as a call on its
+    /// own.
     pub fn invoke_rpcs(&self, requests: Vec<RpcRequest>) -> Vec<Result<Value>> {
         let mut results: Vec<Option<Result<Value>>> = Vec::with_capacity(requests.len());
         let mut calls = Vec::with_capacity(requests.len());
@@ -220,6 +222,9 @@ impl Runtime {
                 }
             }
         }
+        if calls.len() > 1 {
+            crate::metrics::record_batch(calls.len());
+        }
         let mut bodies: Vec<_> = calls.iter_mut().map(BatchedCall::body).collect();
         let mut store_calls: Vec<RpcCall<'_, '_>> = bodies
             .iter_mut()
@@ -250,6 +255,26 @@ impl Runtime {
             .into_iter()
             .map(|result| result.unwrap_or_else(|| Err(Error::storage("the call was not run"))))
             .collect()
+    }
+
+    /// Whether `request` should be handed over in a batch ([`Runtime::invoke_rpcs`]): its
+    /// store runs a batch as one group ([`Store::groups_batches`]) and the call takes
+    /// fail-fast locks, so it runs as a member of a group. A lock-free call runs on its own
+    /// snapshot in parallel with others, which a batch would serialise; an unknown flow
+    /// type or RPC is left to fail on its own.
+    pub fn batches(&self, request: &RpcRequest) -> bool {
+        if !self.store.groups_batches() {
+            return false;
+        }
+        let Ok(definition) = self.definition(&request.flow_type) else {
+            return false;
+        };
+        let Ok(rpc) = definition.rpc(&request.rpc_name) else {
+            return false;
+        };
+        rpc.is_transactional()
+            || !rpc.locks().is_empty()
+            || !request.options.lock_attribute_map_instances.is_empty()
     }
 
     /// Checks one call and resolves what it locks and loads.

@@ -1,6 +1,7 @@
 //! The process's counters move with the calls: RPC calls by outcome (ok, lock conflict,
-//! other error), lock conflicts, commits, the calls they made durable, and a commit latency
-//! histogram whose cumulative buckets end at the number of commits.
+//! other error), lock conflicts, commits, the calls they made durable, the calls handed to
+//! the store in batches, and a commit latency histogram whose cumulative buckets end at the
+//! number of commits.
 //!
 //! The counters are the process's, so this file holds one test: nothing else in its
 //! process calls the runtime while it compares snapshots.
@@ -10,7 +11,9 @@ mod common;
 use std::thread;
 
 use attrflow::metrics::{self, MetricsSnapshot};
-use attrflow::{Error, FlowDefinition, RpcDefinition, RpcInvokeOptions, StartFlowOptions};
+use attrflow::{
+    Error, FlowDefinition, RpcDefinition, RpcInvokeOptions, RpcRequest, StartFlowOptions,
+};
 use common::{checkpoint, Pause, TestStore};
 use serde_json::{json, Value};
 
@@ -115,4 +118,39 @@ fn counters_follow_calls_conflicts_errors_and_commits() {
         Some(&(f64::INFINITY, after.commits()))
     );
     assert!(histogram.sum_seconds > before.commit_latency.sum_seconds);
+    assert_eq!(
+        after.calls_batched, before.calls_batched,
+        "calls made one by one"
+    );
+
+    // A batch: the calls handed to the store together are counted, each call by its outcome.
+    let request = |rpc: &str, input: Value| RpcRequest {
+        flow_type: FLOW_TYPE.to_owned(),
+        flow_id: "one".to_owned(),
+        rpc_name: rpc.to_owned(),
+        input,
+        options: RpcInvokeOptions::new(),
+    };
+    let results = t.runtime.invoke_rpcs(vec![
+        request("Write", json!("b1")),
+        request("Fail", Value::Null),
+        request("Missing", Value::Null),
+        request("Write", json!("b2")),
+    ]);
+    assert_eq!(results.iter().filter(|r| r.is_ok()).count(), 2);
+    let batched = metrics::snapshot();
+    let [ok, conflicts, errors, _, _, members] = delta(&batched, &after);
+    assert_eq!((ok, conflicts, errors, members), (2, 0, 2, 2));
+    assert_eq!(
+        batched.calls_batched - after.calls_batched,
+        3,
+        "the three calls handed to the store (the unknown RPC never was)"
+    );
+    t.runtime
+        .invoke_rpcs(vec![request("Write", json!("alone"))]);
+    assert_eq!(
+        metrics::snapshot().calls_batched,
+        batched.calls_batched,
+        "a batch of one is a call on its own"
+    );
 }

@@ -58,6 +58,9 @@ class Metrics:
         lock_conflicts: Lock conflicts of RPC calls and flow starts.
         commits: Successful COMMITs (each holds one or more calls).
         members_committed: Calls and flow starts those commits made durable.
+        calls_batched: RPC calls handed to the store in a batch of two or more (an
+            ``AsyncClient`` hands over the calls its tasks queue together, to run as
+            one group), whatever their outcome.
         commit_latency_buckets: ``(upper bound in seconds, commits at most that slow)``,
             bounds ascending, counts cumulative, ending with ``(inf, commits)``.
         commit_latency_sum_seconds: The commits' total latency.
@@ -69,6 +72,7 @@ class Metrics:
     lock_conflicts: int
     commits: int
     members_committed: int
+    calls_batched: int
     commit_latency_buckets: tuple[tuple[float, int], ...]
     commit_latency_sum_seconds: float
 
@@ -88,6 +92,7 @@ def snapshot() -> Metrics:
         lock_conflicts=native.lock_conflicts,
         commits=native.commits,
         members_committed=native.members_committed,
+        calls_batched=native.calls_batched,
         commit_latency_buckets=tuple(native.commit_latency_buckets),
         commit_latency_sum_seconds=native.commit_latency_sum_seconds,
     )

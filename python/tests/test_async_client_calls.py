@@ -26,6 +26,7 @@ from attrflow import (
     RPCResult,
     StartFlowOptions,
     StorageError,
+    WorkerInvocationError,
     rpc,
 )
 
@@ -346,3 +347,71 @@ def test_a_forked_child_makes_awaitable_calls_of_its_own(store_url: str) -> None
     if child.exitcode is None:
         child.kill()
     assert child.exitcode == 0
+
+
+class BatchFlow(Flow):
+    """A counter per flow; ``Add`` takes its lock (so calls queued together run as one
+    batch on SQLite) and refuses a negative amount."""
+
+    counter = Attribute("counter", int)
+
+    def get_persistence_schema(self) -> PersistenceSchema:
+        return PersistenceSchema.of(self.counter)
+
+    @rpc(name="Add", lock_attributes=(counter.lock(),))
+    def add(self, context: Context, by: int) -> RPCResult[int]:
+        if by < 0:
+            raise ValueError(f"refused {by}")
+        value = self.counter.get(context) + by
+        self.counter.set(context, value)
+        return RPCResult(value)
+
+    @rpc(name="Read")
+    def read(self, context: Context, _: None) -> RPCResult[int]:
+        return RPCResult(self.counter.get(context))
+
+
+ROUNDS = 20
+"""Calls per task: every fifth refused."""
+
+
+def test_calls_queued_together_run_in_one_batch_and_each_keeps_its_own_outcome(
+    store_url: str,
+) -> None:
+    """16 tasks on one client, each adding to its own flow: the calls the tasks queue
+    together are handed to the store as one batch (on SQLite, which runs a batch as one
+    group; PostgreSQL runs them on parallel threads), and a refused call fails alone."""
+    flow = BatchFlow()
+
+    async def main() -> tuple[list[list[int | str]], int, list[int]]:
+        async with await AsyncClient.open(store_url, built_in_flows=False) as client:
+            for n in range(TASKS):
+                options = StartFlowOptions().with_attribute(flow.counter, 0)
+                await client.start_flow(flow, f"batch-{n}", None, options)
+            before = client.metrics().calls_batched
+
+            async def task(n: int) -> list[int | str]:
+                outcomes: list[int | str] = []
+                for i in range(ROUNDS):
+                    try:
+                        by = -1 if i % 5 == 4 else 1
+                        outcomes.append(await client.invoke_rpc(flow.add, f"batch-{n}", by))
+                    except WorkerInvocationError as error:
+                        outcomes.append(error.worker_error_detail)
+                return outcomes
+
+            outcomes = await asyncio.gather(*(task(n) for n in range(TASKS)))
+            batched = client.metrics().calls_batched - before
+            finals = [await client.invoke_rpc(flow.read, f"batch-{n}", None) for n in range(TASKS)]
+        return outcomes, batched, finals
+
+    outcomes, batched, finals = asyncio.run(main())
+    expected: list[int | str] = []
+    for i in range(ROUNDS):
+        expected.append("refused -1" if i % 5 == 4 else len(expected) - i // 5 + 1)
+    assert outcomes == [expected] * TASKS
+    assert finals == [ROUNDS - ROUNDS // 5] * TASKS, "every acknowledged call stored once"
+    if store_url.startswith("postgresql"):
+        assert batched == 0
+    else:
+        assert batched > 0, "calls queued together were handed over one by one"

@@ -28,6 +28,8 @@ pub struct Metrics {
     pub commits: u64,
     /// Calls and flow starts those commits made durable.
     pub members_committed: u64,
+    /// RPC calls handed to the store in a batch of two or more, whatever their outcome.
+    pub calls_batched: u64,
     /// The commit latency histogram, bounds ascending, ending with an infinite bound whose
     /// count is `commits`.
     pub commit_latency_buckets: Vec<LatencyBucket>,
@@ -44,6 +46,7 @@ impl From<MetricsSnapshot> for Metrics {
             lock_conflicts: snapshot.lock_conflicts,
             commits: snapshot.commits(),
             members_committed: snapshot.members_committed,
+            calls_batched: snapshot.calls_batched,
             commit_latency_sum_seconds: snapshot.commit_latency.sum_seconds,
             commit_latency_buckets: snapshot
                 .commit_latency

@@ -162,7 +162,7 @@ enum Job {
 enum Taken {
     /// Work run on its own.
     Work(Box<dyn FnOnce() + Send>),
-    /// RPC calls of one runtime, queued one behind the other, run as one batch.
+    /// RPC calls of one runtime that gain from a batch, run as one.
     Rpcs(Vec<RpcJob>),
 }
 
@@ -171,6 +171,8 @@ struct RpcJob {
     runtime: Arc<Runtime>,
     /// The call, or why it cannot be made (its input is not JSON).
     request: attrflow::Result<RpcRequest>,
+    /// Whether it gains from running in a batch ([`Runtime::batches`]).
+    batches: bool,
     /// Turns the result into what the event loop receives (on the worker thread).
     report: Box<dyn FnOnce(attrflow::Result<Value>) -> Finished + Send>,
     completions: Py<Completions>,
@@ -358,19 +360,29 @@ impl Pool {
     }
 }
 
-/// `first` and the RPC calls of its runtime queued right behind it (up to [`MAX_BATCH`]),
-/// when its store runs a batch as one group: calls resubmitted in one turn of the event
-/// loop then run on one thread, share one COMMIT and wake nobody between them.
+/// `first` and, when it gains from a batch ([`Runtime::batches`]), the queued calls of its
+/// runtime that do too (up to [`MAX_BATCH`], in the order queued; the other jobs keep
+/// their places): calls resubmitted in one turn of the event loop then run on one thread,
+/// share one COMMIT and wake nobody between them. Calls queued together are concurrent,
+/// so the order among them is theirs to have.
 fn take_batch(first: RpcJob, jobs: &mut VecDeque<Job>) -> Vec<RpcJob> {
-    let groups = first.runtime.store().groups_batches();
     let mut batch = vec![first];
-    while groups && batch.len() < MAX_BATCH {
-        let same = matches!(jobs.front(), Some(Job::Rpc(next)) if Arc::ptr_eq(&next.runtime, &batch[0].runtime));
-        match jobs.pop_front() {
-            Some(Job::Rpc(next)) if same => batch.push(next),
+    if !batch[0].batches {
+        return batch;
+    }
+    let mut at = 0;
+    while at < jobs.len() && batch.len() < MAX_BATCH {
+        let joins = matches!(&jobs[at], Job::Rpc(next)
+            if next.batches && Arc::ptr_eq(&next.runtime, &batch[0].runtime));
+        if !joins {
+            at += 1;
+            continue;
+        }
+        match jobs.remove(at) {
+            Some(Job::Rpc(next)) => batch.push(next),
             Some(other) => {
-                jobs.push_front(other);
-                break;
+                jobs.insert(at, other);
+                at += 1;
             }
             None => break,
         }
@@ -775,9 +787,9 @@ where
 
 /// Queues the RPC call `request` on `runtime` like [`submit`]: on the worker thread `after`
 /// turns its result into what `finish` later turns into a Python value on the event loop's
-/// thread. Unlike other work, a worker thread takes the RPC calls queued one behind the
-/// other on one runtime together and runs them as one batch (see [`Runtime::invoke_rpcs`]),
-/// when the runtime's store runs a batch as one group.
+/// thread. Unlike other work, a worker thread takes the queued calls of one runtime that
+/// gain from a batch ([`Runtime::batches`]: calls taking locks, on a store that runs a
+/// batch as one group) together and runs them as one ([`Runtime::invoke_rpcs`]).
 pub(crate) fn submit_rpc<T, A, F>(
     done: Done,
     runtime: Arc<Runtime>,
@@ -802,9 +814,11 @@ where
             finish: Box::new(move |py| finish(py, value)),
         }
     });
+    let batches = request.as_ref().is_ok_and(|r| runtime.batches(r));
     let submitted = pool.submit(Job::Rpc(RpcJob {
         runtime,
         request,
+        batches,
         report,
         completions,
         in_flight,

@@ -206,7 +206,8 @@ impl NativeRuntime {
                     )
                 }
                 None => {
-                    let output = py.detach(move || decode::encode_output(call.run(), encoder.get()));
+                    let output =
+                        py.detach(move || decode::encode_output(call.run(), encoder.get()));
                     Ok(finish(py, output)?.into_bound(py))
                 }
             };
@@ -319,15 +320,16 @@ impl RpcCall {
     /// The runtime and the request, or why the input is no request (it is not JSON).
     fn into_request(self) -> (Arc<Runtime>, attrflow::Result<RpcRequest>) {
         let rpc_name = &self.rpc_name;
-        let request = parse_json(&self.input_json, || format!("input of RPC {rpc_name}")).map(
-            |input| RpcRequest {
-                flow_type: self.flow_type,
-                flow_id: self.flow_id,
-                rpc_name: self.rpc_name,
-                input,
-                options: self.options,
-            },
-        );
+        let request =
+            parse_json(&self.input_json, || format!("input of RPC {rpc_name}")).map(|input| {
+                RpcRequest {
+                    flow_type: self.flow_type,
+                    flow_id: self.flow_id,
+                    rpc_name: self.rpc_name,
+                    input,
+                    options: self.options,
+                }
+            });
         (self.runtime, request)
     }
 }

@@ -22,6 +22,7 @@ LOCK_CONFLICTS = "attrflow_lock_conflicts"
 COMMITS = "attrflow_commits"
 """Successful COMMITs, each making one or more calls durable."""
 MEMBERS_COMMITTED = "attrflow_committed_calls"
+BATCHED_CALLS = "attrflow_batched_calls"
 """Calls and flow starts made durable by those commits."""
 COMMIT_LATENCY = "attrflow_commit_latency_seconds"
 """A histogram of each COMMIT's latency."""
@@ -52,6 +53,11 @@ def families(metrics: Metrics) -> Iterator[Metric]:
         MEMBERS_COMMITTED,
         "RPC calls and flow starts made durable by those COMMITs.",
         metrics.members_committed,
+    )
+    yield CounterMetricFamily(
+        BATCHED_CALLS,
+        "RPC calls handed to the store in a batch of two or more.",
+        metrics.calls_batched,
     )
     yield HistogramMetricFamily(
         COMMIT_LATENCY,

@@ -3854,6 +3854,10 @@ public struct Metrics: Equatable, Hashable {
      */
     public var membersCommitted: UInt64
     /**
+     * RPC calls handed to the store in a batch of two or more, whatever their outcome.
+     */
+    public var callsBatched: UInt64
+    /**
      * The commit latency histogram, bounds ascending, ending with an infinite bound whose
      * count is `commits`.
      */
@@ -3885,6 +3889,9 @@ public struct Metrics: Equatable, Hashable {
          * Calls and flow starts those commits made durable.
          */membersCommitted: UInt64, 
         /**
+         * RPC calls handed to the store in a batch of two or more, whatever their outcome.
+         */callsBatched: UInt64, 
+        /**
          * The commit latency histogram, bounds ascending, ending with an infinite bound whose
          * count is `commits`.
          */commitLatencyBuckets: [LatencyBucket], 
@@ -3897,6 +3904,7 @@ public struct Metrics: Equatable, Hashable {
         self.lockConflicts = lockConflicts
         self.commits = commits
         self.membersCommitted = membersCommitted
+        self.callsBatched = callsBatched
         self.commitLatencyBuckets = commitLatencyBuckets
         self.commitLatencySumSeconds = commitLatencySumSeconds
     }
@@ -3923,6 +3931,7 @@ public struct FfiConverterTypeMetrics: FfiConverterRustBuffer {
                 lockConflicts: FfiConverterUInt64.read(from: &buf), 
                 commits: FfiConverterUInt64.read(from: &buf), 
                 membersCommitted: FfiConverterUInt64.read(from: &buf), 
+                callsBatched: FfiConverterUInt64.read(from: &buf), 
                 commitLatencyBuckets: FfiConverterSequenceTypeLatencyBucket.read(from: &buf), 
                 commitLatencySumSeconds: FfiConverterDouble.read(from: &buf)
         )
@@ -3935,6 +3944,7 @@ public struct FfiConverterTypeMetrics: FfiConverterRustBuffer {
         FfiConverterUInt64.write(value.lockConflicts, into: &buf)
         FfiConverterUInt64.write(value.commits, into: &buf)
         FfiConverterUInt64.write(value.membersCommitted, into: &buf)
+        FfiConverterUInt64.write(value.callsBatched, into: &buf)
         FfiConverterSequenceTypeLatencyBucket.write(value.commitLatencyBuckets, into: &buf)
         FfiConverterDouble.write(value.commitLatencySumSeconds, into: &buf)
     }

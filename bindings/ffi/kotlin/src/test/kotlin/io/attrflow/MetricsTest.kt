@@ -27,6 +27,7 @@ class MetricsTest {
             assertTrue(after.commits - before.commits >= 1UL, "$before -> $after")
             assertTrue(after.membersCommitted - before.membersCommitted >= 4UL, "$before -> $after")
             assertTrue(after.membersCommitted >= after.commits)
+            assertTrue(after.callsBatched >= before.callsBatched, "$before -> $after")
 
             val buckets = after.commitLatencyBuckets
             assertEquals(Double.POSITIVE_INFINITY, buckets.last().upperBoundSeconds)
