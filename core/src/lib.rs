@@ -37,6 +37,7 @@
 //! # Ok::<(), attrflow::Error>(())
 //! ```
 
+pub mod batch;
 pub mod chunked_log;
 pub mod commits;
 pub mod context;
@@ -54,11 +55,12 @@ pub mod runtime;
 pub mod store;
 pub mod typed;
 
+pub use batch::RpcRequest;
 pub use context::RpcContext;
 pub use definition::{FlowDefinition, LockTarget, MapInstance, RpcDefinition};
 pub use error::{Error, ErrorKind, Result};
 pub use options::{RpcInvokeOptions, StartFlowOptions};
-pub use runtime::{RpcRequest, Runtime};
+pub use runtime::Runtime;
 pub use typed::AttributeMap;
 
 /// The README's Rust examples, compiled as doctests so they cannot go stale.

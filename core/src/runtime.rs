@@ -14,7 +14,7 @@ use crate::definition::{FlowDefinition, MapInstance, RpcDefinition};
 use crate::error::{Error, Result};
 use crate::names::validate_flow_id;
 use crate::options::{InitialTarget, RpcInvokeOptions, StartFlowOptions};
-use crate::store::{FlowRecord, Isolation, RpcCall, SnapshotReader, StartOutcome, Store, Write};
+use crate::store::{FlowRecord, Isolation, SnapshotReader, StartOutcome, Store, Write};
 
 /// Flow types bound to a store. Cheap to share between threads: every method takes `&self`.
 ///
@@ -177,108 +177,8 @@ impl Runtime {
         })
     }
 
-    /// Invokes independent RPCs (from different callers, of any flows and flow types), each
-    /// as [`Runtime::invoke_rpc`] would, and returns their outputs in order. On a store
-    /// that groups commits ([`Store::groups_batches`]) the calls that take locks run on
-    /// this thread as members of one group: one COMMIT, and no thread woken between them;
-    /// lock-free calls run first, one after another (see [`Runtime::batches`] for which
-    /// calls gain from a batch). Each call keeps its own locks, its own error and its own
-    /// rollback (one failing fails no other), and is counted and traced as a call on its
-    /// own.
-    pub fn invoke_rpcs(&self, requests: Vec<RpcRequest>) -> Vec<Result<Value>> {
-        let mut results: Vec<Option<Result<Value>>> = Vec::with_capacity(requests.len());
-        let mut calls = Vec::with_capacity(requests.len());
-        for request in requests {
-            let span =
-                crate::metrics::rpc_span(&request.flow_type, &request.flow_id, &request.rpc_name);
-            let prepared = span.in_scope(|| {
-                self.prepare(
-                    &request.flow_type,
-                    &request.flow_id,
-                    &request.rpc_name,
-                    &request.input,
-                    &request.options,
-                )
-            });
-            match prepared {
-                Ok((definition, plan)) => {
-                    calls.push(BatchedCall {
-                        at: results.len(),
-                        span,
-                        definition,
-                        plan,
-                        flow_id: request.flow_id,
-                        rpc_name: request.rpc_name,
-                        input: request.input,
-                        output: None,
-                        wrote: false,
-                    });
-                    results.push(None);
-                }
-                Err(error) => {
-                    let failed = Err(error);
-                    crate::metrics::record_outcome(&span, &failed);
-                    results.push(Some(failed));
-                }
-            }
-        }
-        if calls.len() > 1 {
-            crate::metrics::record_batch(calls.len());
-        }
-        let mut bodies: Vec<_> = calls.iter_mut().map(BatchedCall::body).collect();
-        let mut store_calls: Vec<RpcCall<'_, '_>> = bodies
-            .iter_mut()
-            .map(|(flow_id, isolation, body)| RpcCall {
-                flow_id,
-                isolation,
-                body,
-            })
-            .collect();
-        let ran = self.store.run_rpcs(&mut store_calls);
-        drop(store_calls);
-        drop(bodies);
-        let mut wrote = false;
-        for (call, ran) in calls.into_iter().zip(ran) {
-            // run_rpcs returns once the writes are committed.
-            wrote |= ran.is_ok() && call.wrote;
-            let result = ran.and_then(|()| {
-                call.output
-                    .ok_or_else(|| Error::storage("the store did not run the RPC body"))
-            });
-            crate::metrics::record_outcome(&call.span, &result);
-            results[call.at] = Some(result);
-        }
-        if wrote {
-            self.commits.notify();
-        }
-        results
-            .into_iter()
-            .map(|result| result.unwrap_or_else(|| Err(Error::storage("the call was not run"))))
-            .collect()
-    }
-
-    /// Whether `request` should be handed over in a batch ([`Runtime::invoke_rpcs`]): its
-    /// store runs a batch as one group ([`Store::groups_batches`]) and the call takes
-    /// fail-fast locks, so it runs as a member of a group. A lock-free call runs on its own
-    /// snapshot in parallel with others, which a batch would serialise; an unknown flow
-    /// type or RPC is left to fail on its own.
-    pub fn batches(&self, request: &RpcRequest) -> bool {
-        if !self.store.groups_batches() {
-            return false;
-        }
-        let Ok(definition) = self.definition(&request.flow_type) else {
-            return false;
-        };
-        let Ok(rpc) = definition.rpc(&request.rpc_name) else {
-            return false;
-        };
-        rpc.is_transactional()
-            || !rpc.locks().is_empty()
-            || !request.options.lock_attribute_map_instances.is_empty()
-    }
-
     /// Checks one call and resolves what it locks and loads.
-    fn prepare(
+    pub(crate) fn prepare(
         &self,
         flow_type: &str,
         flow_id: &str,
@@ -327,72 +227,9 @@ impl Runtime {
     }
 }
 
-/// One call of [`Runtime::invoke_rpcs`]: what [`Runtime::invoke_rpc`] takes.
-#[derive(Debug, Clone)]
-pub struct RpcRequest {
-    /// The flow type whose RPC is called.
-    pub flow_type: String,
-    /// The flow it runs on.
-    pub flow_id: String,
-    /// The RPC's name.
-    pub rpc_name: String,
-    /// Its input.
-    pub input: Value,
-    /// Extra locks, loads and the expected run.
-    pub options: RpcInvokeOptions,
-}
-
-/// A checked call of a batch, and what its body leaves behind.
-struct BatchedCall {
-    at: usize,
-    span: tracing::Span,
-    definition: Arc<FlowDefinition>,
-    plan: CallPlan,
-    flow_id: String,
-    rpc_name: String,
-    input: Value,
-    output: Option<Value>,
-    wrote: bool,
-}
-
-impl BatchedCall {
-    /// The flow, isolation and body the store runs for this call.
-    fn body(
-        &mut self,
-    ) -> (
-        &str,
-        &Isolation,
-        impl FnMut(&mut dyn SnapshotReader) -> Result<Vec<Write>> + Send + '_,
-    ) {
-        let BatchedCall {
-            span,
-            definition,
-            plan,
-            flow_id,
-            rpc_name,
-            input,
-            output,
-            wrote,
-            ..
-        } = self;
-        let (definition, plan, span) = (&**definition, &*plan, &*span);
-        let body = move |reader: &mut dyn SnapshotReader| -> Result<Vec<Write>> {
-            // The handler runs inside this call's span, on whichever thread runs it.
-            span.in_scope(|| {
-                let rpc = definition.rpc(rpc_name)?;
-                let (value, writes) = plan.run(definition, rpc, reader, std::mem::take(input))?;
-                *output = Some(value);
-                *wrote = !writes.is_empty();
-                Ok(writes)
-            })
-        };
-        (flow_id.as_str(), &plan.isolation, body)
-    }
-}
-
 /// What one call locks and loads, resolved to physical names.
-struct CallPlan {
-    isolation: Isolation,
+pub(crate) struct CallPlan {
+    pub(crate) isolation: Isolation,
     loads: Vec<String>,
     run_id: Option<String>,
 }
@@ -421,7 +258,7 @@ impl CallPlan {
             "load",
             &options.load_attribute_map_instances,
         )?);
-        let isolation = if locks.is_empty() && !rpc.is_transactional() {
+        let isolation = if !takes_locks(rpc, options) {
             Isolation::Shared
         } else {
             Isolation::Exclusive {
@@ -435,7 +272,7 @@ impl CallPlan {
         })
     }
 
-    fn run(
+    pub(crate) fn run(
         &self,
         definition: &FlowDefinition,
         rpc: &RpcDefinition,
@@ -468,6 +305,15 @@ impl CallPlan {
         let writes = checked_writes(ctx.into_writes()?)?;
         Ok((output, writes))
     }
+}
+
+/// Whether a call of `rpc` with `options` takes fail-fast locks (or asks for a transaction
+/// of its own), so it runs exclusively, as a member of a commit group; otherwise it runs
+/// lock-free on a snapshot ([`Isolation::Shared`]).
+pub(crate) fn takes_locks(rpc: &RpcDefinition, options: &RpcInvokeOptions) -> bool {
+    rpc.is_transactional()
+        || !rpc.locks().is_empty()
+        || !options.lock_attribute_map_instances.is_empty()
 }
 
 fn per_call_names(

@@ -16,6 +16,14 @@
 //! threads and the loop for a call, and many calls finishing at once cost the loop one
 //! wake-up.
 //!
+//! RPC calls go through [`submit_rpc`]: a worker taking one that gains from a batch (it
+//! takes locks, on a store that runs a batch as one commit group: `Runtime::batches`)
+//! takes every queued call of the same runtime that does too and runs them together
+//! (`Runtime::invoke_rpcs`): tasks resubmitting in one loop turn then cost one thread and
+//! one COMMIT, with no thread woken between their calls, and their results reach the loop
+//! together. Measured with 16 tasks appending (bench/notes/3b-python.md), this is what
+//! took them from about 0.7× to about 1× of 16 Rust threads at `synchronous=NORMAL`.
+//!
 //! The Python package calls [`wait_for_calls`] at exit: it waits (detached) until every
 //! submitted call has finished, as `concurrent.futures` waits for its workers, so that calls
 //! whose callers were cancelled still run to their end.

@@ -87,6 +87,12 @@
 //!   Python's GIL before every store call and take it inside the handler, on whichever
 //!   thread that is).
 //!
+//! A caller holding several independent calls at once (a binding's worker thread that took
+//! every queued call: [`GroupCommit::run_rpcs`]) queues their members together, first in
+//! line first, and then waits for each outcome in order, taking the turn when it is handed
+//! to one of them: its calls join one group with no thread woken between them, and each
+//! keeps every rule of a call on its own.
+//!
 //! A lock-free RPC ([`Isolation::Shared`]) runs its handler on a snapshot of committed
 //! state outside the group. If it wrote anything, its writes join a group as a member that
 //! first re-reads, inside the group's transaction, every value the handler read: any change

@@ -1,0 +1,183 @@
+//! Many independent RPC calls handed to the store at once ([`Runtime::invoke_rpcs`]).
+//!
+//! A binding that holds several callers' calls at the same moment (Python's `AsyncClient`
+//! worker taking every queued call) hands them over together: on a store that runs a batch
+//! as one commit group ([`Store::groups_batches`], SQLite) the calls that take locks run on
+//! the calling thread, back to back, as members of one group, so they share one COMMIT and
+//! no thread is woken between them. Each call keeps every rule of a call on its own: its
+//! locks, its savepoint, its own error, its span and its count in [`crate::metrics`].
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::definition::FlowDefinition;
+use crate::error::{Error, Result};
+use crate::options::RpcInvokeOptions;
+use crate::runtime::{takes_locks, CallPlan, Runtime};
+#[cfg(doc)]
+use crate::store::Store;
+use crate::store::{Isolation, RpcCall, SnapshotReader, Write};
+
+impl Runtime {
+    /// Invokes independent RPCs (from different callers, of any flows and flow types), each
+    /// as [`Runtime::invoke_rpc`] would, and returns their outputs in order. On a store
+    /// that groups commits ([`Store::groups_batches`]) the calls that take locks run on
+    /// this thread as members of one group: one COMMIT, and no thread woken between them;
+    /// lock-free calls run first, one after another (see [`Runtime::batches`] for which
+    /// calls gain from a batch). Each call keeps its own locks, its own error and its own
+    /// rollback (one failing fails no other), and is counted and traced as a call on its
+    /// own.
+    pub fn invoke_rpcs(&self, requests: Vec<RpcRequest>) -> Vec<Result<Value>> {
+        let mut results: Vec<Option<Result<Value>>> = Vec::with_capacity(requests.len());
+        let mut calls = Vec::with_capacity(requests.len());
+        for request in requests {
+            let span =
+                crate::metrics::rpc_span(&request.flow_type, &request.flow_id, &request.rpc_name);
+            let prepared = span.in_scope(|| {
+                self.prepare(
+                    &request.flow_type,
+                    &request.flow_id,
+                    &request.rpc_name,
+                    &request.input,
+                    &request.options,
+                )
+            });
+            match prepared {
+                Ok((definition, plan)) => {
+                    calls.push(BatchedCall {
+                        at: results.len(),
+                        span,
+                        definition,
+                        plan,
+                        flow_id: request.flow_id,
+                        rpc_name: request.rpc_name,
+                        input: request.input,
+                        output: None,
+                        wrote: false,
+                    });
+                    results.push(None);
+                }
+                Err(error) => {
+                    let failed = Err(error);
+                    crate::metrics::record_outcome(&span, &failed);
+                    results.push(Some(failed));
+                }
+            }
+        }
+        if calls.len() > 1 {
+            crate::metrics::record_batch(calls.len());
+        }
+        let mut bodies: Vec<_> = calls.iter_mut().map(BatchedCall::body).collect();
+        let mut store_calls: Vec<RpcCall<'_, '_>> = bodies
+            .iter_mut()
+            .map(|(flow_id, isolation, body)| RpcCall {
+                flow_id,
+                isolation,
+                body,
+            })
+            .collect();
+        let ran = self.store().run_rpcs(&mut store_calls);
+        drop(store_calls);
+        drop(bodies);
+        let mut wrote = false;
+        for (call, ran) in calls.into_iter().zip(ran) {
+            // run_rpcs returns once the writes are committed.
+            wrote |= ran.is_ok() && call.wrote;
+            let result = ran.and_then(|()| {
+                call.output
+                    .ok_or_else(|| Error::storage("the store did not run the RPC body"))
+            });
+            crate::metrics::record_outcome(&call.span, &result);
+            results[call.at] = Some(result);
+        }
+        if wrote {
+            self.commits().notify();
+        }
+        results
+            .into_iter()
+            .map(|result| result.unwrap_or_else(|| Err(Error::storage("the call was not run"))))
+            .collect()
+    }
+
+    /// Whether `request` should be handed over in a batch ([`Runtime::invoke_rpcs`]): its
+    /// store runs a batch as one group ([`Store::groups_batches`]) and the call takes
+    /// fail-fast locks, so it runs as a member of a group. A lock-free call runs on its own
+    /// snapshot in parallel with others, which a batch would serialise; an unknown flow
+    /// type or RPC is left to fail on its own.
+    pub fn batches(&self, request: &RpcRequest) -> bool {
+        if !self.store().groups_batches() {
+            return false;
+        }
+        let Ok(definition) = self.definition(&request.flow_type) else {
+            return false;
+        };
+        let Ok(rpc) = definition.rpc(&request.rpc_name) else {
+            return false;
+        };
+        takes_locks(rpc, &request.options)
+    }
+}
+
+/// One call of [`Runtime::invoke_rpcs`]: what [`Runtime::invoke_rpc`] takes.
+#[derive(Debug, Clone)]
+pub struct RpcRequest {
+    /// The flow type whose RPC is called.
+    pub flow_type: String,
+    /// The flow it runs on.
+    pub flow_id: String,
+    /// The RPC's name.
+    pub rpc_name: String,
+    /// Its input.
+    pub input: Value,
+    /// Extra locks, loads and the expected run.
+    pub options: RpcInvokeOptions,
+}
+
+/// A checked call of a batch, and what its body leaves behind.
+struct BatchedCall {
+    at: usize,
+    span: tracing::Span,
+    definition: Arc<FlowDefinition>,
+    plan: CallPlan,
+    flow_id: String,
+    rpc_name: String,
+    input: Value,
+    output: Option<Value>,
+    wrote: bool,
+}
+
+impl BatchedCall {
+    /// The flow, isolation and body the store runs for this call.
+    fn body(
+        &mut self,
+    ) -> (
+        &str,
+        &Isolation,
+        impl FnMut(&mut dyn SnapshotReader) -> Result<Vec<Write>> + Send + '_,
+    ) {
+        let BatchedCall {
+            span,
+            definition,
+            plan,
+            flow_id,
+            rpc_name,
+            input,
+            output,
+            wrote,
+            ..
+        } = self;
+        let (definition, plan, span) = (&**definition, &*plan, &*span);
+        let body = move |reader: &mut dyn SnapshotReader| -> Result<Vec<Write>> {
+            // The handler runs inside this call's span, on whichever thread runs it.
+            span.in_scope(|| {
+                let rpc = definition.rpc(rpc_name)?;
+                let (value, writes) = plan.run(definition, rpc, reader, std::mem::take(input))?;
+                *output = Some(value);
+                *wrote = !writes.is_empty();
+                Ok(writes)
+            })
+        };
+        (flow_id.as_str(), &plan.isolation, body)
+    }
+}
