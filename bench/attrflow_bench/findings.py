@@ -128,9 +128,23 @@ worker (a queued call left to the running threads for a grace of 50–150 µs) w
 and not adopted: at NORMAL most calls are submitted when no call is running any more (the
 previous one finished while the loop was busy), so only 13–20% of them could be left to a
 running thread, and the timekeeping cost what it saved. At NORMAL the event loop's own
-round trip per append (its wake-up and its turn, not its CPU) is the serial path; the next
-step is fewer loop turns per append (the binding handing the store several queued calls at
-once), not a different pool."""
+round trip per append (its wake-up and its turn, not its CPU) is the serial path.
+
+Since 2026-12-03 (13:40 UTC) a worker taking a queued call that takes locks, on a store that
+runs a batch as one commit group (SQLite), takes every such call of the same runtime queued
+at that moment and hands them to the core together (`Runtime::invoke_rpcs`): they run back
+to back on that thread as members of one group, one COMMIT, and their results reach the
+loop together, so the calls the tasks resubmit in one loop turn cost one wake-up each way.
+Lock-free calls are not batched (they keep running in parallel). The builds before and
+after taking turns, 10 rounds of 16 × 500 appends against 16 Rust threads in the same
+round: NORMAL 0.69× (0.61–0.78) → 0.99× (0.83–1.18), FULL 0.74× (0.65–0.86) → 0.79×
+(0.68–0.98); CPU per append 68 → 50 µs at NORMAL and 78 → 66 µs at FULL
+(bench/notes/3b-python.md). At FULL the tasks already ran in two cohorts of about eight (one
+group commits while the loop serves the other's results), so the wake-ups batching removes
+were not on the path every append waits on: the COMMIT is, as for the Rust threads, and the
+two cores the loop shares with the worker running the group make each group slower than
+the Rust threads' when the loop is busy. A miss at FULL is the loop's CPU per append (about
+half of the process's) competing with the group for the two cores."""
 
 _HTTP = """\
 cProfile of the service under wrk: Quart's request handling took about 1 ms of CPU per
@@ -215,10 +229,10 @@ What would close the remaining gaps, in the order of their payoff:
   fixed cost once inputs are encoded natively; watching on both sides removes them only
   when a core is free (and since the back-off is exponential, it resumes one call after a
   miss instead of 32).
-- Python under concurrency (targets 3-concurrent-*): the pool now wakes a thread only
-  when none awake will take a call; what is left is the event loop's round trip per append
-  (at NORMAL most calls finish before the loop resubmits), so fewer loop turns per append,
-  such as handing the store the calls queued in one turn together, is the next step.
+- Python under concurrency (targets 3-concurrent-*): the calls tasks queue together now
+  run as one batch on one worker; what is left at FULL is the loop's own CPU per append
+  (the task's step, the future, encoding the input and decoding the output) competing on
+  two cores with the group's members and COMMIT.
 - Outputs cross the core's RPC boundary as a `serde_json::Value`: for a page of 100
   records, building that tree and freeing it cost about a third of the page's instructions
   in the Rust API (callgrind: `typed::encode` 182K and decoding the typed page back 90K of

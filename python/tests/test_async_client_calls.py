@@ -395,7 +395,8 @@ def test_calls_queued_together_run_in_one_batch_and_each_keeps_its_own_outcome(
                 for i in range(ROUNDS):
                     try:
                         by = -1 if i % 5 == 4 else 1
-                        outcomes.append(await client.invoke_rpc(flow.add, f"batch-{n}", by))
+                        added: int = await client.invoke_rpc(flow.add, f"batch-{n}", by)
+                        outcomes.append(added)
                     except WorkerInvocationError as error:
                         outcomes.append(error.worker_error_detail)
                 return outcomes

@@ -59,9 +59,14 @@ def test_metrics_count_the_calls_and_commits_of_the_service(store: str, tmp_path
     finally:
         service.kill()
 
-    assert {CALLS, LOCK_CONFLICTS, COMMITS, MEMBERS_COMMITTED, BATCHED_CALLS, COMMIT_LATENCY} <= set(
-        after
-    )
+    assert {
+        CALLS,
+        LOCK_CONFLICTS,
+        COMMITS,
+        MEMBERS_COMMITTED,
+        BATCHED_CALLS,
+        COMMIT_LATENCY,
+    } <= set(after)
     assert value(after[BATCHED_CALLS], f"{BATCHED_CALLS}_total") >= 0
     assert after[CALLS].type == "counter"
     assert after[COMMIT_LATENCY].type == "histogram"
