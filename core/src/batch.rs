@@ -100,22 +100,23 @@ impl Runtime {
             .collect()
     }
 
-    /// Whether `request` should be handed over in a batch ([`Runtime::invoke_rpcs`]): its
+    /// Whether a call of `rpc_name` of `flow_type` with `options` should be handed over in a
+    /// batch ([`Runtime::invoke_rpcs`]): its
     /// store runs a batch as one group ([`Store::groups_batches`]) and the call takes
     /// fail-fast locks, so it runs as a member of a group. A lock-free call runs on its own
     /// snapshot in parallel with others, which a batch would serialise; an unknown flow
     /// type or RPC is left to fail on its own.
-    pub fn batches(&self, request: &RpcRequest) -> bool {
+    pub fn batches(&self, flow_type: &str, rpc_name: &str, options: &RpcInvokeOptions) -> bool {
         if !self.store().groups_batches() {
             return false;
         }
-        let Ok(definition) = self.definition(&request.flow_type) else {
+        let Ok(definition) = self.definition(flow_type) else {
             return false;
         };
-        let Ok(rpc) = definition.rpc(&request.rpc_name) else {
+        let Ok(rpc) = definition.rpc(rpc_name) else {
             return false;
         };
-        takes_locks(rpc, &request.options)
+        takes_locks(rpc, options)
     }
 }
 

@@ -177,8 +177,8 @@ enum Taken {
 /// A queued RPC call and where its result goes.
 struct RpcJob {
     runtime: Arc<Runtime>,
-    /// The call, or why it cannot be made (its input is not JSON).
-    request: attrflow::Result<RpcRequest>,
+    /// Makes the call (on the worker thread), or says why it cannot be made.
+    request: Box<dyn FnOnce() -> attrflow::Result<RpcRequest> + Send>,
     /// Whether it gains from running in a batch ([`Runtime::batches`]).
     batches: bool,
     /// Turns the result into what the event loop receives (on the worker thread).
@@ -415,7 +415,7 @@ fn run_batch(pool: &'static Pool, batch: Vec<RpcJob>) {
         ..
     } in batch
     {
-        let refused = match request {
+        let refused = match request() {
             Ok(request) => {
                 requests.push(request);
                 None
@@ -793,20 +793,23 @@ where
     submitted
 }
 
-/// Queues the RPC call `request` on `runtime` like [`submit`]: on the worker thread `after`
+/// Queues the RPC call `request` makes on `runtime` like [`submit`] (`batches` says whether
+/// it gains from a batch: [`Runtime::batches`]): on the worker thread `after`
 /// turns its result into what `finish` later turns into a Python value on the event loop's
 /// thread. Unlike other work, a worker thread takes the queued calls of one runtime that
 /// gain from a batch ([`Runtime::batches`]: calls taking locks, on a store that runs a
 /// batch as one group) together and runs them as one ([`Runtime::invoke_rpcs`]).
-pub(crate) fn submit_rpc<T, A, F>(
+pub(crate) fn submit_rpc<T, R, A, F>(
     done: Done,
     runtime: Arc<Runtime>,
-    request: attrflow::Result<RpcRequest>,
+    batches: bool,
+    request: R,
     after: A,
     finish: F,
 ) -> PyResult<()>
 where
     T: Send + 'static,
+    R: FnOnce() -> attrflow::Result<RpcRequest> + Send + 'static,
     A: FnOnce(attrflow::Result<Value>) -> T + Send + 'static,
     F: FnOnce(Python<'_>, T) -> PyResult<Py<PyAny>> + Send + 'static,
 {
@@ -822,10 +825,9 @@ where
             finish: Box::new(move |py| finish(py, value)),
         }
     });
-    let batches = request.as_ref().is_ok_and(|r| runtime.batches(r));
     let submitted = pool.submit(Job::Rpc(RpcJob {
         runtime,
-        request,
+        request: Box::new(request),
         batches,
         report,
         completions,

@@ -198,11 +198,12 @@ impl NativeRuntime {
             };
             return match done {
                 Some(done) => {
-                    let (runtime, request) = call.into_request();
+                    let (runtime, batches) = call.handed_over();
                     let after = move |output| decode::encode_output(output, encoder.get());
+                    let request = move || call.into_request();
                     submitted(
                         py,
-                        executor::submit_rpc(done, runtime, request, after, finish),
+                        executor::submit_rpc(done, runtime, batches, request, after, finish),
                     )
                 }
                 None => {
@@ -223,10 +224,11 @@ impl NativeRuntime {
                     }
                     Ok(decoded?.unbind())
                 };
-                let (runtime, request) = call.into_request();
+                let (runtime, batches) = call.handed_over();
+                let request = move || call.into_request();
                 submitted(
                     py,
-                    executor::submit_rpc(done, runtime, request, |output| output, finish),
+                    executor::submit_rpc(done, runtime, batches, request, |output| output, finish),
                 )
             }
             None => {
@@ -306,8 +308,8 @@ struct RpcCall {
 
 impl RpcCall {
     fn run(self) -> attrflow::Result<Value> {
-        let (runtime, request) = self.into_request();
-        let request = request?;
+        let runtime = Arc::clone(&self.runtime);
+        let request = self.into_request()?;
         runtime.invoke_rpc(
             &request.flow_type,
             &request.flow_id,
@@ -317,20 +319,27 @@ impl RpcCall {
         )
     }
 
-    /// The runtime and the request, or why the input is no request (it is not JSON).
-    fn into_request(self) -> (Arc<Runtime>, attrflow::Result<RpcRequest>) {
+    /// The runtime to hand the call to, and whether the call gains from a batch
+    /// ([`Runtime::batches`]).
+    fn handed_over(&self) -> (Arc<Runtime>, bool) {
+        let batches = self
+            .runtime
+            .batches(&self.flow_type, &self.rpc_name, &self.options);
+        (Arc::clone(&self.runtime), batches)
+    }
+
+    /// The request, or why the input is no request (it is not JSON): parsed on the thread
+    /// that runs the call.
+    fn into_request(self) -> attrflow::Result<RpcRequest> {
         let rpc_name = &self.rpc_name;
-        let request =
-            parse_json(&self.input_json, || format!("input of RPC {rpc_name}")).map(|input| {
-                RpcRequest {
-                    flow_type: self.flow_type,
-                    flow_id: self.flow_id,
-                    rpc_name: self.rpc_name,
-                    input,
-                    options: self.options,
-                }
-            });
-        (self.runtime, request)
+        let input = parse_json(&self.input_json, || format!("input of RPC {rpc_name}"))?;
+        Ok(RpcRequest {
+            flow_type: self.flow_type,
+            flow_id: self.flow_id,
+            rpc_name: self.rpc_name,
+            input,
+            options: self.options,
+        })
     }
 }
 
