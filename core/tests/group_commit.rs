@@ -138,6 +138,27 @@ fn read(t: &TestStore, flow: &str) -> Value {
     call(&t.runtime, flow, "Read", Value::Null).unwrap()
 }
 
+/// Asserts that `archive` holds `calls` appends: sequences 1 to `calls`, each once, and as
+/// many distinct subscribers.
+fn assert_every_append_stored_once(archive: &SubscriberArchive<'_>, calls: u64) {
+    let stored = common::all_subscribers(archive);
+    let mut sequences: Vec<u64> = stored.iter().map(|s| s.sequence).collect();
+    sequences.sort_unstable();
+    assert_eq!(
+        sequences,
+        (1..=calls).collect::<Vec<_>>(),
+        "dense, none twice"
+    );
+    let mut ids: Vec<String> = stored.iter().map(|s| s.subscriber_id.clone()).collect();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(
+        ids.len() as u64,
+        calls,
+        "every acknowledged append stored once"
+    );
+}
+
 /// Waits (without a time limit of its own) until `n` callers queue for the turn.
 fn until_waiting(t: &TestStore, n: usize) {
     while t.store.group_stats().waiting < n {
@@ -643,22 +664,7 @@ fn sixteen_appending_threads_share_commits_and_get_every_sequence_once() {
         "no group formed: {} commits for {calls} appends",
         after.commits - before.commits
     );
-    let stored = common::all_subscribers(&archive);
-    let mut sequences: Vec<u64> = stored.iter().map(|s| s.sequence).collect();
-    sequences.sort_unstable();
-    assert_eq!(
-        sequences,
-        (1..=calls).collect::<Vec<_>>(),
-        "dense, none twice"
-    );
-    let mut ids: Vec<String> = stored.iter().map(|s| s.subscriber_id.clone()).collect();
-    ids.sort();
-    ids.dedup();
-    assert_eq!(
-        ids.len() as u64,
-        calls,
-        "every acknowledged append stored once"
-    );
+    assert_every_append_stored_once(&archive, calls);
 }
 
 #[test]
@@ -982,20 +988,5 @@ fn threads_appending_in_batches_get_every_sequence_once() {
         }
     });
     let calls = THREADS * ROUNDS * BATCH;
-    let stored = common::all_subscribers(&archive);
-    let mut sequences: Vec<u64> = stored.iter().map(|s| s.sequence).collect();
-    sequences.sort_unstable();
-    assert_eq!(
-        sequences,
-        (1..=calls).collect::<Vec<_>>(),
-        "dense, none twice"
-    );
-    let mut ids: Vec<String> = stored.iter().map(|s| s.subscriber_id.clone()).collect();
-    ids.sort();
-    ids.dedup();
-    assert_eq!(
-        ids.len() as u64,
-        calls,
-        "every acknowledged append stored once"
-    );
+    assert_every_append_stored_once(&archive, calls);
 }

@@ -769,24 +769,35 @@ where
     W: FnOnce() -> T + Send + 'static,
     F: FnOnce(Python<'_>, T) -> PyResult<Py<PyAny>> + Send + 'static,
 {
+    enqueue(done, |pool, in_flight, completions, future| {
+        Job::Work(Box::new(move || {
+            let _in_flight = in_flight;
+            CALL_CPU.store(current_cpu(), Ordering::Relaxed);
+            let busy = Busy(pool);
+            let result = work();
+            // Free before the result is queued: the loop may submit the next call at once.
+            drop(busy);
+            completions.get().push(Finished {
+                future,
+                finish: Box::new(move |py| finish(py, result)),
+            });
+            bury();
+        }))
+    })
+}
+
+/// Counts one more call in flight (on `done`'s queue too) and hands the job `make` builds
+/// (from the pool, the count, the queue and the future) to the pool.
+fn enqueue(
+    done: Done,
+    make: impl FnOnce(&'static Pool, InFlight, Py<Completions>, Py<PyAny>) -> Job,
+) -> PyResult<()> {
     let (pool, in_flight) = start_call();
     let (completions, future) = done;
     let running = Arc::clone(&completions.get().running);
     running.fetch_add(1, Ordering::SeqCst);
     LOOP_CPU.store(current_cpu(), Ordering::Relaxed);
-    let submitted = pool.submit(Job::Work(Box::new(move || {
-        let _in_flight = in_flight;
-        CALL_CPU.store(current_cpu(), Ordering::Relaxed);
-        let busy = Busy(pool);
-        let result = work();
-        // Free before the result is queued: the loop may submit the next call at once.
-        drop(busy);
-        completions.get().push(Finished {
-            future,
-            finish: Box::new(move |py| finish(py, result)),
-        });
-        bury();
-    })));
+    let submitted = pool.submit(make(pool, in_flight, completions, future));
     if submitted.is_err() {
         running.fetch_sub(1, Ordering::SeqCst);
     }
@@ -813,30 +824,23 @@ where
     A: FnOnce(attrflow::Result<Value>) -> T + Send + 'static,
     F: FnOnce(Python<'_>, T) -> PyResult<Py<PyAny>> + Send + 'static,
 {
-    let (pool, in_flight) = start_call();
-    let (completions, future) = done;
-    let running = Arc::clone(&completions.get().running);
-    running.fetch_add(1, Ordering::SeqCst);
-    LOOP_CPU.store(current_cpu(), Ordering::Relaxed);
-    let report = Box::new(move |result| {
-        let value = after(result);
-        Finished {
-            future,
-            finish: Box::new(move |py| finish(py, value)),
-        }
-    });
-    let submitted = pool.submit(Job::Rpc(RpcJob {
-        runtime,
-        request: Box::new(request),
-        batches,
-        report,
-        completions,
-        in_flight,
-    }));
-    if submitted.is_err() {
-        running.fetch_sub(1, Ordering::SeqCst);
-    }
-    submitted
+    enqueue(done, |_, in_flight, completions, future| {
+        let report = Box::new(move |result| {
+            let value = after(result);
+            Finished {
+                future,
+                finish: Box::new(move |py| finish(py, value)),
+            }
+        });
+        Job::Rpc(RpcJob {
+            runtime,
+            request: Box::new(request),
+            batches,
+            report,
+            completions,
+            in_flight,
+        })
+    })
 }
 
 /// Values the event loop is done with, freed by a worker thread (see [`dispose`]).
