@@ -173,7 +173,27 @@ impl Runtime {
         options: &RpcInvokeOptions,
     ) -> Result<Value> {
         crate::metrics::observe_rpc(flow_type, flow_id, rpc_name, || {
-            self.invoke_uncounted(flow_type, flow_id, rpc_name, input, options)
+            let (definition, plan) = self.prepare(flow_type, flow_id, rpc_name, &input, options)?;
+            let rpc = definition.rpc(rpc_name)?;
+            let mut input = Some(input);
+            let mut output = None;
+            let mut wrote = false;
+            self.store.run_rpc(
+                flow_id,
+                &plan.isolation,
+                &mut |reader: &mut dyn SnapshotReader| {
+                    let input = input.take().unwrap_or(Value::Null);
+                    let (value, writes) = plan.run(&definition, rpc, reader, input)?;
+                    output = Some(value);
+                    wrote = !writes.is_empty();
+                    Ok(writes)
+                },
+            )?;
+            // run_rpc returns once the writes are committed.
+            if wrote {
+                self.commits.notify();
+            }
+            output.ok_or_else(|| Error::storage("the store did not run the RPC body"))
         })
     }
 
@@ -193,37 +213,6 @@ impl Runtime {
         crate::limits::check_rpc_input(rpc_name, input)?;
         let plan = CallPlan::new(&definition, rpc, options)?;
         Ok((definition, plan))
-    }
-
-    fn invoke_uncounted(
-        &self,
-        flow_type: &str,
-        flow_id: &str,
-        rpc_name: &str,
-        input: Value,
-        options: &RpcInvokeOptions,
-    ) -> Result<Value> {
-        let (definition, plan) = self.prepare(flow_type, flow_id, rpc_name, &input, options)?;
-        let rpc = definition.rpc(rpc_name)?;
-        let mut input = Some(input);
-        let mut output = None;
-        let mut wrote = false;
-        self.store.run_rpc(
-            flow_id,
-            &plan.isolation,
-            &mut |reader: &mut dyn SnapshotReader| {
-                let input = input.take().unwrap_or(Value::Null);
-                let (value, writes) = plan.run(&definition, rpc, reader, input)?;
-                output = Some(value);
-                wrote = !writes.is_empty();
-                Ok(writes)
-            },
-        )?;
-        // run_rpc returns once the writes are committed.
-        if wrote {
-            self.commits.notify();
-        }
-        output.ok_or_else(|| Error::storage("the store did not run the RPC body"))
     }
 }
 
