@@ -27,8 +27,17 @@ impl Runtime {
     /// lock-free calls run first, one after another (see [`Runtime::batches`] for which
     /// calls gain from a batch). Each call keeps its own locks, its own error and its own
     /// rollback (one failing fails no other), and is counted and traced as a call on its
-    /// own.
-    pub fn invoke_rpcs(&self, requests: Vec<RpcRequest>) -> Vec<Result<Value>> {
+    /// own. A batch of one is a call on its own.
+    pub fn invoke_rpcs(&self, mut requests: Vec<RpcRequest>) -> Vec<Result<Value>> {
+        if let [_] = requests.as_slice() {
+            return requests
+                .pop()
+                .map(|r| {
+                    self.invoke_rpc(&r.flow_type, &r.flow_id, &r.rpc_name, r.input, &r.options)
+                })
+                .into_iter()
+                .collect();
+        }
         let mut results: Vec<Option<Result<Value>>> = Vec::with_capacity(requests.len());
         let mut calls = Vec::with_capacity(requests.len());
         for request in requests {
@@ -101,9 +110,9 @@ impl Runtime {
     }
 
     /// Whether a call of `rpc_name` of `flow_type` with `options` should be handed over in a
-    /// batch ([`Runtime::invoke_rpcs`]): its
-    /// store runs a batch as one group ([`Store::groups_batches`]) and the call takes
-    /// fail-fast locks, so it runs as a member of a group. A lock-free call runs on its own
+    /// batch ([`Runtime::invoke_rpcs`]): its store runs a batch as one group
+    /// ([`Store::groups_batches`]) and the call takes fail-fast locks, so it runs as a
+    /// member of a group. A lock-free call runs on its own
     /// snapshot in parallel with others, which a batch would serialise; an unknown flow
     /// type or RPC is left to fail on its own.
     pub fn batches(&self, flow_type: &str, rpc_name: &str, options: &RpcInvokeOptions) -> bool {

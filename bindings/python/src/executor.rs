@@ -374,32 +374,29 @@ impl Pool {
 /// share one COMMIT and wake nobody between them. Calls queued together are concurrent,
 /// so the order among them is theirs to have.
 fn take_batch(first: RpcJob, jobs: &mut VecDeque<Job>) -> Vec<RpcJob> {
+    if !first.batches {
+        return vec![first];
+    }
+    let runtime = Arc::clone(&first.runtime);
     let mut batch = vec![first];
-    if !batch[0].batches {
-        return batch;
-    }
-    let mut at = 0;
-    while at < jobs.len() && batch.len() < MAX_BATCH {
-        let joins = matches!(&jobs[at], Job::Rpc(next)
-            if next.batches && Arc::ptr_eq(&next.runtime, &batch[0].runtime));
-        if !joins {
-            at += 1;
-            continue;
-        }
-        match jobs.remove(at) {
-            Some(Job::Rpc(next)) => batch.push(next),
-            Some(other) => {
-                jobs.insert(at, other);
-                at += 1;
+    let mut kept = VecDeque::with_capacity(jobs.len());
+    for job in jobs.drain(..) {
+        match job {
+            Job::Rpc(next)
+                if batch.len() < MAX_BATCH
+                    && next.batches
+                    && Arc::ptr_eq(&next.runtime, &runtime) =>
+            {
+                batch.push(next)
             }
-            None => break,
+            other => kept.push_back(other),
         }
     }
+    *jobs = kept;
     batch
 }
 
-/// Runs a batch taken by [`Pool::next`] through [`Runtime::invoke_rpcs`] (a lone call
-/// through [`Runtime::invoke_rpc`]) and queues every result on its event loop's
+/// Runs a batch taken by [`Pool::next`] through [`Runtime::invoke_rpcs`] and queues every result on its event loop's
 /// [`Completions`], each loop's at once.
 fn run_batch(pool: &'static Pool, batch: Vec<RpcJob>) {
     CALL_CPU.store(current_cpu(), Ordering::Relaxed);
@@ -424,16 +421,7 @@ fn run_batch(pool: &'static Pool, batch: Vec<RpcJob>) {
         };
         pending.push((refused, report, completions, in_flight));
     }
-    let mut results = if requests.len() == 1 {
-        requests
-            .pop()
-            .map(|r| runtime.invoke_rpc(&r.flow_type, &r.flow_id, &r.rpc_name, r.input, &r.options))
-            .into_iter()
-            .collect::<Vec<_>>()
-    } else {
-        runtime.invoke_rpcs(requests)
-    }
-    .into_iter();
+    let mut results = runtime.invoke_rpcs(requests).into_iter();
     // Free before the results are queued: the loop may submit the next calls at once.
     drop(busy);
     let mut reports: Vec<(Py<Completions>, Vec<Finished>)> = Vec::new();

@@ -110,15 +110,12 @@ pub trait Store: Send + Sync + 'static {
     /// them as members of one group where it can (one thread, one COMMIT, no hand-off
     /// between them); the default runs them one after another.
     fn run_rpcs(&self, calls: &mut [RpcCall<'_, '_>]) -> Vec<Result<()>> {
-        calls
-            .iter_mut()
-            .map(|call| self.run_rpc(call.flow_id, call.isolation, call.body))
-            .collect()
+        run_each(self, calls)
     }
 
     /// Whether [`Store::run_rpcs`] runs a batch as one group: a caller holding several
     /// calls at once (a binding's worker thread taking every queued call) then hands them
-    /// over together; otherwise it runs them in parallel, one per thread.
+    /// over together; otherwise it gains more from running them on threads of their own.
     fn groups_batches(&self) -> bool {
         false
     }
@@ -164,4 +161,16 @@ pub trait Store: Send + Sync + 'static {
     fn integrity_problem(&self) -> Result<Option<String>> {
         Ok(None)
     }
+}
+
+/// Runs `calls` one after another through [`Store::run_rpc`]: what a store that does not
+/// group a batch does with one.
+pub(crate) fn run_each<S: Store + ?Sized>(
+    store: &S,
+    calls: &mut [RpcCall<'_, '_>],
+) -> Vec<Result<()>> {
+    calls
+        .iter_mut()
+        .map(|call| store.run_rpc(call.flow_id, call.isolation, call.body))
+        .collect()
 }

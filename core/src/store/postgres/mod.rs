@@ -674,10 +674,7 @@ impl Store for PostgresStore {
             };
             return self.lane(calls[0].flow_id).run_rpcs(self, calls);
         }
-        calls
-            .iter_mut()
-            .map(|call| self.run_rpc(call.flow_id, call.isolation, call.body))
-            .collect()
+        super::run_each(self, calls)
     }
 
     fn flow(&self, flow_id: &str) -> Result<Option<FlowRecord>> {
