@@ -161,6 +161,24 @@ def _figure(results: Results, name: str, digits: int = 0) -> str:
     return f"{summary.median:,.{digits}f} ({summary.low:,.{digits}f}–{summary.high:,.{digits}f})"
 
 
+def _optional(results: Results, name: str, digits: int = 0) -> str:
+    """``name``'s figure, or a dash when the run did not measure it."""
+    return _figure(results, name, digits) if name in results.series else "—"
+
+
+def _delayed(results: Results, native: str) -> list[str]:
+    """What a commit delay costs a lone appender (when the run measured it)."""
+    delayed = f"{native}.delayed.single_append_us"
+    if delayed not in results.series:
+        return []
+    added = _ratio(results, delayed, f"{native}.grouped.single_append_us")
+    return [
+        f"With `commit_delay_us=100` it takes {_figure(results, delayed)} µs: "
+        f"{added.median:.2f}× of group commit without one (the delay keeps a lone "
+        "caller's group open that long for other callers).",
+    ]
+
+
 def render(results: Results) -> list[str]:
     """This section of BENCHMARKS.md (empty when the run did not measure it)."""
     if "concurrency.redis.one_flow.appends_per_s" not in results.series:
@@ -175,11 +193,13 @@ def render(results: Results) -> list[str]:
         "Rust threads call the core directly; `AsyncClient` tasks share one client. "
         '"one COMMIT per call" is the same build with `group_max_calls=1`. Lock conflicts '
         "are retried at once and counted; COMMITs per append come from the store's own "
-        "counter (one fsync each).",
+        "counter (one fsync each); bytes written per append are the process's own (`wchar` "
+        "of `/proc/self/io`: the WAL frames of every COMMIT, 4 KiB pages, and what "
+        "checkpoints copy into the database file).",
         "",
         "| appenders | shape | appends/s | × Redis (target) | conflicts / 1,000 | "
-        "COMMITs / append |",
-        "| --- | --- | --- | --- | --- | --- |",
+        "COMMITs / append | bytes written / append |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
     ]
     for shape in SHAPES:
         redis = f"concurrency.redis.{shape}.appends_per_s"
@@ -194,17 +214,15 @@ def render(results: Results) -> list[str]:
             verdict = ""
             if target is not None:
                 verdict = f" ({target:g}×, {'met' if ratio.median >= target else '**missed**'})"
-            commits = (
-                _figure(results, f"{prefix}.commits_per_append", 2)
-                if f"{prefix}.commits_per_append" in results.series
-                else "—"
-            )
+            commits = _optional(results, f"{prefix}.commits_per_append", 2)
+            written = _optional(results, f"{prefix}.written_per_append")
             lines.append(
                 f"| {who} | {label} | {_figure(results, f'{prefix}.appends_per_s')} | "
                 f"{ratio.median:.2f}{verdict} | "
-                f"{_figure(results, f'{prefix}.conflicts_per_1000', 1)} | {commits} |"
+                f"{_figure(results, f'{prefix}.conflicts_per_1000', 1)} | {commits} | "
+                f"{written} |"
             )
-        lines.append(f"| Redis XADD | {label} | {_figure(results, redis)} | 1.00 | — | — |")
+        lines.append(f"| Redis XADD | {label} | {_figure(results, redis)} | 1.00 | — | — | — |")
     latency = _ratio(
         results, f"{native}.grouped.single_append_us", f"{native}.per_call.single_append_us"
     )
@@ -215,6 +233,7 @@ def render(results: Results) -> list[str]:
         f"µs with group commit against "
         f"{_figure(results, f'{native}.per_call.single_append_us')} µs with one COMMIT per "
         f"call: {latency.median:.2f}× (target ≤ {LATENCY_TARGET}×, {verdict}).",
+        *_delayed(results, native),
         "",
         *note("6-concurrency"),
     ]

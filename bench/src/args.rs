@@ -64,6 +64,11 @@ impl Args {
         }
     }
 
+    /// A text option, or `None` when it is absent.
+    pub fn text(&self, name: &str) -> Option<String> {
+        self.raw(name).map(str::to_owned)
+    }
+
     /// A required path.
     pub fn path(&self, name: &str) -> BenchResult<PathBuf> {
         self.raw(name)

@@ -3,9 +3,11 @@
 //! commit), on one flow and on as many flows as threads.
 //!
 //! Per shape and mode: appends per second, lock conflicts per 1,000 appends (each retried
-//! at once), and COMMITs (fsyncs) per append from the store's own counter. Then the latency
-//! of a single appender, grouped and per call (the two taking turns call by call), so the
-//! cost group commit adds to a lone caller is a ratio measured in the same run.
+//! at once), COMMITs (fsyncs) per append from the store's own counter, and bytes written
+//! per append (WAL frames and checkpoints, from `/proc/self/io`). Then the latency
+//! of a single appender, grouped, per call and grouped with a commit delay (taking turns
+//! call by call), so the cost group commit adds to a lone caller is a ratio measured in the
+//! same run, and so is what a commit delay adds.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -27,6 +29,10 @@ use crate::BenchResult;
 /// The two ways the store commits: grouped (the default) and one COMMIT per call.
 const MODES: [(&str, Option<usize>); 2] = [("grouped", None), ("per_call", Some(1))];
 
+/// The commit delay of the lone appender's third mode, `delayed`: what waiting for more
+/// callers costs a caller who is alone.
+const LONE_COMMIT_DELAY: Duration = Duration::from_micros(100);
+
 /// Runs the concurrency figures.
 pub fn run(args: &Args) -> BenchResult<Value> {
     let dir = args.path("dir")?;
@@ -34,6 +40,8 @@ pub fn run(args: &Args) -> BenchResult<Value> {
     let seconds = args.number("seconds", 3.0f64)?;
     let repeats = args.number("repeats", 3u64)?;
     let latency_calls = args.number("latency-calls", 300u64)?;
+    // Profiling one figure: `--only grouped.many_flows` runs that shape and mode alone.
+    let only = args.text("only");
     std::fs::create_dir_all(&dir)?;
     let mut report = Report::new();
     report.config("threads", threads);
@@ -44,6 +52,12 @@ pub fn run(args: &Args) -> BenchResult<Value> {
     for _ in 0..repeats {
         for (shape, flows) in [("one_flow", 1), ("many_flows", threads)] {
             for (mode, max_calls) in MODES {
+                if only
+                    .as_ref()
+                    .is_some_and(|o| *o != format!("{mode}.{shape}"))
+                {
+                    continue;
+                }
                 remove_store(&path)?;
                 let run = appenders(&path, max_calls, threads, flows, duration)?;
                 remove_store(&path)?;
@@ -63,7 +77,15 @@ pub fn run(args: &Args) -> BenchResult<Value> {
                     "ratio",
                     run.commits as f64 / appends,
                 );
+                report.push(
+                    &format!("{mode}.{shape}.written_per_append"),
+                    "bytes",
+                    run.written as f64 / appends,
+                );
             }
+        }
+        if only.is_some() {
+            continue;
         }
         for (mode, latencies) in single_appender(&dir, latency_calls)? {
             report.push(
@@ -76,15 +98,25 @@ pub fn run(args: &Args) -> BenchResult<Value> {
     Ok(report.into_json())
 }
 
-/// The latency of each of `calls` appends of a lone appender per mode, the modes taking
+/// The latency of each of `calls` appends of a lone appender per mode (the two of
+/// [`MODES`], and grouped with a commit delay of [`LONE_COMMIT_DELAY`]), the modes taking
 /// turns call by call (each on a file of its own), so that a disk or a machine whose speed
-/// drifts weighs on both alike.
+/// drifts weighs on all alike.
 fn single_appender(dir: &Path, calls: u64) -> BenchResult<Vec<(&'static str, Vec<f64>)>> {
+    let mut modes: Vec<(&str, GroupLimits)> = MODES
+        .iter()
+        .map(|&(mode, max_calls)| (mode, limits(max_calls)))
+        .collect();
+    let delayed = GroupLimits {
+        commit_delay: LONE_COMMIT_DELAY,
+        ..GroupLimits::default()
+    };
+    modes.push(("delayed", delayed));
     let mut archives = Vec::new();
-    for (mode, max_calls) in MODES {
+    for (mode, limits) in modes {
         let path = dir.join(format!("single-{mode}.db"));
         remove_store(&path)?;
-        let (runtime, _) = open(&path, max_calls)?;
+        let (runtime, _) = open(&path, limits)?;
         SubscriberArchive::new(&runtime, "single").start()?;
         archives.push((mode, path, runtime, Vec::new()));
     }
@@ -110,16 +142,22 @@ struct Run {
     appends: u64,
     conflicts: u64,
     commits: u64,
+    written: u64,
     elapsed: Duration,
 }
 
-fn open(path: &Path, max_calls: Option<usize>) -> BenchResult<(Runtime, Arc<SqliteStore>)> {
+/// The default group bounds, with at most `max_calls` members when given.
+fn limits(max_calls: Option<usize>) -> GroupLimits {
+    GroupLimits {
+        max_members: max_calls.unwrap_or(GroupLimits::default().max_members),
+        ..GroupLimits::default()
+    }
+}
+
+fn open(path: &Path, group: GroupLimits) -> BenchResult<(Runtime, Arc<SqliteStore>)> {
     let options = SqliteOptions {
         synchronous: Synchronous::Full,
-        group: GroupLimits {
-            max_members: max_calls.unwrap_or(GroupLimits::default().max_members),
-            ..GroupLimits::default()
-        },
+        group,
         ..SqliteOptions::default()
     };
     let store = Arc::new(SqliteStore::open_with(path, options)?);
@@ -135,7 +173,7 @@ fn appenders(
     flows: usize,
     duration: Duration,
 ) -> BenchResult<Run> {
-    let (runtime, store) = open(path, max_calls)?;
+    let (runtime, store) = open(path, limits(max_calls))?;
     let flow_ids: Vec<String> = (0..flows).map(|f| format!("archive-{f}")).collect();
     for flow_id in &flow_ids {
         SubscriberArchive::new(&runtime, flow_id).start()?;
@@ -144,6 +182,7 @@ fn appenders(
     let appends = AtomicU64::new(0);
     let conflicts = AtomicU64::new(0);
     let before = store.group_stats().commits;
+    let written_before = bytes_written()?;
     let started = Instant::now();
     let deadline = started + duration;
     let failed: Vec<String> = thread::scope(|s| {
@@ -179,6 +218,7 @@ fn appenders(
             .collect()
     });
     let elapsed = started.elapsed();
+    let written = bytes_written()? - written_before;
     if let Some(error) = failed.first() {
         return Err(format!("an appender failed: {error}").into());
     }
@@ -186,6 +226,17 @@ fn appenders(
         appends: appends.into_inner(),
         conflicts: conflicts.into_inner(),
         commits: store.group_stats().commits - before,
+        written,
         elapsed,
     })
+}
+
+/// Bytes this process has handed to `write` calls so far (`wchar` of `/proc/self/io`): the
+/// WAL frames of every COMMIT and the pages checkpoints copy into the database file.
+fn bytes_written() -> BenchResult<u64> {
+    let io = std::fs::read_to_string("/proc/self/io")?;
+    io.lines()
+        .find_map(|line| line.strip_prefix("wchar:"))
+        .and_then(|value| value.trim().parse().ok())
+        .ok_or_else(|| "/proc/self/io has no wchar line".into())
 }

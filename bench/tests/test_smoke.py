@@ -69,6 +69,8 @@ def test_the_smoke_run_writes_every_figure_and_target(tmp_path: Path) -> None:
         expected += [
             "concurrency.redis.one_flow.appends_per_s",
             "concurrency.native.grouped.many_flows.appends_per_s",
+            "concurrency.native.grouped.many_flows.written_per_append",
+            "concurrency.native.delayed.single_append_us",
             "concurrency.async.one_flow.appends_per_s",
             "tailing.in_process_p99_us",
             "tailing.cross_process_p50_us",

@@ -133,6 +133,10 @@ use crate::metrics::timed_commit;
 /// fails with [`Error::LockConflict`].
 pub const LOCK_GRACE: Duration = Duration::from_millis(10);
 
+/// How often a member of a parked group whose commit delay has passed, while another thread
+/// holds the turn, looks again whether it falls to it to commit the group.
+const PARKED_RECHECK: Duration = Duration::from_millis(1);
+
 /// Bounds of one group, so that one busy store cannot keep a caller waiting for its COMMIT
 /// indefinitely.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1085,7 +1089,10 @@ impl<G: Send + 'static> GroupCommit<G> {
                 }
                 Some(due) => {
                     drop(state);
-                    let wake = due.max(Instant::now() + Duration::from_millis(1));
+                    // Until the delay has passed; past it, another thread holds the turn
+                    // and takes the group on or hands it back, and answers meanwhile.
+                    let now = Instant::now();
+                    let wake = if due > now { due } else { now + PARKED_RECHECK };
                     if let Some(reply) = slot.wait(Some(wake)) {
                         return reply;
                     }
