@@ -179,6 +179,41 @@ def _delayed(results: Results, native: str) -> list[str]:
     ]
 
 
+WAL_FRAME = 4096 + 24
+"""Bytes of one WAL frame: a 4 KiB page and its header."""
+
+_VOLUME = ("written_per_append", "commits_per_append")
+"""The figures of a grouped run that say what its COMMITs wrote."""
+
+
+def _write_volume(results: Results, native: str) -> list[str]:
+    """Where the group's COMMIT time goes on many flows: the WAL frames it writes, from
+    this run's figures (when it measured them)."""
+    shapes = [f"{native}.grouped.{shape}" for shape in SHAPES]
+    needed = [f"{prefix}.{figure}" for prefix in shapes for figure in _VOLUME]
+    if not all(name in results.series for name in needed):
+        return []
+    one, many = (
+        (
+            results.summary(f"{prefix}.written_per_append").median,
+            results.summary(f"{prefix}.commits_per_append").median,
+        )
+        for prefix in shapes
+    )
+    frames = [written / commits / WAL_FRAME for written, commits in (one, many)]
+    return [
+        "",
+        f"What a group writes: on one flow {one[0]:,.0f} bytes per append, about "
+        f"{frames[0]:.0f} WAL frames per COMMIT (the one open chunk, its overflow page and "
+        f"the state row, rewritten once for the whole group, plus the free-list pages); on "
+        f"{SHAPES['many_flows']} flows {many[0]:,.0f} bytes per append, about "
+        f"{frames[1]:.0f} frames per COMMIT, since every member rewrites an open chunk and "
+        "a state row of its own. The COMMIT writing and fsyncing those frames holds the "
+        "turn while the next group waits, so appends on many flows stay below those on "
+        "one until an append writes less than its whole open chunk.",
+    ]
+
+
 def render(results: Results) -> list[str]:
     """This section of BENCHMARKS.md (empty when the run did not measure it)."""
     if "concurrency.redis.one_flow.appends_per_s" not in results.series:
@@ -234,6 +269,7 @@ def render(results: Results) -> list[str]:
         f"{_figure(results, f'{native}.per_call.single_append_us')} µs with one COMMIT per "
         f"call: {latency.median:.2f}× (target ≤ {LATENCY_TARGET}×, {verdict}).",
         *_delayed(results, native),
+        *_write_volume(results, native),
         "",
         *note("6-concurrency"),
     ]

@@ -40,8 +40,10 @@ pub fn run(args: &Args) -> BenchResult<Value> {
     let seconds = args.number("seconds", 3.0f64)?;
     let repeats = args.number("repeats", 3u64)?;
     let latency_calls = args.number("latency-calls", 300u64)?;
-    // Profiling one figure: `--only grouped.many_flows` runs that shape and mode alone.
+    // Profiling one figure: `--only grouped.many_flows` runs that shape and mode alone;
+    // `--commit-delay-us N` gives the grouped mode's appenders a commit delay.
     let only = args.text("only");
+    let commit_delay = Duration::from_micros(args.number("commit-delay-us", 0u64)?);
     std::fs::create_dir_all(&dir)?;
     let mut report = Report::new();
     report.config("threads", threads);
@@ -59,7 +61,15 @@ pub fn run(args: &Args) -> BenchResult<Value> {
                     continue;
                 }
                 remove_store(&path)?;
-                let run = appenders(&path, max_calls, threads, flows, duration)?;
+                let group = GroupLimits {
+                    commit_delay: if max_calls.is_none() {
+                        commit_delay
+                    } else {
+                        Duration::ZERO
+                    },
+                    ..limits(max_calls)
+                };
+                let run = appenders(&path, group, threads, flows, duration)?;
                 remove_store(&path)?;
                 let appends = run.appends.max(1) as f64;
                 report.push(
@@ -168,12 +178,12 @@ fn open(path: &Path, group: GroupLimits) -> BenchResult<(Runtime, Arc<SqliteStor
 /// `i % flows`), each retrying its lock conflicts at once.
 fn appenders(
     path: &Path,
-    max_calls: Option<usize>,
+    group: GroupLimits,
     threads: usize,
     flows: usize,
     duration: Duration,
 ) -> BenchResult<Run> {
-    let (runtime, store) = open(path, limits(max_calls))?;
+    let (runtime, store) = open(path, group)?;
     let flow_ids: Vec<String> = (0..flows).map(|f| format!("archive-{f}")).collect();
     for flow_id in &flow_ids {
         SubscriberArchive::new(&runtime, flow_id).start()?;

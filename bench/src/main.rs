@@ -8,7 +8,7 @@
 //! attrflow-bench native-rates   --dir D [--history N] [--calls N] [--repeats R]
 //! attrflow-bench concurrent-appends --dir D [--workers N] [--appends N] [--repeats R]
 //! attrflow-bench populate       --store PATH --records N
-//! attrflow-bench concurrency    --dir D [--threads 16] [--seconds S] [--repeats R] [--latency-calls N] [--only MODE.SHAPE]
+//! attrflow-bench concurrency    --dir D [--threads 16] [--seconds S] [--repeats R] [--latency-calls N] [--only MODE.SHAPE] [--commit-delay-us N]
 //! attrflow-bench tail-latency   --dir D [--records N] [--interval-ms I] [--repeats R]
 //! attrflow-bench tail-writer    --store PATH [--records N] [--interval-ms I]
 //! attrflow-bench trim-cost      --dir D [--sizes 10000,100000,1000000] [--chunks C] [--trims T] [--repeats R]
