@@ -208,9 +208,8 @@ def _write_volume(results: Results, native: str) -> list[str]:
         f"the state row, rewritten once for the whole group, plus the free-list pages); on "
         f"{SHAPES['many_flows']} flows {many[0]:,.0f} bytes per append, about "
         f"{frames[1]:.0f} frames per COMMIT, since every member rewrites an open chunk and "
-        "a state row of its own. The COMMIT writing and fsyncing those frames holds the "
-        "turn while the next group waits, so appends on many flows stay below those on "
-        "one until an append writes less than its whole open chunk.",
+        "a state row of its own. The turn holder writes and fsyncs those frames while the "
+        "next group waits (bench/notes/6-concurrency.md has what fewer bytes changed).",
     ]
 
 

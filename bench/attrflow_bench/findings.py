@@ -191,9 +191,12 @@ Redis appends one small entry to an in-memory stream and, with `appendfsync alwa
 writes about 100 bytes to its AOF and fsyncs it. An attrflow register runs an SQLite
 transaction that rewrites the whole `current` chunk (about 10 KB of JSON, three or four
 WAL pages) and the state row, then fsyncs the WAL (FULL). The write volume per append is
-roughly 40× Redis's; under `everysec`/NORMAL neither side fsyncs per append, and the gap
-is that chunk rewrite plus the Python client's call overhead against one RESP round
-trip."""
+roughly 40× Redis's, but at FULL that volume is not what sets the rate: halving it (values
+rewritten in place, an experiment not kept; bench/notes/6-concurrency.md) left the rate of
+appends committed one at a time where it was. Each side waits for one fsync per append, so
+this ratio follows the disk's fsync latency during each side's turns. Under
+`everysec`/NORMAL neither side fsyncs per append, and the gap is that chunk rewrite plus
+the Python client's call overhead against one RESP round trip."""
 
 FINDINGS: dict[str, str] = {
     "1": _GROWTH,
@@ -238,10 +241,14 @@ What would close the remaining gaps, in the order of their payoff:
   in the Rust API (callgrind: `typed::encode` 182K and decoding the typed page back 90K of
   727K). A handler output written straight to JSON text (and kept typed for the Rust API)
   would make every binding's page cheaper.
-- Appends against Redis one at a time (targets 4-*): an append still rewrites the whole
-  open chunk (up to about 8 KB) and writes it to the WAL; a row per record of the open
-  chunk, behind a layout version and a migration, would turn that into a write of one
-  record.
+- Appends against Redis one at a time (targets 4-*) and on many flows at once (section 6):
+  an append still rewrites the whole open chunk (up to about 8 KB) and its WAL pages, but
+  writing fewer bytes alone did not buy appends here: values padded so that SQLite
+  rewrites them in place (an experiment, not kept) halved the bytes of an append committed
+  on its own (17.4 KB to 8–10 KB) and cut those of 16 flows grouped by 38 %, and neither
+  rate moved beyond the noise. A lone FULL append waits on the fsync itself; on many flows
+  a member costs about 17 µs more CPU than on one (57 against 40 µs per append), on the
+  path every member of a group waits behind (bench/notes/6-concurrency.md).
 - Measurement: every ratio pairs figures taken seconds apart on two shared cores; the
   min–max columns show how far that moves them.
 """
