@@ -9,6 +9,8 @@
 # - builds examples/kotlin-consumer, which depends only on those coordinates, and runs the
 #   README's Kotlin example from it.
 # Maven downloads into MAVEN_REPO_LOCAL (default ~/.m2/repository), so a fresh machine works.
+# Kotlin compiles inside Maven's own process (no Kotlin daemon), so the run leaves no
+# compiler process behind.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -38,7 +40,7 @@ MYPYPATH=python/tests "$venv/bin/mypy" --strict bindings/ffi/kotlin/src/test/pyt
 rm -rf bindings/ffi/kotlin/target/surefire-reports examples/kotlin-consumer/target
 (
     cd bindings/ffi/kotlin
-    mvn -B -q -Dstyle.color=never \
+    mvn -B -q -Dstyle.color=never -Dkotlin.compiler.daemon=false \
         -Dmaven.repo.local="${MAVEN_REPO_LOCAL:-$HOME/.m2/repository}" \
         -Dattrflow.library.path="$(cd "../../../$target/debug" && pwd)" \
         -Dattrflow.python.store="$work/python.db" \
@@ -51,7 +53,7 @@ rm -rf bindings/ffi/kotlin/target/surefire-reports examples/kotlin-consumer/targ
 echo "--- Kotlin: the README example from the coordinates io.attrflow:attrflow"
 (
     cd examples/kotlin-consumer
-    mvn -B -q -Dstyle.color=never \
+    mvn -B -q -Dstyle.color=never -Dkotlin.compiler.daemon=false \
         -Dmaven.repo.local="${MAVEN_REPO_LOCAL:-$HOME/.m2/repository}" \
         test
 )

@@ -12,7 +12,7 @@ scripts/ffi-generate.sh --check # the bindings (from the debug library; same int
 cargo build --locked --release -p attrflow-ffi
 (
     cd bindings/ffi/kotlin
-    mvn -B -q -Dstyle.color=never \
+    mvn -B -q -Dstyle.color=never -Dkotlin.compiler.daemon=false \
         -Dmaven.repo.local="${MAVEN_REPO_LOCAL:-$HOME/.m2/repository}" \
         -Dattrflow.native.dir="$(cd "../../../$target/release" && pwd)" \
         -Dattrflow.jna.platform="$platform" \

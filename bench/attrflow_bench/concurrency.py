@@ -187,8 +187,8 @@ _VOLUME = ("written_per_append", "commits_per_append")
 
 
 def _write_volume(results: Results, native: str) -> list[str]:
-    """Where the group's COMMIT time goes on many flows: the WAL frames it writes, from
-    this run's figures (when it measured them)."""
+    """What a group's COMMIT writes on one flow and on many: bytes per append and WAL frames
+    per COMMIT, from this run's figures (when it measured them)."""
     shapes = [f"{native}.grouped.{shape}" for shape in SHAPES]
     needed = [f"{prefix}.{figure}" for prefix in shapes for figure in _VOLUME]
     if not all(name in results.series for name in needed):

@@ -62,11 +62,7 @@ pub fn run(args: &Args) -> BenchResult<Value> {
                 }
                 remove_store(&path)?;
                 let group = GroupLimits {
-                    commit_delay: if max_calls.is_none() {
-                        commit_delay
-                    } else {
-                        Duration::ZERO
-                    },
+                    commit_delay: max_calls.map_or(commit_delay, |_| Duration::ZERO),
                     ..limits(max_calls)
                 };
                 let run = appenders(&path, group, threads, flows, duration)?;
