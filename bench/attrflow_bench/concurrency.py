@@ -182,32 +182,30 @@ def _delayed(results: Results, native: str) -> list[str]:
 WAL_FRAME = 4096 + 24
 """Bytes of one WAL frame: a 4 KiB page and its header."""
 
-_VOLUME = ("written_per_append", "commits_per_append")
-"""The figures of a grouped run that say what its COMMITs wrote."""
+
+def _group_writes(results: Results, prefix: str) -> tuple[float, float] | None:
+    """Bytes written per append and WAL frames per COMMIT of one grouped run (``None`` when
+    the run did not measure them)."""
+    names = (f"{prefix}.written_per_append", f"{prefix}.commits_per_append")
+    if not all(name in results.series for name in names):
+        return None
+    written, commits = (results.summary(name).median for name in names)
+    return written, written / commits / WAL_FRAME
 
 
 def _write_volume(results: Results, native: str) -> list[str]:
-    """What a group's COMMIT writes on one flow and on many: bytes per append and WAL frames
-    per COMMIT, from this run's figures (when it measured them)."""
-    shapes = [f"{native}.grouped.{shape}" for shape in SHAPES]
-    needed = [f"{prefix}.{figure}" for prefix in shapes for figure in _VOLUME]
-    if not all(name in results.series for name in needed):
+    """What a group's COMMIT writes on one flow and on many, from this run's figures."""
+    one = _group_writes(results, f"{native}.grouped.one_flow")
+    many = _group_writes(results, f"{native}.grouped.many_flows")
+    if one is None or many is None:
         return []
-    one, many = (
-        (
-            results.summary(f"{prefix}.written_per_append").median,
-            results.summary(f"{prefix}.commits_per_append").median,
-        )
-        for prefix in shapes
-    )
-    frames = [written / commits / WAL_FRAME for written, commits in (one, many)]
     return [
         "",
         f"What a group writes: on one flow {one[0]:,.0f} bytes per append, about "
-        f"{frames[0]:.0f} WAL frames per COMMIT (the one open chunk, its overflow page and "
+        f"{one[1]:.0f} WAL frames per COMMIT (the one open chunk, its overflow page and "
         f"the state row, rewritten once for the whole group, plus the free-list pages); on "
         f"{SHAPES['many_flows']} flows {many[0]:,.0f} bytes per append, about "
-        f"{frames[1]:.0f} frames per COMMIT, since every member rewrites an open chunk and "
+        f"{many[1]:.0f} frames per COMMIT, since every member rewrites an open chunk and "
         "a state row of its own. The turn holder writes and fsyncs those frames while the "
         "next group waits (bench/notes/6-concurrency.md has what fewer bytes changed).",
     ]
