@@ -10,7 +10,8 @@
 #   README's Kotlin example from it.
 # Maven downloads into MAVEN_REPO_LOCAL (default ~/.m2/repository), so a fresh machine works.
 # Kotlin compiles inside Maven's own process (no Kotlin daemon), so the run leaves no
-# compiler process behind.
+# compiler process behind; the tests' JVM gets a temporary folder of its own, which must hold
+# none of their store files once they end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -38,6 +39,7 @@ MYPYPATH=python/tests "$venv/bin/mypy" --strict bindings/ffi/kotlin/src/test/pyt
 "$venv/bin/python" bindings/ffi/kotlin/src/test/python/write_store.py \
     "$work/python.db" "$work/python-pages.tsv"
 rm -rf bindings/ffi/kotlin/target/surefire-reports examples/kotlin-consumer/target
+mkdir "$work/jvm-tmp"
 (
     cd bindings/ffi/kotlin
     mvn -B -q -Dstyle.color=never -Dkotlin.compiler.daemon=false \
@@ -46,8 +48,15 @@ rm -rf bindings/ffi/kotlin/target/surefire-reports examples/kotlin-consumer/targ
         -Dattrflow.python.store="$work/python.db" \
         -Dattrflow.python.pages="$work/python-pages.tsv" \
         -Dattrflow.python="$(cd "../../../$venv/bin" && pwd)/python" \
+        -DargLine="-Djava.io.tmpdir=$work/jvm-tmp" \
         install
 )
+left=$(find "$work/jvm-tmp" -mindepth 1 -maxdepth 1 -name 'attrflow-*')
+if [[ -n "$left" ]]; then
+    echo "the Kotlin tests left their scratch folders behind:" >&2
+    echo "$left" >&2
+    exit 1
+fi
 "$venv/bin/python" -m zipfile -l bindings/ffi/kotlin/target/attrflow-0.1.0.jar | grep '^linux-x86-64/libattrflow_ffi.so ' >/dev/null
 
 echo "--- Kotlin: the README example from the coordinates io.attrflow:attrflow"

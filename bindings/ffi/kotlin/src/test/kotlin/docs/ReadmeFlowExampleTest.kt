@@ -1,3 +1,4 @@
+import io.attrflow.scratchFolder
 import java.nio.file.Files
 import java.nio.file.Path
 import org.junit.jupiter.api.Assertions.assertEquals
@@ -12,7 +13,7 @@ import org.junit.jupiter.api.Test
 class ReadmeFlowExampleTest {
     @Test
     fun `the docs page's Kotlin flow runs`() {
-        val store = Files.createTempDirectory("attrflow-readme").resolve("tally.db").toString()
+        val store = scratchFolder("attrflow-readme").resolve("tally.db").toString()
         assertEquals("+5", tallyExample(store))
     }
 

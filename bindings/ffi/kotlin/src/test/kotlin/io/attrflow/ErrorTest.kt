@@ -85,7 +85,7 @@ class ErrorTest {
 
     @Test
     fun `a store that is not a database is Storage`() {
-        val file = java.nio.file.Files.createTempFile("attrflow-kotlin", ".db")
+        val file = scratchFolder().resolve("not-a-database.db")
         java.nio.file.Files.writeString(file, "this is not an SQLite database, it is text long enough to be read")
         val error = assertThrows<AttrflowException.Storage> {
             Store.open(file.toString()).use { it.startSubscriberArchive(flowId) }

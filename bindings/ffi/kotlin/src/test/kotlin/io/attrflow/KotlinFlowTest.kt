@@ -1,6 +1,5 @@
 package io.attrflow
 
-import java.nio.file.Files
 import java.util.Collections
 import java.util.concurrent.CountDownLatch
 import kotlin.concurrent.thread
@@ -17,7 +16,7 @@ class KotlinFlowTest {
     private val flowId = "kotlin-subscriber-archive"
 
     private fun freshBareStore(): Store {
-        val folder = Files.createTempDirectory("attrflow-kotlin-flow")
+        val folder = scratchFolder("attrflow-kotlin-flow")
         return Store.openWithoutBuiltIns(folder.resolve("attrflow.db").toString(), Durability.NORMAL).also {
             it.registerFlowType(flow.definition)
         }

@@ -1,6 +1,5 @@
 package io.attrflow
 
-import java.nio.file.Files
 import java.nio.file.Path
 import java.util.concurrent.TimeUnit
 import org.junit.jupiter.api.Assertions.assertEquals
@@ -40,7 +39,7 @@ class KotlinPythonFlowTest {
 
     @Test
     fun `Python reads the rows the Kotlin flow wrote`() {
-        val path = Files.createTempDirectory("attrflow-kotlin-python").resolve("kotlin.db")
+        val path = scratchFolder("attrflow-kotlin-python").resolve("kotlin.db")
         val written = openBare(path).use { store ->
             flow.start(store, "kotlin-written")
             for (n in 1..150) flow.register(store, "kotlin-written", n)
@@ -53,7 +52,7 @@ class KotlinPythonFlowTest {
 
     @Test
     fun `the Kotlin flow reads the rows Python wrote and appends after them`() {
-        val path = Files.createTempDirectory("attrflow-kotlin-python").resolve("python.db")
+        val path = scratchFolder("attrflow-kotlin-python").resolve("python.db")
         python("write", path.toString(), "python-written", "150")
         val expected = python("read", path.toString(), "python-written")
         assertEquals(150, expected.size)

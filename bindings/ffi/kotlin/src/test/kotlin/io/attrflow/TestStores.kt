@@ -2,12 +2,23 @@ package io.attrflow
 
 import java.nio.file.Files
 import java.nio.file.Path
+import java.util.concurrent.ConcurrentLinkedQueue
 
-/** A fresh store file in a temporary folder, opened without an fsync per commit. */
-internal fun freshStore(): Store {
-    val folder: Path = Files.createTempDirectory("attrflow-kotlin")
-    return Store.open(folder.resolve("attrflow.db").toString(), Durability.NORMAL)
+/** The folders [scratchFolder] made, deleted with their contents when the test JVM exits. */
+private val scratchFolders = ConcurrentLinkedQueue<Path>().also { folders ->
+    Runtime.getRuntime().addShutdownHook(Thread { folders.forEach { it.toFile().deleteRecursively() } })
 }
+
+/**
+ * A new empty folder for a test's store files, removed with everything in it when the tests
+ * end (a store still open then is only a file the process holds, so it goes too).
+ */
+internal fun scratchFolder(prefix: String = "attrflow-kotlin"): Path =
+    Files.createTempDirectory(prefix).also(scratchFolders::add)
+
+/** A fresh store file in a scratch folder, opened without an fsync per commit. */
+internal fun freshStore(): Store =
+    Store.open(scratchFolder().resolve("attrflow.db").toString(), Durability.NORMAL)
 
 /** A retry policy patient enough for many threads contending for one lock. */
 internal val patientRetry = RetryPolicy(maxAttempts = 100_000u, firstDelayMs = 1u, maxDelayMs = 5u, budgetMs = 120_000u)
