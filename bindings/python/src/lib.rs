@@ -24,6 +24,14 @@ mod text;
 use attrflow::flows::{chunked_subscriber, customer_directory};
 use pyo3::prelude::*;
 
+/// The extension's Rust allocations go to mimalloc rather than the C library's `malloc`. A
+/// call builds and frees many small values (an output's JSON tree, a page's strings), often
+/// freeing on one thread what another made: serving archived pages under load, glibc's
+/// allocator took about a quarter of the service's CPU, mimalloc about a twelfth
+/// (BENCHMARKS.md, section 3b). Python's own objects keep Python's allocator.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// The native module. Its Python face is described by `attrflow/_native.pyi`.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
