@@ -20,7 +20,14 @@ from attrflow.flows.chunked_subscriber import (
 )
 
 FLOW = ChunkedSubscriberFlow()
-AWKWARD_IDS = ["plain", 'quote"back\\slash', "tab\tnew\nline\x01\x7f", "é中🙂"]
+AWKWARD_IDS = [
+    "plain",
+    'quote"back\\slash',
+    "tab\tnew\nline\x01\x7f",
+    "é中🙂",
+    '"escaped at both ends\\',
+    "\u2028🙂x\x1f",
+]
 
 
 def camel_case(page: SubscriberPage) -> dict[str, object]:

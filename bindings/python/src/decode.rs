@@ -630,7 +630,21 @@ pub(crate) fn failure_error(
 /// by name, every other character as `\uXXXX` UTF-16 units in lowercase hex.
 fn write_ascii_string(text: &str, out: &mut Vec<u8>) {
     out.push(b'"');
-    for character in text.chars() {
+    let bytes = text.as_bytes();
+    // Runs of bytes written as they are go out in one copy; `at` only ever stops on the
+    // first byte of a character, so `text[at..]` is always a character boundary.
+    let (mut run, mut at) = (0, 0);
+    while at < bytes.len() {
+        let byte = bytes[at];
+        if (b' '..=b'~').contains(&byte) && byte != b'"' && byte != b'\\' {
+            at += 1;
+            continue;
+        }
+        out.extend_from_slice(&bytes[run..at]);
+        let Some(character) = text[at..].chars().next() else {
+            run = at;
+            break;
+        };
         match character {
             '"' => out.extend_from_slice(b"\\\""),
             '\\' => out.extend_from_slice(b"\\\\"),
@@ -639,16 +653,27 @@ fn write_ascii_string(text: &str, out: &mut Vec<u8>) {
             '\t' => out.extend_from_slice(b"\\t"),
             '\u{8}' => out.extend_from_slice(b"\\b"),
             '\u{c}' => out.extend_from_slice(b"\\f"),
-            ' '..='~' => out.push(character as u8),
             other => {
                 let mut units = [0_u16; 2];
                 for unit in other.encode_utf16(&mut units) {
-                    out.extend_from_slice(format!("\\u{unit:04x}").as_bytes());
+                    write_unicode_escape(*unit, out);
                 }
             }
         }
+        at += character.len_utf8();
+        run = at;
     }
+    out.extend_from_slice(&bytes[run..]);
     out.push(b'"');
+}
+
+/// `\uXXXX` for one UTF-16 unit, in lowercase hex as Python writes it.
+fn write_unicode_escape(unit: u16, out: &mut Vec<u8>) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.extend_from_slice(b"\\u");
+    for shift in [12, 8, 4, 0] {
+        out.push(HEX[usize::from((unit >> shift) & 0xf)]);
+    }
 }
 
 /// A core result written as JSON text along a decoder's type, made without the
