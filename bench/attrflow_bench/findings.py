@@ -80,7 +80,20 @@ call). Since 2026-12-03 (09:30 UTC) a miss backs off exponentially (1, 2, 4 … 
 chances, reset by a hit), the loop yields only while its call waits for a thread, and
 neither side watches a thread running on its own CPU. What remains under load is the load
 itself: with both threads on one CPU (loop 30% plus worker 70% of it), every call is two
-context switches whatever the watching does."""
+context switches whatever the watching does.
+
+Since 2026-12-03 (18:00 UTC) the native module allocates with mimalloc instead of glibc's
+`malloc` (bench/notes/3b-python.md): the archived page, whose output tree is hundreds of
+small allocations, went from 15,408 to 19,908 `AsyncClient` calls a second (medians of five
+interleaved rounds), the register did not move (23,809 and 22,558). `perf record -F 4999`
+of 12,000 registers one at a time after that (NORMAL, 21,000–23,000 a second, a quiet
+machine): the loop thread had 52% of the samples, 24 points of them watching for the call
+(`wait_for_lone_call`) and 15 in the kernel (the watch's `poll` and the drain); the worker
+47%, 12 points of them watching for the next call. Per call that is about 31 µs of the
+worker's (the register itself) and at most 10 µs of the loop's own work (the interpreter,
+the future, the arguments and the decoded output), with the hand-offs between them: the
+Rust-native register is the call alone, about 36 µs in the same runs, and the target asks
+the `AsyncClient` for at most 1.25 times that."""
 )
 
 _CONCURRENT = """\
@@ -228,10 +241,11 @@ CLOSING = """\
 What would close the remaining gaps, in the order of their payoff:
 
 - Python one call at a time (targets 3-async-*): the two thread hand-offs of an
-  `AsyncClient` call (waking a worker, then waking the event loop) are what remains of its
-  fixed cost once inputs are encoded natively; watching on both sides removes them only
-  when a core is free (and since the back-off is exponential, it resumes one call after a
-  miss instead of 32).
+  `AsyncClient` call (waking a worker, then waking the event loop) and about 10 µs of the
+  loop's own work are what remains of its fixed cost once inputs are encoded natively and
+  the native module allocates with mimalloc; watching on both sides removes the hand-offs'
+  wake-ups only when a core is free (and since the back-off is exponential, it resumes one
+  call after a miss instead of 32).
 - Python under concurrency (targets 3-concurrent-*): the calls tasks queue together now
   run as one batch on one worker; what is left at FULL is the loop's own CPU per append
   (the task's step, the future, encoding the input and decoding the output) competing on
