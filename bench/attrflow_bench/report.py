@@ -106,7 +106,9 @@ def render(results: Results, plotted: bool) -> str:
         f"- Disk, measured in the store's folder: write 4 KiB + fsync (append) "
         f"{_num(fsync.median)} µs median ({_spread(fsync)}); overwrite 4 KiB + fdatasync "
         f"{_num(fdatasync.median)} µs ({_spread(fdatasync)})",
-        "- Builds: Rust `--release`; the Python extension built by maturin in release mode.",
+        "- Builds: Rust `--release` (the benchmark binary with the system allocator, as a "
+        "Rust program gets by default); the Python extension built by maturin in release "
+        "mode (its Rust allocations through mimalloc, which it sets for itself).",
         "",
         "## Targets",
         "",
