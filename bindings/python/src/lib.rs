@@ -28,7 +28,7 @@ use pyo3::prelude::*;
 /// call builds and frees many small values (an output's JSON tree, a page's strings), often
 /// freeing on one thread what another made: serving archived pages under load, glibc's
 /// allocator took about a quarter of the service's CPU, mimalloc about a twelfth
-/// (BENCHMARKS.md, section 3b). Python's own objects keep Python's allocator.
+/// (bench/notes/3b-python.md). Python's own objects keep Python's allocator.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
