@@ -14,6 +14,7 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyList, PyString, PyTuple, PyType};
 use serde_json::{Number, Value};
 
+use crate::encode::named_escape;
 use crate::errors::IntoPyResult;
 
 static VALUE_MAPPING_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
@@ -630,40 +631,23 @@ pub(crate) fn failure_error(
 /// by name, every other character as `\uXXXX` UTF-16 units in lowercase hex.
 fn write_ascii_string(text: &str, out: &mut Vec<u8>) {
     out.push(b'"');
-    let bytes = text.as_bytes();
-    // Runs of bytes written as they are go out in one copy; `at` only ever stops on the
-    // first byte of a character, so `text[at..]` is always a character boundary.
-    let (mut run, mut at) = (0, 0);
-    while at < bytes.len() {
-        let byte = bytes[at];
-        if (b' '..=b'~').contains(&byte) && byte != b'"' && byte != b'\\' {
-            at += 1;
-            continue;
-        }
-        out.extend_from_slice(&bytes[run..at]);
-        let Some(character) = text[at..].chars().next() else {
-            run = at;
-            break;
-        };
-        match character {
-            '"' => out.extend_from_slice(b"\\\""),
-            '\\' => out.extend_from_slice(b"\\\\"),
-            '\n' => out.extend_from_slice(b"\\n"),
-            '\r' => out.extend_from_slice(b"\\r"),
-            '\t' => out.extend_from_slice(b"\\t"),
-            '\u{8}' => out.extend_from_slice(b"\\b"),
-            '\u{c}' => out.extend_from_slice(b"\\f"),
-            other => {
-                let mut units = [0_u16; 2];
-                for unit in other.encode_utf16(&mut units) {
-                    write_unicode_escape(*unit, out);
+    let plain = |byte: &u8| (b' '..=b'~').contains(byte) && *byte != b'"' && *byte != b'\\';
+    if text.as_bytes().iter().all(plain) {
+        out.extend_from_slice(text.as_bytes());
+    } else {
+        for character in text.chars() {
+            match (named_escape(character), character) {
+                (Some(escape), _) => out.extend_from_slice(escape.as_bytes()),
+                (None, ' '..='~') => out.push(character as u8),
+                (None, other) => {
+                    let mut units = [0_u16; 2];
+                    for unit in other.encode_utf16(&mut units) {
+                        write_unicode_escape(*unit, out);
+                    }
                 }
             }
         }
-        at += character.len_utf8();
-        run = at;
     }
-    out.extend_from_slice(&bytes[run..]);
     out.push(b'"');
 }
 

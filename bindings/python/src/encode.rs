@@ -334,20 +334,29 @@ fn escape_into(text: &str, out: &mut String) {
         return;
     }
     for character in text.chars() {
-        match character {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\u{0}'..='\u{1f}' => {
+        match named_escape(character) {
+            Some(escape) => out.push_str(escape),
+            None if character < ' ' => {
                 let _ = write!(out, "\\u{:04x}", u32::from(character));
             }
-            other => out.push(other),
+            None => out.push(character),
         }
     }
+}
+
+/// The short escape JSON (and Python's `json.dumps`) writes for `character`, if it has one:
+/// the quote, the backslash and five control characters.
+pub(crate) fn named_escape(character: char) -> Option<&'static str> {
+    Some(match character {
+        '"' => "\\\"",
+        '\\' => "\\\\",
+        '\n' => "\\n",
+        '\r' => "\\r",
+        '\t' => "\\t",
+        '\u{8}' => "\\b",
+        '\u{c}' => "\\f",
+        _ => return None,
+    })
 }
 
 /// The Python type name of `value` as messages say it (`null` for `None`).
