@@ -10,6 +10,7 @@
 //! the same file (start a flow, call a writing RPC): such a call fails at once instead of
 //! waiting on itself. The write path is in `sqlite/group.rs`.
 
+mod checkpoint;
 mod group;
 pub use self::group::SqliteGroup;
 
@@ -23,6 +24,7 @@ use rusqlite::{
     params, Connection, ErrorCode, OpenFlags, OptionalExtension, Transaction, TransactionBehavior,
 };
 
+use self::checkpoint::Checkpointer;
 use super::fault::{FaultPlan, FaultPoint};
 use super::group_commit::{GroupCommit, GroupLimits, GroupStats};
 use super::{
@@ -120,13 +122,26 @@ impl Default for SqliteOptions {
 }
 
 /// What every store opened on one file in this process shares.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct FileShared {
     locks: Arc<LockTable>,
     pipeline: GroupCommit<SqliteGroup>,
     /// Flows known to be committed (a flow is never changed or deleted once started), so
     /// an RPC need not look its flow up again: see `sqlite/group.rs`.
     flows: Mutex<HashMap<String, FlowRecord>>,
+    /// Checkpoints the file's log on a thread of its own (`sqlite/checkpoint.rs`).
+    checkpointer: Arc<Checkpointer>,
+}
+
+impl FileShared {
+    fn new(path: &Path) -> Self {
+        FileShared {
+            locks: Arc::default(),
+            pipeline: GroupCommit::default(),
+            flows: Mutex::default(),
+            checkpointer: Arc::new(Checkpointer::new(path)),
+        }
+    }
 }
 
 /// The [`FileShared`] of `path` in this process. Keyed by process as well: a child made by
@@ -141,7 +156,7 @@ fn shared_for(path: &Path) -> Arc<FileShared> {
     if let Some(shared) = files.get(&key).and_then(Weak::upgrade) {
         return shared;
     }
-    let shared = Arc::new(FileShared::default());
+    let shared = Arc::new(FileShared::new(path));
     files.insert(key, Arc::downgrade(&shared));
     shared
 }
@@ -177,7 +192,7 @@ impl SqliteStore {
         let mut store = SqliteStore {
             path: path.to_owned(),
             options,
-            shared: Arc::new(FileShared::default()),
+            shared: Arc::new(FileShared::new(path)),
             idle: Mutex::new(Vec::new()),
             faults: Arc::default(),
         };
@@ -187,6 +202,13 @@ impl SqliteStore {
             Error::storage(format!("cannot resolve store path {}: {e}", path.display()))
         })?;
         store.shared = shared_for(&canonical);
+        // The connection that brought the schema up to date reported to the placeholder's
+        // checkpointer; from now on it reports to the file's.
+        let mut idle = std::mem::take(store.idle.get_mut());
+        for conn in &mut idle {
+            store.watch_log(conn)?;
+        }
+        *store.idle.get_mut() = idle;
         Ok(store)
     }
 
@@ -247,7 +269,24 @@ impl SqliteStore {
         .map_err(|e| self.sql_error("setting synchronous", e))?;
         FaultPlan::attach(&self.faults, &mut conn)
             .map_err(|e| self.sql_error("installing the fault hook", e))?;
+        self.watch_log(&mut conn)?;
         Ok(conn)
+    }
+
+    /// At `synchronous=NORMAL`, makes `conn` leave checkpoints to the file's checkpoint
+    /// thread (`sqlite/checkpoint.rs`): there SQLite's own checkpoint, run by the commit
+    /// that fills the log, fsyncs the whole log first, a stall of milliseconds for that
+    /// caller. At FULL every commit has synced the log already, so the commit's own
+    /// checkpoint only copies pages; measured, moving it to the thread did not pay there
+    /// (bench/notes/4-checkpoints.md), and SQLite keeps it.
+    fn watch_log(&self, conn: &mut Connection) -> Result<()> {
+        if self.options.synchronous == Synchronous::Normal {
+            self.shared
+                .checkpointer
+                .watch(conn)
+                .map_err(|e| self.sql_error("watching the log", e))?;
+        }
+        Ok(())
     }
 
     /// Runs one step of opening the store, retrying it while another connection holds a
