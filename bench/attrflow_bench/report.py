@@ -6,6 +6,7 @@ from pathlib import Path
 
 from attrflow_bench import concurrency, pg_concurrency, report_python, tailing
 from attrflow_bench.findings import CLOSING, FINDINGS
+from attrflow_bench.notes import note
 from attrflow_bench.results import Results
 from attrflow_bench.stats import Summary
 from attrflow_bench.targets import all_targets
@@ -278,6 +279,7 @@ def _sections(results: Results, sizes: list[int], plotted: bool) -> list[str]:
             results,
         ),
         "",
+        *note("4-redis"),
         "## 5. Memory",
         "",
     ]

@@ -278,7 +278,7 @@ impl SqliteStore {
     /// that fills the log, fsyncs the whole log first, a stall of milliseconds for that
     /// caller. At FULL every commit has synced the log already, so the commit's own
     /// checkpoint only copies pages; measured, moving it to the thread did not pay there
-    /// (bench/notes/4-checkpoints.md), and SQLite keeps it.
+    /// (bench/notes/4-redis.md), and SQLite keeps it.
     fn watch_log(&self, conn: &mut Connection) -> Result<()> {
         if self.options.synchronous == Synchronous::Normal {
             self.shared

@@ -4,7 +4,7 @@
 //! the write-ahead log past 1,000 frames: that caller copies the log's pages into the
 //! database file and, at NORMAL, first fsyncs the whole log (about 4 MB that no commit has
 //! synced). One append in about 240 then took 9–18 ms instead of about 0.1 ms, a third of a
-//! lone NORMAL appender's time (bench/notes/4-checkpoints.md). At FULL every commit has
+//! lone NORMAL appender's time (bench/notes/4-redis.md). At FULL every commit has
 //! synced the log already, the commit's checkpoint only copies pages, and SQLite keeps it
 //! (`SqliteStore::watch_log`).
 //!
