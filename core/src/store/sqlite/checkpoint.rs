@@ -39,7 +39,7 @@ use rusqlite::Connection;
 
 /// The log length, in frames (pages), past which a commit asks for a checkpoint: SQLite's
 /// own default for `wal_autocheckpoint`.
-pub(crate) const CHECKPOINT_FRAMES: i32 = 1000;
+const CHECKPOINT_FRAMES: i32 = 1000;
 
 /// How long the `RESTART` step waits for the writer of the moment, then for readers (while
 /// it holds the write lock, so writers wait too), before it gives up until the next request.
