@@ -46,8 +46,14 @@ const CHECKPOINT_FRAMES: i32 = 1000;
 const RESTART_WAIT: Duration = Duration::from_millis(20);
 
 /// How long the thread rests after a step that did not complete (a reader kept a snapshot
-/// of the log, say), so that writers are not held up by attempt after attempt.
-const REST_AFTER_BUSY: Duration = Duration::from_millis(20);
+/// of the log, say): the first rest, doubled after each further such step up to
+/// [`LONGEST_REST`], back to this after a checkpoint that completed. A reader holding its
+/// snapshot for long (another process's long query, say) then keeps writers waiting for
+/// at most `RESTART_WAIT` in every `LONGEST_REST`, instead of attempt after attempt.
+const FIRST_REST: Duration = Duration::from_millis(20);
+
+/// The longest rest between two checkpoints that did not complete.
+const LONGEST_REST: Duration = Duration::from_secs(1);
 
 /// What the committing connections and the checkpoint thread share.
 #[derive(Debug, Default)]
@@ -140,6 +146,7 @@ impl Drop for Checkpointer {
 /// The checkpoint thread: one two-step checkpoint per batch of requests, until closed.
 fn run(path: &Path, requests: &Requests) {
     let mut conn: Option<Connection> = None;
+    let mut rest = FIRST_REST;
     loop {
         {
             let mut state = requests.state.lock();
@@ -161,12 +168,16 @@ fn run(path: &Path, requests: &Requests) {
             };
         }
         let Some(conn) = &conn else { continue };
-        for step in ["PASSIVE", "RESTART"] {
-            if let Err(error) = checkpoint(conn, step) {
+        let completed = ["PASSIVE", "RESTART"].into_iter().try_for_each(|step| {
+            checkpoint(conn, step).map_err(|error| {
                 tracing::debug!(path = %path.display(), step, %error, "checkpoint step did not complete");
-                std::thread::sleep(REST_AFTER_BUSY);
-                break;
-            }
+            })
+        });
+        if completed.is_ok() {
+            rest = FIRST_REST;
+        } else {
+            std::thread::sleep(rest);
+            rest = (rest * 2).min(LONGEST_REST);
         }
     }
 }
