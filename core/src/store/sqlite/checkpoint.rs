@@ -176,7 +176,11 @@ fn run(path: &Path, requests: &Requests) {
         if completed.is_ok() {
             rest = FIRST_REST;
         } else {
-            std::thread::sleep(rest);
+            // Resting, the thread still ends at once when the store goes.
+            let mut state = requests.state.lock();
+            requests
+                .wake
+                .wait_while_for(&mut state, |state| !state.closed, rest);
             rest = (rest * 2).min(LONGEST_REST);
         }
     }
