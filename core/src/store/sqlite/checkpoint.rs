@@ -25,9 +25,11 @@
 //!
 //! A checkpoint changes what the database file holds, never what a reader sees or what
 //! survives a crash: the same frames are copied as SQLite's own checkpoint would copy, in
-//! the same crash-safe way. A step that fails (the disk full, say) leaves the log as it was;
-//! the next commit past the mark asks again. Other processes on the file run checkpointers
-//! of their own; SQLite lets one run at a time and the others' steps return busy.
+//! the same crash-safe way. A step that fails (the disk full, say) or is kept from completing
+//! (a reader holding an old snapshot) leaves the log as it was; the thread rests, 20 ms at
+//! first and twice as long after each further failure up to 1 s, and the next commit past
+//! the mark asks again. Other processes on the file run checkpointers of their own; SQLite
+//! lets one run at a time and the others' steps return busy.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
