@@ -12,6 +12,7 @@
 
 mod checkpoint;
 mod group;
+mod wal_writes;
 pub use self::group::SqliteGroup;
 
 use std::collections::HashMap;
@@ -240,7 +241,16 @@ impl SqliteStore {
     }
 
     fn connect(&self) -> Result<Connection> {
-        let mut conn = Connection::open(&self.path).map_err(|e| self.sql_error("opening", e))?;
+        let opened = if wal_writes::register() {
+            Connection::open_with_flags_and_vfs(
+                &self.path,
+                OpenFlags::default(),
+                wal_writes::VFS_NAME,
+            )
+        } else {
+            Connection::open(&self.path)
+        };
+        let mut conn = opened.map_err(|e| self.sql_error("opening", e))?;
         conn.busy_timeout(self.options.busy_timeout)
             .map_err(|e| self.sql_error("setting busy timeout", e))?;
         // Reading the mode takes no lock once the file is in WAL mode; switching it needs an
