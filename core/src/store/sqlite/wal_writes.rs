@@ -139,10 +139,13 @@ unsafe extern "C" fn open(
     rc
 }
 
-/// The file `file` stands for, and its methods.
-unsafe fn real(file: *mut ffi::sqlite3_file) -> (*mut ffi::sqlite3_file, ffi::sqlite3_io_methods) {
+/// The file `file` stands for, and its methods (which the default VFS keeps for as long as
+/// the file is open).
+unsafe fn real<'a>(
+    file: *mut ffi::sqlite3_file,
+) -> (*mut ffi::sqlite3_file, &'a ffi::sqlite3_io_methods) {
     let real = (*file.cast::<GatheringFile>()).real;
-    (real, *(*real).pMethods)
+    (real, &*(*real).pMethods)
 }
 
 /// Writes out what `file` gathered, if anything. On an error the gathered writes are
