@@ -7,7 +7,8 @@
 //! bytes in one call (bench/notes/6-concurrency.md).
 //!
 //! The store's connections therefore open their files through a VFS of ours,
-//! [`VFS_NAME`], registered once per process, when the first store opens, on top of the
+//! [`VFS_NAME`] (all but the checkpoint thread's and the change watch's, which never write
+//! the log), registered once per process, when the first store opens, on top of the
 //! VFS that is SQLite's default at that moment (a default installed later, by a test's
 //! simulated disk say, is under attrflow's stores only if installed before). It passes every
 //! call through unchanged, except that writes to a write-ahead log that follow each other
