@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use attrflow::flows::chunked_subscriber::{Subscriber, FLOW_ID};
 use attrflow::Error;
 use common::invariants::assert_archive_sound;
-use common::{register_in_order, TestStore};
+use common::{filler_id, register_in_order, TestStore};
 
 /// More appends than a database capped at its current size can take.
 const ENOUGH_TO_FILL: u64 = 5_000;
@@ -35,21 +35,7 @@ fn a_full_disk_is_a_storage_error_writes_nothing_and_appends_resume_when_space_r
         .sqlite()
         .faults()
         .limit_pages(Some(page_count(&t.path) + 2));
-    let mut refused = None;
-    for n in 151..=ENOUGH_TO_FILL {
-        let before = t.stored_values(FLOW_ID);
-        let id = format!("filler-{n:05}");
-        match archive.register(&id, &format!("{id}@example.com")) {
-            Ok(subscriber) => {
-                acked.insert(subscriber.sequence, subscriber);
-            }
-            Err(error) => {
-                assert_eq!(t.stored_values(FLOW_ID), before, "nothing partial");
-                refused = Some((n, error));
-                break;
-            }
-        }
-    }
+    let refused = t.register_until_refused(151..=ENOUGH_TO_FILL, &mut acked);
     let Some((n, error)) = refused else {
         panic!("{ENOUGH_TO_FILL} appends fit in a capped database");
     };
@@ -64,7 +50,7 @@ fn a_full_disk_is_a_storage_error_writes_nothing_and_appends_resume_when_space_r
     assert!(matches!(again, Err(Error::StorageFull(_))), "{again:?}");
 
     t.store.sqlite().faults().limit_pages(None);
-    let id = format!("filler-{n:05}");
+    let id = filler_id(n);
     let resumed = archive.register(&id, &format!("{id}@example.com")).unwrap();
     assert_eq!(resumed.sequence, n);
     acked.insert(resumed.sequence, resumed);

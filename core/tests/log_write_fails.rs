@@ -16,7 +16,7 @@ use std::path::Path;
 use attrflow::flows::chunked_subscriber::{Subscriber, FLOW_ID};
 use attrflow::Error;
 use common::invariants::assert_archive_sound;
-use common::TestStore;
+use common::{filler_id, TestStore};
 
 /// Bytes the log may grow by once the limit is set: a few appends' worth (each about 17 KB).
 const ROOM: u64 = 64 << 10;
@@ -50,30 +50,12 @@ fn a_refused_log_write_fails_its_append_stores_nothing_and_appends_resume() {
     let archive = t.archive();
     archive.start().unwrap();
     let mut acked: BTreeMap<u64, Subscriber> = BTreeMap::new();
-    for n in 1..=20 {
-        let id = format!("s-{n:05}");
-        let subscriber = archive.register(&id, &format!("{id}@example.com")).unwrap();
-        acked.insert(subscriber.sequence, subscriber);
-    }
+    assert!(t.register_until_refused(1..=20, &mut acked).is_none());
 
     // Fresh, the log only grows (SQLite starts it over after 1,000 frames), so it soon
     // reaches the limit.
     limit_file_size(Some(log_bytes(&t.path) + ROOM));
-    let mut refused = None;
-    for n in 21..=ENOUGH_TO_FILL {
-        let before = t.stored_values(FLOW_ID);
-        let id = format!("s-{n:05}");
-        match archive.register(&id, &format!("{id}@example.com")) {
-            Ok(subscriber) => {
-                acked.insert(subscriber.sequence, subscriber);
-            }
-            Err(error) => {
-                assert_eq!(t.stored_values(FLOW_ID), before, "nothing partial");
-                refused = Some((n, error));
-                break;
-            }
-        }
-    }
+    let refused = t.register_until_refused(21..=ENOUGH_TO_FILL, &mut acked);
     limit_file_size(None);
     let Some((n, error)) = refused else {
         panic!("{ENOUGH_TO_FILL} appends fit in a log limited to {ROOM} more bytes");
@@ -88,7 +70,7 @@ fn a_refused_log_write_fails_its_append_stores_nothing_and_appends_resume() {
     );
     assert_eq!(t.held_locks(), 0);
 
-    let id = format!("s-{n:05}");
+    let id = filler_id(n);
     let resumed = archive.register(&id, &format!("{id}@example.com")).unwrap();
     assert_eq!(resumed.sequence, n);
     acked.insert(resumed.sequence, resumed);

@@ -315,6 +315,30 @@ impl TestStore {
         self.store.flow(flow_id).expect("read the flow record")
     }
 
+    /// Registers a filler subscriber for each of `numbers` in turn, each acknowledged one
+    /// kept in `acked`, until one is refused: returns its number and error, after checking
+    /// that it stored nothing. `None` when every registration succeeded.
+    pub fn register_until_refused(
+        &self,
+        numbers: impl IntoIterator<Item = u64>,
+        acked: &mut BTreeMap<u64, Subscriber>,
+    ) -> Option<(u64, Error)> {
+        let archive = self.archive();
+        for n in numbers {
+            let before = self.stored_values(FLOW_ID);
+            match archive.register(&filler_id(n), &format!("{}@example.com", filler_id(n))) {
+                Ok(subscriber) => {
+                    acked.insert(subscriber.sequence, subscriber);
+                }
+                Err(error) => {
+                    assert_eq!(self.stored_values(FLOW_ID), before, "nothing partial");
+                    return Some((n, error));
+                }
+            }
+        }
+        None
+    }
+
     /// Locks held on this store in this process now.
     pub fn held_locks(&self) -> usize {
         self.store.held_lock_count()
@@ -411,6 +435,11 @@ pub fn expected_subscriber(n: u64) -> Subscriber {
         subscriber_id: subscriber_id(n),
         delivery_address: delivery_address(n),
     }
+}
+
+/// The ID of the `n`-th filler subscriber of [`TestStore::register_until_refused`].
+pub fn filler_id(n: u64) -> String {
+    format!("filler-{n:05}")
 }
 
 /// Registers subscribers `numbers` one after another and checks each gets its number as
