@@ -8,6 +8,13 @@ JSON too, ``{"error": "<message>"}``: a request that is not valid HTTP/1.1 (a ra
 in the path, say) is a 400, and a request line plus headers over
 :data:`MAX_HEAD_BYTES` a 431. uvicorn was chosen over hypercorn by measurement
 (BENCHMARKS.md).
+
+After such an answer the connection closes the way RFC 9112 (section 9.6) asks of a server
+that stops reading a request part-way: it ends its side of the connection, then reads and
+discards what the client still sends until the client ends its side too, for at most
+:data:`LINGER_SECONDS` and :data:`LINGER_MAX_BYTES`. Closing at once, with the rest of the
+request unread, makes the kernel reset the connection, and a client still sending its
+request gets that reset, not the answer.
 """
 
 from __future__ import annotations
@@ -34,6 +41,13 @@ GRACEFUL_TIMEOUT_SECONDS = 5
 MAX_HEAD_BYTES = 16 * 1024
 """The largest request line plus headers accepted, in bytes; more is answered with 431."""
 
+LINGER_SECONDS = 5.0
+"""How long a connection refused before the app saw its request goes on reading (and
+discarding) what the client still sends before it closes."""
+
+LINGER_MAX_BYTES = 1024 * 1024
+"""How much such a connection reads and discards at most before it closes."""
+
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
@@ -53,9 +67,17 @@ class JsonErrorsProtocol(HttpToolsProtocol):
     """Bytes received while the current request's head is incomplete."""
     _reading_head = True
     _head_too_large = False
+    _lingering = False
+    """Whether the connection was refused and now only discards what the client sends."""
+    _lingered_bytes = 0
+    """Bytes discarded since the connection was refused."""
+    _linger_timer: asyncio.TimerHandle | None = None
 
     def data_received(self, data: bytes) -> None:
         """Parses ``data``, refusing a head that grows past the limit unfinished."""
+        if self._lingering:
+            self._discard(data)
+            return
         if self._reading_head:
             self._unparsed_head_bytes += len(data)
         super().data_received(data)
@@ -63,6 +85,7 @@ class JsonErrorsProtocol(HttpToolsProtocol):
         if (
             self._reading_head
             and self._unparsed_head_bytes > MAX_HEAD_BYTES
+            and not self._lingering
             and not self.transport.is_closing()
         ):
             self._send_error(431, "request header fields too large")
@@ -111,7 +134,37 @@ class JsonErrorsProtocol(HttpToolsProtocol):
         head.append(b"content-length: %d\r\n" % len(body))
         head.append(b"connection: close\r\n\r\n")
         self.transport.write(b"".join(head) + body)
-        self.transport.close()
+        self._close_lingering()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        """Stops the linger timer, if any, and lets uvicorn clean up."""
+        if self._linger_timer is not None:
+            self._linger_timer.cancel()
+            self._linger_timer = None
+        super().connection_lost(exc)
+
+    def _close_lingering(self) -> None:
+        """Ends this side of the connection, to close it fully later.
+
+        It closes once the client ends its side (uvicorn's ``eof_received`` lets the
+        transport close then), after :data:`LINGER_SECONDS`, or after
+        :data:`LINGER_MAX_BYTES` discarded. A connection with an earlier request's
+        answer still being written (a refused request pipelined behind it) closes at once
+        instead, as uvicorn's own refusals do: that answer may not be written after this
+        side has ended.
+        """
+        answering = self.cycle is not None and not self.cycle.response_complete
+        if answering or not self.transport.can_write_eof():
+            self.transport.close()
+            return
+        self._lingering = True
+        self.transport.write_eof()
+        self._linger_timer = self.loop.call_later(LINGER_SECONDS, self.transport.close)
+
+    def _discard(self, data: bytes) -> None:
+        self._lingered_bytes += len(data)
+        if self._lingered_bytes > LINGER_MAX_BYTES:
+            self.transport.close()
 
 
 class _Server(uvicorn.Server):

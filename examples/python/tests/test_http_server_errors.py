@@ -1,7 +1,11 @@
 """What the HTTP server answers before the app sees a request is JSON too, like every answer
 of the app: a request head over the limit (a long path or a long header) is a 431, a
 request that is not HTTP/1.1 (a raw ``\\xff`` in the path) a 400, and ``OPTIONS`` a 200
-listing the allowed methods. Each is sent over a raw socket to a real service process."""
+listing the allowed methods. Each is sent over a raw socket to a real service process.
+
+A request refused part-way is answered, and then the rest of what the client sends is read
+and discarded, so that a client still sending gets the answer and a clean end of the
+connection, not a reset."""
 
 from __future__ import annotations
 
@@ -13,9 +17,10 @@ from typing import Any
 import pytest
 from service_process import HOST, ServiceProcess, running_service
 
-from attrflow_examples.server import MAX_HEAD_BYTES
+from attrflow_examples.server import LINGER_MAX_BYTES, MAX_HEAD_BYTES
 
 SOCKET_TIMEOUT_SECONDS = 30.0
+PIECE_BYTES = 1024
 
 
 @pytest.fixture(scope="module")
@@ -25,14 +30,33 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess
         yield running
 
 
-def exchange(service: ServiceProcess, request: bytes) -> tuple[int, dict[str, str], Any]:
-    """Sends ``request`` and reads the whole answer (the server closes the connection):
-    status, headers (lower-case names) and the JSON body."""
+def exchange(
+    service: ServiceProcess, request: bytes, *, in_pieces: bool = False
+) -> tuple[int, dict[str, str], Any]:
+    """Sends ``request`` (in :data:`PIECE_BYTES` pieces, one ``send`` each, if ``in_pieces``,
+    so that the server refuses it while more is on its way) and reads the whole answer up to
+    the server's end of the connection: status, headers (lower-case names) and the JSON
+    body. A reset of the connection raises ``ConnectionResetError``."""
     with socket.create_connection((HOST, service.port), timeout=SOCKET_TIMEOUT_SECONDS) as conn:
-        conn.sendall(request)
-        data = b""
-        while chunk := conn.recv(65536):
-            data += chunk
+        if in_pieces:
+            for start in range(0, len(request), PIECE_BYTES):
+                conn.sendall(request[start : start + PIECE_BYTES])
+        else:
+            conn.sendall(request)
+        data = read_to_end(conn)
+    return parse_answer(data)
+
+
+def read_to_end(conn: socket.socket) -> bytes:
+    """Everything the server sends until it ends its side of the connection."""
+    data = b""
+    while chunk := conn.recv(65536):
+        data += chunk
+    return data
+
+
+def parse_answer(data: bytes) -> tuple[int, dict[str, str], Any]:
+    """Status, headers (lower-case names) and JSON body of one whole HTTP answer."""
     head, body = data.split(b"\r\n\r\n", 1)
     lines = head.decode("latin-1").split("\r\n")
     headers = {name.lower(): value for name, value in (line.split(": ", 1) for line in lines[1:])}
@@ -50,6 +74,33 @@ def test_a_header_over_the_head_limit_is_a_json_431(service: ServiceProcess) -> 
     big = b"X-Big: " + b"b" * (4 * MAX_HEAD_BYTES) + b"\r\n"
     status, _, body = exchange(service, b"GET /healthz HTTP/1.1\r\nHost: x\r\n" + big + b"\r\n")
     assert (status, body) == (431, {"error": "request header fields too large"})
+
+
+def test_a_client_still_sending_a_refused_head_gets_the_431_and_a_clean_end(
+    service: ServiceProcess,
+) -> None:
+    big = b"X-Big: " + b"b" * (4 * MAX_HEAD_BYTES) + b"\r\n"
+    request = b"GET /healthz HTTP/1.1\r\nHost: x\r\n" + big + b"\r\n"
+    for _ in range(20):
+        status, _, body = exchange(service, request, in_pieces=True)
+        assert (status, body) == (431, {"error": "request header fields too large"})
+
+
+def test_a_refused_client_that_never_stops_sending_is_cut_off(service: ServiceProcess) -> None:
+    request = b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Endless: "
+    piece = b"e" * 65536
+    with socket.create_connection((HOST, service.port), timeout=SOCKET_TIMEOUT_SECONDS) as conn:
+        conn.sendall(request)
+        sent = len(request)
+        refused: OSError | None = None
+        while refused is None and sent < 64 * LINGER_MAX_BYTES:
+            try:
+                conn.sendall(piece)
+            except (BrokenPipeError, ConnectionResetError) as error:
+                refused = error
+            sent += len(piece)
+    assert refused is not None, f"the server still read after {sent} bytes"
+    assert sent > LINGER_MAX_BYTES
 
 
 def test_a_raw_non_ascii_byte_in_the_path_is_a_json_400(service: ServiceProcess) -> None:
