@@ -5,19 +5,21 @@ listing the allowed methods. Each is sent over a raw socket to a real service pr
 
 A request refused part-way is answered, and then the rest of what the client sends is read
 and discarded, so that a client still sending gets the answer and a clean end of the
-connection, not a reset."""
+connection, not a reset; a client that sends too much, or goes quiet without closing, is
+cut off."""
 
 from __future__ import annotations
 
 import json
 import socket
+import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from service_process import HOST, ServiceProcess, running_service
 
-from attrflow_examples.server import LINGER_MAX_BYTES, MAX_HEAD_BYTES
+from attrflow_examples.server import LINGER_MAX_BYTES, LINGER_SECONDS, MAX_HEAD_BYTES
 
 SOCKET_TIMEOUT_SECONDS = 30.0
 PIECE_BYTES = 1024
@@ -43,20 +45,9 @@ def exchange(
                 conn.sendall(request[start : start + PIECE_BYTES])
         else:
             conn.sendall(request)
-        data = read_to_end(conn)
-    return parse_answer(data)
-
-
-def read_to_end(conn: socket.socket) -> bytes:
-    """Everything the server sends until it ends its side of the connection."""
-    data = b""
-    while chunk := conn.recv(65536):
-        data += chunk
-    return data
-
-
-def parse_answer(data: bytes) -> tuple[int, dict[str, str], Any]:
-    """Status, headers (lower-case names) and JSON body of one whole HTTP answer."""
+        data = b""
+        while chunk := conn.recv(65536):
+            data += chunk
     head, body = data.split(b"\r\n\r\n", 1)
     lines = head.decode("latin-1").split("\r\n")
     headers = {name.lower(): value for name, value in (line.split(": ", 1) for line in lines[1:])}
@@ -101,6 +92,28 @@ def test_a_refused_client_that_never_stops_sending_is_cut_off(service: ServicePr
             sent += len(piece)
     assert refused is not None, f"the server still read after {sent} bytes"
     assert sent > LINGER_MAX_BYTES
+
+
+def test_a_refused_client_that_goes_quiet_is_closed_after_the_linger(
+    service: ServiceProcess,
+) -> None:
+    request = b"GET /" + b"p" * (MAX_HEAD_BYTES + 1) + b" HTTP/1.1\r\nHost: x\r\n\r\n"
+    with socket.create_connection((HOST, service.port), timeout=SOCKET_TIMEOUT_SECONDS) as conn:
+        conn.sendall(request)
+        while conn.recv(65536):
+            pass  # the 431, then the server's end of its side
+        # Still open, the server's side discards each byte sent; once closed, a byte sent
+        # is answered with a reset, which fails the next send.
+        time.sleep(LINGER_SECONDS)
+        deadline = time.monotonic() + SOCKET_TIMEOUT_SECONDS
+        closed = False
+        while not closed and time.monotonic() < deadline:
+            try:
+                conn.sendall(b"x")
+            except (BrokenPipeError, ConnectionResetError):
+                closed = True
+            time.sleep(0.1)
+    assert closed, f"still open {SOCKET_TIMEOUT_SECONDS} s after the linger"
 
 
 def test_a_raw_non_ascii_byte_in_the_path_is_a_json_400(service: ServiceProcess) -> None:
