@@ -5,6 +5,7 @@ reply's, where there was one) and stores each key's subscriber exactly once."""
 
 from __future__ import annotations
 
+import http.client
 import threading
 from pathlib import Path
 from typing import Any
@@ -42,8 +43,8 @@ class KeyedRegistrar(threading.Thread):
                 status, answer = self.service.post(
                     f"{PREFIX}/register", body_of(key), {"Idempotency-Key": key}
                 )
-            except OSError:
-                return  # the service was killed: the reply, if any, is lost
+            except (OSError, http.client.HTTPException):
+                return  # the service was killed: the reply, if any, is lost or cut short
             if status != 200:
                 return
             self.acknowledged[key] = answer
