@@ -10,6 +10,7 @@
 //! the same file (start a flow, call a writing RPC): such a call fails at once instead of
 //! waiting on itself. The write path is in `sqlite/group.rs`.
 
+mod busy_wait;
 mod checkpoint;
 mod group;
 mod wal_writes;
@@ -251,7 +252,7 @@ impl SqliteStore {
             Connection::open(&self.path)
         };
         let mut conn = opened.map_err(|e| self.sql_error("opening", e))?;
-        conn.busy_timeout(self.options.busy_timeout)
+        busy_wait::install(&conn, self.options.busy_timeout)
             .map_err(|e| self.sql_error("setting busy timeout", e))?;
         // Reading the mode takes no lock once the file is in WAL mode; switching it needs an
         // exclusive lock, for which SQLite's busy handler does not always wait (another
@@ -576,7 +577,7 @@ impl Store for SqliteStore {
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(&self.path, flags)
             .map_err(|e| self.sql_error("opening a change watch", e))?;
-        conn.busy_timeout(self.options.busy_timeout)
+        busy_wait::install(&conn, self.options.busy_timeout)
             .map_err(|e| self.sql_error("setting busy timeout", e))?;
         let mut watch = SqliteChangeWatch {
             conn,

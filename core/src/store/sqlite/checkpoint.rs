@@ -12,16 +12,22 @@
 //! commits (`sqlite3_wal_hook`, which also turns the automatic checkpoint off), and past
 //! [`CHECKPOINT_FRAMES`] it asks the file's [`Checkpointer`]: a thread with a connection of
 //! its own, started at the first request, ended with the file's last store in the process.
-//! It checkpoints in two steps:
+//! It checkpoints in three steps:
 //!
 //! 1. `PASSIVE`: copies every frame it can and syncs, without waiting for or blocking
-//!    anyone: writers go on committing meanwhile. This is the long step.
-//! 2. `RESTART`: waits for the writer of the moment to commit, then, holding the write
-//!    lock, copies the frames committed during step 1 and waits for readers to leave the
-//!    log, so that the next writer starts the log over from its beginning. Writers wait
-//!    for this short step (through their busy timeout, as for another process's writer).
-//!    Without it, a log that is never caught up while writers keep committing would grow
-//!    without bound.
+//!    anyone: writers go on committing meanwhile. This is the long step (about 12 ms for
+//!    a 4 MB log on the disk of bench/notes/4-redis.md).
+//! 2. `PASSIVE` again: copies and syncs the frames committed during step 1 (about 5 ms
+//!    there), still blocking no one.
+//! 3. `RESTART`: waits for the writer of the moment to commit, then, holding the write
+//!    lock, copies the frames committed during step 2, syncs the log and the database file,
+//!    and waits for readers to leave the log, so that the next writer starts the log over
+//!    from its beginning. Writers wait for this short step (through their busy handler,
+//!    `busy_wait.rs`, as for another process's writer). Without it, a log that is never
+//!    caught up while writers keep committing would grow without bound. Step 2 keeps it
+//!    short: this step copies and syncs what committed during the step before it. Measured
+//!    with a lone NORMAL appender (bench/notes/4-redis.md), it held the write lock
+//!    2.8–4.9 ms after one `PASSIVE`, 1.5–3.6 ms after two.
 //!
 //! A checkpoint changes what the database file holds, never what a reader sees or what
 //! survives a crash: the same frames are copied as SQLite's own checkpoint would copy, in
@@ -145,7 +151,7 @@ impl Drop for Checkpointer {
     }
 }
 
-/// The checkpoint thread: one two-step checkpoint per batch of requests, until closed.
+/// The checkpoint thread: one three-step checkpoint per batch of requests, until closed.
 fn run(path: &Path, requests: &Requests) {
     let mut conn: Option<Connection> = None;
     let mut rest = FIRST_REST;
@@ -170,7 +176,7 @@ fn run(path: &Path, requests: &Requests) {
             };
         }
         let Some(conn) = &conn else { continue };
-        let completed = ["PASSIVE", "RESTART"].into_iter().try_for_each(|step| {
+        let completed = ["PASSIVE", "PASSIVE", "RESTART"].into_iter().try_for_each(|step| {
             checkpoint(conn, step).map_err(|error| {
                 tracing::debug!(path = %path.display(), step, %error, "checkpoint step did not complete");
             })
@@ -193,7 +199,7 @@ fn run(path: &Path, requests: &Requests) {
 /// and the database file after.
 fn open(path: &Path) -> rusqlite::Result<Connection> {
     let conn = Connection::open(path)?;
-    conn.busy_timeout(RESTART_WAIT)?;
+    super::busy_wait::install(&conn, RESTART_WAIT)?;
     conn.execute_batch("PRAGMA synchronous=FULL;")?;
     Ok(conn)
 }
