@@ -11,8 +11,8 @@
 //! [`install`] puts this handler in its place. It sleeps a quarter of the wait so far, at
 //! least 50 µs and at most [`LONGEST_SLEEP`], so a wait ends at most about a quarter later
 //! than the lock was freed, after a few tries (about 30 for a wait of 100 ms). It gives
-//! up, as SQLite's does, once the connection's busy timeout has passed since the first try
-//! (measured on the clock, not summed from the sleeps), and never sleeps past it: the
+//! up, as SQLite's does, once the connection's busy timeout has passed since the statement's
+//! first try (measured on the clock, not summed from the sleeps), and never sleeps past it: the
 //! statement then fails with `SQLITE_BUSY`, as before.
 
 use std::cell::Cell;
@@ -29,8 +29,9 @@ const LONGEST_SLEEP: Duration = Duration::from_millis(10);
 
 thread_local! {
     /// When the wait of this thread's current statement began. SQLite calls the handler on
-    /// the thread running the statement, with `count` 0 at the first try of each wait, and
-    /// a thread runs one statement at a time.
+    /// the thread running the statement, counting its calls from 0 anew at each statement's
+    /// execution (as its own handler does, a statement that waits twice waits at most the
+    /// timeout in all), and a thread runs one statement at a time.
     static WAIT_STARTED: Cell<Option<Instant>> = const { Cell::new(None) };
 }
 

@@ -27,7 +27,7 @@
 //!    caught up while writers keep committing would grow without bound. Step 2 keeps it
 //!    short: this step copies and syncs what committed during the step before it. Measured
 //!    with a lone NORMAL appender (bench/notes/4-redis.md), it held the write lock
-//!    2.8–4.9 ms after one `PASSIVE`, 1.5–3.6 ms after two.
+//!    2.4–4.9 ms after one `PASSIVE`, 1.5–3.6 ms after two.
 //!
 //! A checkpoint changes what the database file holds, never what a reader sees or what
 //! survives a crash: the same frames are copied as SQLite's own checkpoint would copy, in
