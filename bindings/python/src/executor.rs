@@ -187,6 +187,16 @@ struct RpcJob {
     in_flight: InFlight,
 }
 
+/// What [`Pool::add_taker`] did.
+enum Taker {
+    /// Nothing to wake: the threads that will look at the queue are enough for its calls,
+    /// or one was started for it.
+    Enough,
+    /// A sleeping thread was counted as woken; its caller wakes it once the queue's lock is
+    /// released.
+    Asleep,
+}
+
 /// The calls waiting for a thread, and the threads.
 struct Queue {
     jobs: VecDeque<Job>,
@@ -258,6 +268,11 @@ impl Pool {
             return Ok(());
         }
         match self.add_taker(&mut queue) {
+            Ok(Taker::Asleep) => {
+                drop(queue);
+                self.wake.notify_one();
+                Ok(())
+            }
             Err(error) if queue.threads == 0 => {
                 // With no thread to take it, the call is not made.
                 queue.jobs.pop_back();
@@ -271,22 +286,37 @@ impl Pool {
         }
     }
 
-    /// Wakes a sleeping thread, or starts one, when the queue holds more calls than the
-    /// threads that will look at it.
-    fn add_taker(&'static self, queue: &mut Queue) -> std::io::Result<()> {
+    /// Counts a sleeping thread as woken, or starts a thread, when the queue holds more
+    /// calls than the threads that will look at it. A sleeping thread is woken by the
+    /// caller once it has released the queue's lock ([`Taker::Asleep`]): woken with the
+    /// lock held, the thread can run at once (on the caller's CPU, when the scheduler has
+    /// put both there), find the lock taken and sleep again until the caller lets it go,
+    /// two more thread switches for every call (bench/notes/3b-python.md).
+    fn add_taker(&'static self, queue: &mut Queue) -> std::io::Result<Taker> {
         if queue.jobs.len() <= queue.takers(self.busy.load(Ordering::SeqCst)) {
-            return Ok(());
+            return Ok(Taker::Enough);
         }
         if queue.sleeping > queue.woken {
             queue.woken += 1;
-            self.wake.notify_one();
-        } else if queue.threads < MAX_THREADS {
+            return Ok(Taker::Asleep);
+        }
+        if queue.threads < MAX_THREADS {
             std::thread::Builder::new()
                 .name("attrflow-call".to_owned())
                 .spawn(move || self.work())?;
             queue.threads += 1;
         }
-        Ok(())
+        Ok(Taker::Enough)
+    }
+
+    /// Wakes the sleeping thread [`Pool::add_taker`] counted as woken, if it did; called
+    /// once the queue's lock is released. (A thread that left its sleep meanwhile, its
+    /// keep-alive over, finds the call queued when it looks again, so no call waits for a
+    /// wake-up that found nobody.)
+    fn wake_taker(&self, taker: std::io::Result<Taker>) {
+        if let Ok(Taker::Asleep) = taker {
+            self.wake.notify_one();
+        }
     }
 
     /// A worker thread: runs queued jobs until it has been idle for [`KEEP_ALIVE`].
@@ -317,11 +347,15 @@ impl Pool {
                 };
                 self.queued.fetch_sub(taken, Ordering::SeqCst);
                 self.busy.fetch_add(1, Ordering::SeqCst);
-                if !queue.jobs.is_empty() {
-                    // Calls submitted together: wake the next taker (a failure to start
-                    // one leaves the call to a thread that finishes).
-                    let _ = self.add_taker(&mut queue);
-                }
+                // Calls submitted together: wake the next taker (a failure to start one
+                // leaves the call to a thread that finishes).
+                let taker = if queue.jobs.is_empty() {
+                    Ok(Taker::Enough)
+                } else {
+                    self.add_taker(&mut queue)
+                };
+                drop(queue);
+                self.wake_taker(taker);
                 return Some(job);
             }
             queue.sleeping += 1;
@@ -458,7 +492,9 @@ impl Drop for Leaving {
         if std::thread::panicking() {
             let mut queue = self.0.lock();
             queue.threads -= 1;
-            let _ = self.0.add_taker(&mut queue);
+            let taker = self.0.add_taker(&mut queue);
+            drop(queue);
+            self.0.wake_taker(taker);
         }
     }
 }
