@@ -14,6 +14,11 @@ use crate::error::{Error, Result};
 pub fn parse(text: &str, what: impl Fn() -> String) -> Result<Value> {
     let value: Value = serde_json::from_str(text)
         .map_err(|e| Error::invalid_input(format!("{} is not JSON: {e}", what())))?;
+    // serde_json reads an integer outside the 64-bit range as a float, so a value with
+    // no other number than 64-bit integers holds none: the text is scanned only otherwise.
+    if !holds_a_non_integer(&value) {
+        return Ok(value);
+    }
     if let Some((path, number)) = inexact_integer(text) {
         return Err(Error::invalid_input(format!(
             "{} holds the integer {number} at {path}, outside the range attrflow stores \
@@ -24,6 +29,17 @@ pub fn parse(text: &str, what: impl Fn() -> String) -> Result<Value> {
         )));
     }
     Ok(value)
+}
+
+/// Whether `value` holds a number that is not a 64-bit integer: a float, or an integer
+/// read as one. (A value from `serde_json::from_str` nests at most 128 deep.)
+fn holds_a_non_integer(value: &Value) -> bool {
+    match value {
+        Value::Number(number) => !(number.is_i64() || number.is_u64()),
+        Value::Array(items) => items.iter().any(holds_a_non_integer),
+        Value::Object(members) => members.values().any(holds_a_non_integer),
+        Value::Null | Value::Bool(_) | Value::String(_) => false,
+    }
 }
 
 /// Where we are inside the JSON text while scanning it.
@@ -183,6 +199,16 @@ mod tests {
         assert_eq!(place_at_end(r#"{"a":[1,{"b":"x"},"y"#), "$.a[2]");
         assert_eq!(place_at_end(r#"{"a":{"k"#), "a key in $.a");
         assert_eq!(place_at_end(r#""tok"#), "$");
+    }
+
+    #[test]
+    fn only_values_with_a_number_other_than_a_64_bit_integer_are_scanned() {
+        let holds = |text: &str| holds_a_non_integer(&serde_json::from_str(text).unwrap());
+        assert!(!holds(
+            r#"{"id":"s-1","n":[1,-2,18446744073709551615],"ok":true}"#
+        ));
+        assert!(holds(r#"{"a":[{"b":1.5}]}"#));
+        assert!(holds(r#"{"a":{"b":18446744073709551616}}"#));
     }
 
     #[test]
