@@ -290,8 +290,9 @@ impl Pool {
     /// calls than the threads that will look at it. A sleeping thread is woken by the
     /// caller once it has released the queue's lock ([`Taker::Asleep`]): woken with the
     /// lock held, the thread can run at once (on the caller's CPU, when the scheduler has
-    /// put both there), find the lock taken and sleep again until the caller lets it go,
-    /// two more thread switches for every call (bench/notes/3b-python.md).
+    /// put both there), find the lock taken and sleep again until the caller lets it go:
+    /// two more thread switches each time (measured on one CPU: 3.5 switches a call
+    /// against 2, bench/notes/3b-python.md).
     fn add_taker(&'static self, queue: &mut Queue) -> std::io::Result<Taker> {
         if queue.jobs.len() <= queue.takers(self.busy.load(Ordering::SeqCst)) {
             return Ok(Taker::Enough);
