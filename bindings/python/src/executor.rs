@@ -268,11 +268,6 @@ impl Pool {
             return Ok(());
         }
         match self.add_taker(&mut queue) {
-            Ok(Taker::Asleep) => {
-                drop(queue);
-                self.wake.notify_one();
-                Ok(())
-            }
             Err(error) if queue.threads == 0 => {
                 // With no thread to take it, the call is not made.
                 queue.jobs.pop_back();
@@ -281,8 +276,12 @@ impl Pool {
                     "cannot start attrflow's worker threads: {error}"
                 )))
             }
-            // A running thread takes it when it is done.
-            _ => Ok(()),
+            // A woken or started thread takes it, or a running one when it is done.
+            taker => {
+                drop(queue);
+                self.wake_taker(taker);
+                Ok(())
+            }
         }
     }
 
