@@ -17,13 +17,14 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use std::marker::PhantomData;
 use std::sync::LazyLock;
 
-use parking_lot::Mutex;
+use parking_lot::{Mutex, MutexGuard};
 
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use crate::error::{Error, Result};
+use crate::fork;
 
 /// The records of a chunk as JSON text: the stored text of each record, joined by commas.
 #[derive(Debug, Default)]
@@ -68,7 +69,7 @@ impl ChunkText {
         map: &str,
         key: &str,
     ) -> Result<Self> {
-        if let Some(len) = WRITTEN.lock().count_of(place(flow_id, map, key), json) {
+        if let Some(len) = written().count_of(place(flow_id, map, key), json) {
             if let Some(records) = records_text(json, field) {
                 let mut text = String::with_capacity(json.len() + 256);
                 text.push_str(records);
@@ -109,13 +110,23 @@ impl ChunkText {
 /// Notes that the open chunk of flow `flow_id`, instance `key` of map `map`, is being
 /// written as `json`, which holds `len` records (the text [`ChunkText::into_json`] gave).
 pub(super) fn remember_open(flow_id: &str, map: &str, key: &str, json: &str, len: u64) {
-    WRITTEN.lock().insert(place(flow_id, map, key), json, len);
+    written().insert(place(flow_id, map, key), json, len);
 }
 
 /// The open chunks this process wrote last, with their record counts, by a hash of their
 /// flow and name (a collision only replaces an entry). Bounded in entries and bytes: past
 /// either it starts over.
-static WRITTEN: LazyLock<Mutex<Written>> = LazyLock::new(|| Mutex::new(Written::default()));
+static WRITTEN: LazyLock<&'static Mutex<Written>> = LazyLock::new(|| {
+    let written = Box::leak(Box::new(Mutex::new(Written::default())));
+    // A child made by fork() that appends finds it free.
+    fork::register_mutex(written);
+    written
+});
+
+/// [`WRITTEN`], locked.
+fn written() -> MutexGuard<'static, Written> {
+    WRITTEN.lock()
+}
 
 /// Open chunks [`WRITTEN`] holds at most.
 const WRITTEN_ENTRIES: usize = 1024;

@@ -13,6 +13,7 @@
 mod busy_wait;
 mod checkpoint;
 mod group;
+mod mutexes;
 mod wal_writes;
 pub use self::group::SqliteGroup;
 
@@ -34,6 +35,7 @@ use super::{
     Store, Write,
 };
 use crate::error::{Error, Result};
+use crate::fork;
 
 /// The schema version this build writes and reads.
 pub const SCHEMA_VERSION: i64 = 1;
@@ -146,13 +148,26 @@ impl FileShared {
     }
 }
 
+/// The [`FileShared`] of each file, by the process that opened it and the file's
+/// canonical path.
+type Files = HashMap<(u32, PathBuf), Weak<FileShared>>;
+
+/// Every [`FileShared`] of this process, and those a `fork()`ed child inherited.
+fn files() -> &'static Mutex<Files> {
+    static FILES: OnceLock<&'static Mutex<Files>> = OnceLock::new();
+    FILES.get_or_init(|| {
+        let files = Box::leak(Box::default());
+        // A child made by fork() that opens a store finds it free.
+        fork::register_mutex(files);
+        files
+    })
+}
+
 /// The [`FileShared`] of `path` in this process. Keyed by process as well: a child made by
-/// `fork()` inherits this map with the locks its parent's calls held, which no thread of
-/// the child will ever release, so a store opened in the child gets its own.
+/// `fork()` inherits this map with its parent's entries, whose locks no thread of the child
+/// will ever release, and refuses the files they name (`refuse_if_open_before_fork`).
 fn shared_for(path: &Path) -> Arc<FileShared> {
-    type Files = HashMap<(u32, PathBuf), Weak<FileShared>>;
-    static FILES: OnceLock<Mutex<Files>> = OnceLock::new();
-    let mut files = FILES.get_or_init(Default::default).lock();
+    let mut files = files().lock();
     files.retain(|_, shared| shared.strong_count() > 0);
     let key = (std::process::id(), path.to_owned());
     if let Some(shared) = files.get(&key).and_then(Weak::upgrade) {
@@ -161,6 +176,33 @@ fn shared_for(path: &Path) -> Arc<FileShared> {
     let shared = Arc::new(FileShared::new(path));
     files.insert(key, Arc::downgrade(&shared));
     shared
+}
+
+/// Fails if a process this one was `fork()`ed from has the file at `path` open.
+///
+/// SQLite keeps the locks of a file per process, in records every connection of the
+/// process on that file shares, and a child inherits its parent's records (with the
+/// connections that never close in the child) while the locks themselves, held by the
+/// parent, are not the child's. A connection the child opened would take none of the locks
+/// those records say the process holds, so other processes would not see them: measured, a
+/// parent closing its client deleted the log the child's client was appending to, and a
+/// new process found none of the child's 48 acknowledged appends.
+fn refuse_if_open_before_fork(path: &Path) -> Result<()> {
+    let here = std::process::id();
+    let files = files().lock();
+    let opened_in = files.iter().find_map(|((pid, open_path), shared)| {
+        (*pid != here && open_path == path && shared.strong_count() > 0).then_some(*pid)
+    });
+    match opened_in {
+        None => Ok(()),
+        Some(parent) => Err(Error::storage(format!(
+            "store {} is open in process {parent}, which this process was fork()ed from: \
+             SQLite's locks cannot cross fork(), and a store opened here could lose writes; \
+             open it in a process that did not inherit it (a fresh process, or \
+             multiprocessing's \"spawn\" or \"forkserver\"), or fork before opening it",
+            path.display()
+        ))),
+    }
 }
 
 /// A store in one SQLite file.
@@ -182,6 +224,8 @@ impl SqliteStore {
     /// Opens (creating if needed) the store at `path`, creating missing parent folders and
     /// bringing the schema up to date.
     pub fn open_with(path: impl AsRef<Path>, options: SqliteOptions) -> Result<Self> {
+        // Before anything in the process initialises SQLite: see `sqlite/mutexes.rs`.
+        mutexes::install();
         let path = path.as_ref();
         if path.as_os_str().is_empty() {
             return Err(Error::invalid_input("store path must not be empty"));
@@ -190,6 +234,9 @@ impl SqliteStore {
             std::fs::create_dir_all(parent).map_err(|e| {
                 Error::storage(format!("cannot create folder {}: {e}", parent.display()))
             })?;
+        }
+        if let Ok(canonical) = std::fs::canonicalize(path) {
+            refuse_if_open_before_fork(&canonical)?;
         }
         let mut store = SqliteStore {
             path: path.to_owned(),
