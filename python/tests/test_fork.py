@@ -8,6 +8,7 @@ it forked, and so does one on the parent's file once the parent closed it before
 
 from __future__ import annotations
 
+import asyncio
 import os
 import threading
 import time
@@ -16,8 +17,14 @@ from pathlib import Path
 import pytest
 from archive_support import IN_PROCESS_CONFLICT, Archive, store_write_lock, subscriber_input
 
-from attrflow import Client, RpcLockConflictError, StorageError
-from attrflow.flows.chunked_subscriber import FLOW_ID, ChunkedSubscriberFlow
+from attrflow import AsyncClient, Client, RPCInvokeOptions, RpcLockConflictError, StorageError
+from attrflow.flows.chunked_subscriber import (
+    CURRENT_CHUNK_INSTANCE,
+    FLOW_ID,
+    ChunkedSubscriberFlow,
+    GetSubscriberPageInput,
+    SubscriberPage,
+)
 
 CHILD_TIMEOUT_SECONDS = 60.0
 """A bound against a hanging child, not a timing check."""
@@ -127,6 +134,24 @@ def test_a_child_forked_after_its_parent_closed_the_store_opens_it(store_path: P
     assert stored == ["subscriber-002", "subscriber-001"]
 
 
+async def async_page(client: AsyncClient) -> SubscriberPage:
+    """The archive's newest page, read through an AsyncClient."""
+    flow = ChunkedSubscriberFlow()
+    return await client.invoke_rpc(
+        flow.get_subscriber_page,
+        FLOW_ID,
+        GetSubscriberPageInput(CURRENT_CHUNK_INSTANCE),
+        options=RPCInvokeOptions(
+            load_attribute_map_instances=(flow.subscriber_chunks.load(CURRENT_CHUNK_INSTANCE),)
+        ),
+    )
+
+
+async def async_page_of(path: Path) -> SubscriberPage:
+    async with AsyncClient(f"sqlite:{path}") as client:
+        return await async_page(client)
+
+
 FORKS = 150
 """Forks made while other threads call; each once had a chance of a few percent to hang
 its child on a lock (one of SQLite's mutexes) a parent's thread held."""
@@ -155,9 +180,15 @@ def test_children_forked_while_other_threads_call_open_clients_of_their_own(
             n += 1
 
     def keep_reading() -> None:
-        while not stop.is_set():
-            assert archive.page("current").subscribers
-            pages_read[0] += 1
+        # On an AsyncClient, whose worker threads take the executor's process-wide locks
+        # at the end of every call.
+        async def read() -> None:
+            async with AsyncClient(f"sqlite:{store_path}") as reader:
+                while not stop.is_set():
+                    assert (await async_page(reader)).subscribers
+                    pages_read[0] += 1
+
+        asyncio.run(read())
 
     callers = [threading.Thread(target=keep_registering), threading.Thread(target=keep_reading)]
     for caller in callers:
@@ -169,11 +200,12 @@ def test_children_forked_while_other_threads_call_open_clients_of_their_own(
             if pid == 0:  # the child: never returns into pytest
                 code = 1
                 try:
-                    with Client(f"sqlite:{store_path.parent / f'child-{i}.db'}") as own:
+                    own_path = store_path.parent / f"child-{i}.db"
+                    with Client(f"sqlite:{own_path}") as own:
                         theirs = Archive(own)
                         theirs.start()
                         theirs.register(i)
-                        code = 0 if theirs.page("current").subscribers else 2
+                    code = 0 if asyncio.run(async_page_of(own_path)).subscribers else 2
                 finally:
                     os._exit(code)
             exit_codes.append(wait_for(pid, FORK_CHILD_TIMEOUT_SECONDS))

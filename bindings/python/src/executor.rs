@@ -29,14 +29,16 @@
 //! whose callers were cancelled still run to their end.
 //!
 //! A process forked from one that made calls inherits neither the worker threads nor their
-//! calls: the first use in the child starts a pool and a count of its own.
+//! calls: the first use in the child starts a pool and a count of its own, and the
+//! process-wide locks are held across the fork ([`hold_across_fork`]).
 
+use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::io::{ErrorKind, Read, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, Once, PoisonError};
 use std::time::{Duration, Instant};
 
 use attrflow::{RpcRequest, Runtime};
@@ -113,6 +115,38 @@ fn state() -> MutexGuard<'static, State> {
         };
     }
     state
+}
+
+/// The locks [`hold_across_fork`] holds on the forking thread during a `fork()`.
+type HeldAcrossFork = (
+    MutexGuard<'static, State>,
+    MutexGuard<'static, Vec<Box<dyn Send>>>,
+);
+
+thread_local! {
+    static HELD_ACROSS_FORK: RefCell<Option<HeldAcrossFork>> = const { RefCell::new(None) };
+}
+
+/// Makes [`STATE`] and [`GRAVEYARD`] safe across `fork()`, once per process: workers take
+/// them at the end of every call, and a child that inherited one held by a worker (a thread
+/// it does not have) would hang at its first call or at exit. The forking thread takes both
+/// before the fork, waiting the moment a holder needs (neither is held while waiting for
+/// anything else), and gives them back after it, in the parent and in the child.
+fn hold_across_fork() {
+    extern "C" fn before_fork() {
+        let state = STATE.lock().unwrap_or_else(PoisonError::into_inner);
+        let graveyard = GRAVEYARD.lock().unwrap_or_else(PoisonError::into_inner);
+        let _ = HELD_ACROSS_FORK.try_with(|held| *held.borrow_mut() = Some((state, graveyard)));
+    }
+    extern "C" fn after_fork() {
+        let _ = HELD_ACROSS_FORK.try_with(|held| held.borrow_mut().take());
+    }
+    static REGISTERED: Once = Once::new();
+    REGISTERED.call_once(|| {
+        // SAFETY: the handlers are plain functions that live as long as the process; should
+        // registration fail (only without memory), forks stay as they were without it.
+        unsafe { libc::pthread_atfork(Some(before_fork), Some(after_fork), Some(after_fork)) };
+    });
 }
 
 /// Counts one call in flight for as long as it lives.
@@ -530,9 +564,10 @@ fn queued(pool: Option<&Pool>) -> bool {
 /// This process's pool (started at first use) and one more call counted in flight.
 fn start_call() -> (&'static Pool, InFlight) {
     let mut state = state();
-    let pool = *state
-        .pool
-        .get_or_insert_with(|| Box::leak(Box::new(Pool::new())));
+    let pool = *state.pool.get_or_insert_with(|| {
+        hold_across_fork();
+        Box::leak(Box::new(Pool::new()))
+    });
     state.in_flight += 1;
     (pool, InFlight)
 }
