@@ -186,7 +186,8 @@ fn shared_for(path: &Path) -> Arc<FileShared> {
 /// parent, are not the child's. A connection the child opened would take none of the locks
 /// those records say the process holds, so other processes would not see them: measured, a
 /// parent closing its client deleted the log the child's client was appending to, and a
-/// new process found none of the child's 48 acknowledged appends.
+/// new process found none of the 47 appends the child made after that close, each
+/// acknowledged.
 fn refuse_if_open_before_fork(path: &Path) -> Result<()> {
     let here = std::process::id();
     let files = files().lock();
