@@ -1,0 +1,61 @@
+//! A child made by `fork()` may not open an SQLite file its parent has open (SQLite's
+//! locks are per process, and the child's would not be real), and opens any other file, or
+//! the parent's once the parent closed it, as usual.
+
+use attrflow::store::SqliteStore;
+use attrflow::Error;
+
+/// What a child reports through its exit code.
+const REFUSED_CLEARLY: i32 = 10;
+const OPENED: i32 = 20;
+
+/// Runs `child` in a child made by `fork()` and returns its exit code.
+fn in_a_child(child: impl FnOnce() -> i32) -> i32 {
+    // SAFETY: the child only opens stores and exits with `_exit`, never returning into the
+    // test harness.
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0, "fork failed");
+    if pid == 0 {
+        let code = std::panic::catch_unwind(std::panic::AssertUnwindSafe(child)).unwrap_or(1);
+        // SAFETY: ends the child at once, without running the parent's exit handlers.
+        unsafe { libc::_exit(code) };
+    }
+    let mut status = 0;
+    // SAFETY: waits for the child just made.
+    let waited = unsafe { libc::waitpid(pid, &mut status, 0) };
+    assert_eq!(waited, pid);
+    assert!(libc::WIFEXITED(status), "the child did not exit: {status}");
+    libc::WEXITSTATUS(status)
+}
+
+#[test]
+fn a_child_is_refused_its_parents_open_file_and_opens_others() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let path = dir.path().join("parent.db");
+    let other = dir.path().join("child.db");
+    let parent_store = SqliteStore::open(&path).expect("the parent opens its store");
+    let canonical = path.canonicalize().expect("the store file exists");
+    let code = in_a_child(|| {
+        let mut code = 0;
+        match SqliteStore::open(&path) {
+            Err(Error::Storage(message))
+                if message.contains(&canonical.display().to_string())
+                    && message.contains("fork()")
+                    && message.contains("spawn") =>
+            {
+                code += REFUSED_CLEARLY
+            }
+            _ => {}
+        }
+        if SqliteStore::open(&other).is_ok() {
+            code += OPENED;
+        }
+        code
+    });
+    assert_eq!(code, REFUSED_CLEARLY + OPENED);
+    drop(parent_store);
+
+    // Closed before the fork, the parent's file is the child's to open.
+    let opened = in_a_child(|| i32::from(SqliteStore::open(&path).is_ok()) * OPENED);
+    assert_eq!(opened, OPENED);
+}
