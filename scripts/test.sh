@@ -8,9 +8,10 @@ cd "$(dirname "$0")/.."
 
 section() { printf '\n==> %s\n' "$*"; }
 
-section "Rust: format, lints"
+section "Rust: format, lints, the core crate's API docs (no broken or private links)"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
+RUSTDOCFLAGS="-D warnings" cargo doc -p attrflow --no-deps --locked
 
 section "Rust: the core crate packages for crates.io (cargo package)"
 cargo package -p attrflow --locked --allow-dirty --no-verify

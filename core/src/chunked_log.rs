@@ -29,7 +29,7 @@
 //!   oldest first, leaving the rest byte for byte; a dropped chunk's token is
 //!   [`Error::PageTrimmed`]. A log's [`Retention`] applies the same rule on every append.
 //! - **Reading forward** ([`read_from`], [`ChunkedLog::read_from`]): records oldest first
-//!   from a sequence, across chunks and layouts; a [tail](tail) waits for records after a
+//!   from a sequence, across chunks and layouts; a [tail] waits for records after a
 //!   sequence, waking on its runtime's commits.
 //! - **Named logs** ([`ChunkedLog::named`]): many logs in one flow, each with its state in
 //!   an instance of a state map (`<state map>/<name>`, absent until the first append) and

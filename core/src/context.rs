@@ -6,7 +6,7 @@
 //!
 //! Values are held as the store gave them, JSON text, and decoded on a handler's first read
 //! of each: an append to a chunked log reads and writes its open chunk as text
-//! ([`RpcContext::map_instance_json`], [`RpcContext::set_map_instance_json`]) and so never
+//! (`RpcContext::map_instance_json`, `RpcContext::set_map_instance_json`) and so never
 //! decodes the chunk into a tree of values nor encodes it back.
 
 use std::borrow::Cow;

@@ -44,7 +44,7 @@ pub mod context;
 pub mod definition;
 pub mod error;
 pub mod flows;
-mod fork;
+pub mod fork;
 pub mod hash_partition;
 pub mod json;
 pub mod limits;

@@ -1,6 +1,11 @@
 //! A child made by `fork()` may not open an SQLite file its parent has open (SQLite's
 //! locks are per process, and the child's would not be real), and opens any other file, or
-//! the parent's once the parent closed it, as usual.
+//! the parent's once the parent closed it, as usual. A process-wide mutex registered with
+//! `attrflow::fork::hold_across_fork` is free in the child even when another thread of the
+//! parent held it as the fork began.
+
+use std::sync::{mpsc, Mutex};
+use std::time::Duration;
 
 use attrflow::store::SqliteStore;
 use attrflow::Error;
@@ -8,6 +13,7 @@ use attrflow::Error;
 /// What a child reports through its exit code.
 const REFUSED_CLEARLY: i32 = 10;
 const OPENED: i32 = 20;
+const FREE_AND_WHOLE: i32 = 30;
 
 /// Runs `child` in a child made by `fork()` and returns its exit code.
 fn in_a_child(child: impl FnOnce() -> i32) -> i32 {
@@ -58,4 +64,30 @@ fn a_child_is_refused_its_parents_open_file_and_opens_others() {
     // Closed before the fork, the parent's file is the child's to open.
     let opened = in_a_child(|| i32::from(SqliteStore::open(&path).is_ok()) * OPENED);
     assert_eq!(opened, OPENED);
+}
+
+/// A process-wide lock, as a binding keeps one.
+static SHARED: Mutex<u32> = Mutex::new(0);
+
+#[test]
+fn a_mutex_another_thread_holds_as_the_fork_begins_is_free_in_the_child() {
+    attrflow::fork::hold_across_fork(&SHARED);
+    let (held, holding) = mpsc::channel();
+    let holder = std::thread::spawn(move || {
+        let mut value = SHARED.lock().expect("the mutex is not poisoned");
+        held.send(()).expect("the test waits");
+        std::thread::sleep(Duration::from_millis(100));
+        *value += 1;
+    });
+    holding.recv().expect("the holder took the mutex");
+    // The fork waits for the holder to give the mutex back: the child finds it free, with
+    // the holder's change. (Unregistered, the child would find it held for ever.)
+    let code = in_a_child(|| match SHARED.try_lock() {
+        Ok(value) if *value == 1 => FREE_AND_WHOLE,
+        Ok(_) => 2,
+        Err(_) => 3,
+    });
+    holder.join().expect("the holder ends");
+    assert_eq!(code, FREE_AND_WHOLE);
+    assert_eq!(*SHARED.lock().expect("free in the parent too"), 1);
 }

@@ -32,7 +32,6 @@
 //! calls: the first use in the child starts a pool and a count of its own, and the
 //! process-wide locks are held across the fork ([`hold_across_fork`]).
 
-use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::io::{ErrorKind, Read, Write};
 use std::os::fd::AsRawFd;
@@ -117,35 +116,15 @@ fn state() -> MutexGuard<'static, State> {
     state
 }
 
-/// The locks [`hold_across_fork`] holds on the forking thread during a `fork()`.
-type HeldAcrossFork = (
-    MutexGuard<'static, State>,
-    MutexGuard<'static, Vec<Box<dyn Send>>>,
-);
-
-thread_local! {
-    static HELD_ACROSS_FORK: RefCell<Option<HeldAcrossFork>> = const { RefCell::new(None) };
-}
-
-/// Makes [`STATE`] and [`GRAVEYARD`] safe across `fork()`, once per process: workers take
-/// them at the end of every call, and a child that inherited one held by a worker (a thread
-/// it does not have) would hang at its first call or at exit. The forking thread takes both
-/// before the fork, waiting the moment a holder needs (neither is held while waiting for
-/// anything else), and gives them back after it, in the parent and in the child.
+/// Makes [`STATE`] and [`GRAVEYARD`] safe across `fork()`, once per process (a child's
+/// own pool does not register them again): workers take them at the end of every call, and
+/// a child that inherited one held by a worker (a thread it does not have) would hang at its
+/// first call or at exit. Neither is held while waiting for anything else.
 fn hold_across_fork() {
-    extern "C" fn before_fork() {
-        let state = STATE.lock().unwrap_or_else(PoisonError::into_inner);
-        let graveyard = GRAVEYARD.lock().unwrap_or_else(PoisonError::into_inner);
-        let _ = HELD_ACROSS_FORK.try_with(|held| *held.borrow_mut() = Some((state, graveyard)));
-    }
-    extern "C" fn after_fork() {
-        let _ = HELD_ACROSS_FORK.try_with(|held| held.borrow_mut().take());
-    }
     static REGISTERED: Once = Once::new();
     REGISTERED.call_once(|| {
-        // SAFETY: the handlers are plain functions that live as long as the process; should
-        // registration fail (only without memory), forks stay as they were without it.
-        unsafe { libc::pthread_atfork(Some(before_fork), Some(after_fork), Some(after_fork)) };
+        attrflow::fork::hold_across_fork(&STATE);
+        attrflow::fork::hold_across_fork(&GRAVEYARD);
     });
 }
 
@@ -490,8 +469,11 @@ fn run_batch(pool: &'static Pool, batch: Vec<RpcJob>) {
         pending.push((refused, report, completions, in_flight));
     }
     let mut results = runtime.invoke_rpcs(requests).into_iter();
-    // Free before the results are queued: the loop may submit the next calls at once.
+    // Free before the results are queued: the loop may submit the next calls at once, or
+    // close its client, whose store then closes with the last handle (a child forked after
+    // that may open the file).
     drop(busy);
+    drop(runtime);
     let mut reports: Vec<(Py<Completions>, Vec<Finished>)> = Vec::new();
     let mut done = Vec::with_capacity(pending.len());
     for (refused, report, completions, in_flight) in pending {

@@ -15,9 +15,7 @@
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::marker::PhantomData;
-use std::sync::LazyLock;
-
-use parking_lot::{Mutex, MutexGuard};
+use std::sync::{LazyLock, Mutex, MutexGuard, PoisonError};
 
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::Deserialize;
@@ -119,13 +117,14 @@ pub(super) fn remember_open(flow_id: &str, map: &str, key: &str, json: &str, len
 static WRITTEN: LazyLock<&'static Mutex<Written>> = LazyLock::new(|| {
     let written = Box::leak(Box::new(Mutex::new(Written::default())));
     // A child made by fork() that appends finds it free.
-    fork::register_mutex(written);
+    fork::hold_across_fork(written);
     written
 });
 
 /// [`WRITTEN`], locked.
 fn written() -> MutexGuard<'static, Written> {
-    WRITTEN.lock()
+    // A cache, checked byte for byte on use: what a panicking holder left is still safe.
+    WRITTEN.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Open chunks [`WRITTEN`] holds at most.

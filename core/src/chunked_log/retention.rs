@@ -6,7 +6,7 @@
 //! for byte, every token keeps its form and every retained token its page. The open chunk
 //! is never dropped. The state records the oldest retained sequence; a page token of a
 //! dropped chunk, or a read forward from a dropped sequence, is
-//! [`Error::PageTrimmed`](crate::Error::PageTrimmed) naming the oldest retained page, and
+//! [`crate::Error::PageTrimmed`] naming the oldest retained page, and
 //! the newest-first walk ends at the oldest retained chunk.
 //!
 //! A trim of `N` chunks stages `N` deletes and one state write: its cost follows what it

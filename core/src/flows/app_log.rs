@@ -6,7 +6,7 @@
 //! logs it names at will (`"audit"`, `"chat-42"`, …).
 //!
 //! Layout, for a log named `L`:
-//! - `log_states/L` holds its [`LogState`] (absent until the first append);
+//! - `log_states/L` holds its [`LogState`](crate::chunked_log::LogState) (absent until the first append);
 //! - `log_chunks/L.current` holds its open chunk of at most [`LOG_CHUNK_SIZE`] entries;
 //! - a full chunk moves, on the next append, to `log_chunks/L.<first sequence as 20
 //!   digits>` and is never written again;

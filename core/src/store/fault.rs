@@ -5,7 +5,7 @@
 //! [`FaultPoint::AtCommit`] and [`FaultPoint::AfterCommit`] of a group.
 //!
 //! Every store owns a [`FaultPlan`]; nothing arms it unless the crate is built with the
-//! `fault-injection` feature, which adds [`crate::store::SqliteStore::faults`]. Unarmed, a
+//! `fault-injection` feature, which adds `SqliteStore::faults`. Unarmed, a
 //! point costs one atomic load.
 //!
 //! ```ignore

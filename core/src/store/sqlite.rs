@@ -152,22 +152,27 @@ impl FileShared {
 /// canonical path.
 type Files = HashMap<(u32, PathBuf), Weak<FileShared>>;
 
-/// Every [`FileShared`] of this process, and those a `fork()`ed child inherited.
-fn files() -> &'static Mutex<Files> {
-    static FILES: OnceLock<&'static Mutex<Files>> = OnceLock::new();
-    FILES.get_or_init(|| {
+/// Every [`FileShared`] of this process, and those a `fork()`ed child inherited, locked.
+/// A `std` mutex, held across `fork()` (see `crate::fork`), so a child that opens a store
+/// finds it free.
+fn files() -> std::sync::MutexGuard<'static, Files> {
+    static FILES: OnceLock<&'static std::sync::Mutex<Files>> = OnceLock::new();
+    let files = FILES.get_or_init(|| {
         let files = Box::leak(Box::default());
-        // A child made by fork() that opens a store finds it free.
-        fork::register_mutex(files);
+        fork::hold_across_fork(files);
         files
-    })
+    });
+    // A map of weak references, whole at every step: what a panicking holder left is usable.
+    files
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// The [`FileShared`] of `path` in this process. Keyed by process as well: a child made by
 /// `fork()` inherits this map with its parent's entries, whose locks no thread of the child
 /// will ever release, and refuses the files they name (`refuse_if_open_before_fork`).
 fn shared_for(path: &Path) -> Arc<FileShared> {
-    let mut files = files().lock();
+    let mut files = files();
     files.retain(|_, shared| shared.strong_count() > 0);
     let key = (std::process::id(), path.to_owned());
     if let Some(shared) = files.get(&key).and_then(Weak::upgrade) {
@@ -190,7 +195,7 @@ fn shared_for(path: &Path) -> Arc<FileShared> {
 /// acknowledged.
 fn refuse_if_open_before_fork(path: &Path) -> Result<()> {
     let here = std::process::id();
-    let files = files().lock();
+    let files = files();
     let opened_in = files.iter().find_map(|((pid, open_path), shared)| {
         (*pid != here && open_path == path && shared.strong_count() > 0).then_some(*pid)
     });

@@ -83,7 +83,7 @@ pub(super) fn append_log_record_once(ctx: &mut RpcContext<'_>, input: Value) -> 
 impl AppLog<'_> {
     /// Appends `records` (1 to [`MAX_BATCH_SIZE`](crate::chunked_log::MAX_BATCH_SIZE)) to
     /// `log` in one transaction and returns their entries. With `idempotency_key`, a retry
-    /// of the same batch returns the first call's entries; see the [module docs](self).
+    /// of the same batch returns the first call's entries; see the [module docs](crate::flows::app_log).
     pub fn append_batch(
         &self,
         log: &str,

@@ -109,7 +109,7 @@ pub(super) fn read_log_from(ctx: &mut RpcContext<'_>, input: Value) -> Result<Va
 
 impl AppLog<'_> {
     /// Drops whole archived chunks of `log`, oldest first, as `trim` says; see the
-    /// [module docs](self). A concurrent append to the log gives a retryable lock conflict.
+    /// [module docs](crate::flows::app_log). A concurrent append to the log gives a retryable lock conflict.
     pub fn trim(&self, log: &str, trim: Trim) -> Result<TrimOutcome> {
         validate_log_name(log)?;
         trim.validate()?;

@@ -28,13 +28,13 @@
 use std::cell::Cell;
 use std::os::raw::c_int;
 use std::ptr;
-use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 use std::time::Duration;
 
 use rusqlite::ffi;
 
-use crate::fork::{self, ForkGuard};
+use crate::fork::{self, ForkGuard, GrowOnlyList};
 
 /// SQLite's own mutex methods, which ours wrap; set once, before ours are installed.
 static ORIGINAL: OnceLock<ffi::sqlite3_mutex_methods> = OnceLock::new();
@@ -42,21 +42,15 @@ static ORIGINAL: OnceLock<ffi::sqlite3_mutex_methods> = OnceLock::new();
 /// Raised by the forking thread while it waits for the holders to finish.
 static FORKING: AtomicBool = AtomicBool::new(false);
 
-/// The newest slot; slots are leaked, and reused by later threads once theirs has ended.
-static NEWEST_SLOT: AtomicPtr<Slot> = AtomicPtr::new(ptr::null_mut());
+/// Every thread's slot; a slot is reused by a later thread once its thread has ended.
+static SLOTS: GrowOnlyList<Slot> = GrowOnlyList::new();
 
 /// Whether one thread holds an SQLite mutex.
 struct Slot {
     holds: AtomicBool,
     /// Whether a live thread owns this slot.
     owned: AtomicBool,
-    /// The slot made before this one.
-    earlier: *const Slot,
 }
-
-// SAFETY: `earlier` is written once, before the slot is published, and points to a leaked
-// slot; the rest are atomics.
-unsafe impl Sync for Slot {}
 
 impl Slot {
     /// Marks the thread as holding a mutex, once no fork is waiting.
@@ -74,53 +68,22 @@ impl Slot {
     }
 }
 
-/// Calls `each` with every slot, newest first.
-fn for_each_slot(each: impl Fn(&'static Slot)) {
-    let mut slot = NEWEST_SLOT.load(Ordering::SeqCst).cast_const();
-    // SAFETY: slots are leaked, and complete before they are published.
-    while let Some(current) = unsafe { slot.as_ref() } {
-        each(current);
-        slot = current.earlier;
-    }
-}
-
 /// The slot of the current thread, given back when the thread ends.
 struct OwnSlot(&'static Slot);
 
 impl OwnSlot {
     fn claim() -> Self {
-        let free = Cell::new(None);
-        for_each_slot(|slot| {
-            if free.get().is_none()
-                && slot
-                    .owned
-                    .compare_exchange(false, true, Ordering::AcqRel, Ordering::Relaxed)
-                    .is_ok()
-            {
-                free.set(Some(slot));
-            }
+        let free = SLOTS.iter().find(|slot| {
+            slot.owned
+                .compare_exchange(false, true, Ordering::AcqRel, Ordering::Relaxed)
+                .is_ok()
         });
-        if let Some(slot) = free.get() {
-            return OwnSlot(slot);
-        }
-        let slot = Box::leak(Box::new(Slot {
-            holds: AtomicBool::new(false),
-            owned: AtomicBool::new(true),
-            earlier: ptr::null(),
-        }));
-        let mut newest = NEWEST_SLOT.load(Ordering::SeqCst);
-        loop {
-            slot.earlier = newest;
-            match NEWEST_SLOT.compare_exchange_weak(
-                newest,
-                slot,
-                Ordering::SeqCst,
-                Ordering::SeqCst,
-            ) {
-                Ok(_) => return OwnSlot(slot),
-                Err(now) => newest = now,
-            }
-        }
+        OwnSlot(free.unwrap_or_else(|| {
+            SLOTS.push(Slot {
+                holds: AtomicBool::new(false),
+                owned: AtomicBool::new(true),
+            })
+        }))
     }
 }
 
@@ -194,10 +157,7 @@ impl ForkGuard for SqliteMutexes {
         let own = OWN_SLOT
             .try_with(|own| ptr::from_ref(own.0))
             .unwrap_or(ptr::null());
-        for_each_slot(|slot| {
-            if ptr::eq(slot, own) {
-                return;
-            }
+        for slot in SLOTS.iter().filter(|slot| !ptr::eq(*slot, own)) {
             let mut spins = 0u32;
             while slot.holds.load(Ordering::SeqCst) {
                 spins += 1;
@@ -207,7 +167,7 @@ impl ForkGuard for SqliteMutexes {
                     std::thread::sleep(Duration::from_micros(20));
                 }
             }
-        });
+        }
     }
 
     unsafe fn after_fork(&self, in_child: bool) {
@@ -216,12 +176,10 @@ impl ForkGuard for SqliteMutexes {
                 .try_with(|own| ptr::from_ref(own.0))
                 .unwrap_or(ptr::null());
             // The child has no other thread: their slots are free.
-            for_each_slot(|slot| {
-                if !ptr::eq(slot, own) {
-                    slot.holds.store(false, Ordering::SeqCst);
-                    slot.owned.store(false, Ordering::SeqCst);
-                }
-            });
+            for slot in SLOTS.iter().filter(|slot| !ptr::eq(*slot, own)) {
+                slot.holds.store(false, Ordering::SeqCst);
+                slot.owned.store(false, Ordering::SeqCst);
+            }
         }
         FORKING.store(false, Ordering::SeqCst);
     }
