@@ -120,7 +120,7 @@ class AsyncClient:
     ) -> str:
         """See :meth:`attrflow.Client.start_flow`. Cancelled, the start may still happen."""
         arguments = self._client._start_arguments(flow, flow_id, input, options)
-        run_id: str = await _submit(self._client._runtime.start_flow, *arguments)
+        run_id: str = await _call(self._client._runtime.start_flow, *arguments)
         return run_id
 
     async def invoke_rpc(
@@ -135,7 +135,7 @@ class AsyncClient:
         """See :meth:`attrflow.Client.invoke_rpc`. Cancelled, the call still runs to its end
         and may commit; its result is dropped."""
         arguments = self._client._rpc_call(rpc, flow_id, input, run_id, options)
-        output: O = await _submit(self._client._runtime.call_rpc, *arguments)
+        output: O = await _call(self._client._runtime.call_rpc, *arguments)
         return output
 
     async def invoke_rpc_json(
@@ -155,7 +155,7 @@ class AsyncClient:
         against its type as when decoded (``ValueMappingError`` names a mismatch); an output
         type with a ``float`` or an untyped (``Any``) part also raises it."""
         arguments = self._client._rpc_call(rpc, flow_id, input, run_id, options)
-        output: bytes = await _submit(
+        output: bytes = await _call(
             functools.partial(self._client._runtime.call_rpc, as_json=True), *arguments
         )
         return output
@@ -192,11 +192,13 @@ class _Watch:
     own; other loops, uvloop's say, expose neither, and their lone calls are not waited
     for)."""
 
-    __slots__ = ("completions", "loop", "ready", "selector")
+    __slots__ = ("completions", "inline", "loop", "ready", "selector")
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.completions = _native.Completions()
         self.loop = loop
+        self.inline = 0
+        """Calls :func:`_call` returned at once since it last gave the loop a turn."""
         ready = getattr(loop, "_ready", None)
         selector = getattr(getattr(loop, "_selector", None), "fileno", None)
         if ready is not None and callable(selector):
@@ -207,6 +209,9 @@ class _Watch:
             self.selector = -1
         loop.add_reader(self.completions.fileno(), _drain, self.completions)
 
+
+_INLINE_TURNS = 16
+"""How many calls in a row :func:`_call` may return without giving the loop a turn."""
 
 _WATCHES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Watch] = weakref.WeakKeyDictionary()
 """Each event loop's queue of finished calls, watched by the loop while the loop lives."""
@@ -230,10 +235,8 @@ def _submit(start: Callable[..., object], *arguments: Any) -> asyncio.Future[Any
     """A future of the running loop that ``start(*arguments, done=...)`` completes: the call
     runs on a worker thread, and the loop's thread completes the future.
 
-    When the call is the loop's only one and the loop has nothing else to do once the
-    caller awaits it, the loop watches for it for a moment (at most 200 µs, without the
-    GIL, stopping early if I/O arrives) instead of going to sleep: a program awaiting one
-    call at a time then does not pay a thread wake-up per call."""
+    When the call is the loop's only one, the loop watches for it for a moment once nothing
+    else is ready (see :func:`_call`)."""
     loop = asyncio.get_running_loop()
     future: asyncio.Future[Any] = loop.create_future()
     watch = _watch(loop)
@@ -243,19 +246,68 @@ def _submit(start: Callable[..., object], *arguments: Any) -> asyncio.Future[Any
     return future
 
 
+async def _call(start: Callable[..., object], *arguments: Any) -> Any:
+    """The result of ``start(*arguments, done=...)``, a call run on a worker thread.
+
+    A call that has finished by the time it is handed over (its worker ran at once) returns
+    at once, as awaiting a finished future does. When the call is the loop's only one and
+    the loop has nothing else ready, the loop watches for it for a moment (at most 200 µs,
+    without the GIL, stopping early if I/O arrives) instead of going to sleep, and a call
+    that finishes meanwhile returns at once too: a program awaiting one call at a time then
+    pays neither a thread wake-up nor two turns of the loop per call. Every
+    ``_INLINE_TURNS``-th such call still gives the loop a turn, so that a task awaiting
+    calls in a loop cannot keep I/O and timers waiting; a timer falling due during a watch
+    runs after it, as it would after any other step of 200 µs. Otherwise the task awaits a
+    future the loop completes when the call has finished."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+    watch = _watch(loop)
+    completions = watch.completions
+    start(*arguments, done=(completions, future))
+    running = completions.running
+    if running == 0 or (
+        running == 1
+        and watch.ready is not None
+        and not watch.ready
+        and completions.wait_for_lone_call(watch.selector)
+    ):
+        own = _drain(completions, future)
+        if own is not None:
+            watch.inline += 1
+            if watch.inline == _INLINE_TURNS:
+                # Now and then the loop gets its turn, as if the task had awaited.
+                watch.inline = 0
+                await asyncio.sleep(0)
+            value, error = own
+            if error is not None:
+                raise error
+            return value
+    elif running == 1 and watch.ready:
+        loop.call_soon(_wait_for_lone_call, watch)
+    return await future
+
+
 def _wait_for_lone_call(watch: _Watch) -> None:
     if not watch.ready and watch.completions.wait_for_lone_call(watch.selector):
         _drain(watch.completions)
 
 
-def _drain(completions: _native.Completions) -> None:
+def _drain(
+    completions: _native.Completions, own: asyncio.Future[Any] | None = None
+) -> tuple[Any, BaseException | None] | None:
+    """Completes the futures of every finished call but ``own``, whose ``(value, error)``
+    it returns instead (``None`` if ``own`` has not finished)."""
+    settled = None
     for future, value, error in completions.drain():
-        if future.cancelled():
+        if future is own:
+            settled = (value, error)
+        elif future.cancelled():
             continue
-        if error is not None:
+        elif error is not None:
             future.set_exception(error)
         else:
             future.set_result(value)
+    return settled
 
 
 def _close_opened(opening: asyncio.Future[Any]) -> None:

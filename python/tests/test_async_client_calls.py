@@ -27,6 +27,7 @@ from attrflow import (
     StartFlowOptions,
     StorageError,
     WorkerInvocationError,
+    async_client,
     rpc,
 )
 
@@ -130,6 +131,11 @@ class PacedFlow(Flow):
     def held(self, context: Context, _: None) -> RPCResult[bool]:
         return RPCResult(self.release.wait(WAIT))
 
+    @rpc(name="Count")
+    def count(self, context: Context, _: None) -> RPCResult[int]:
+        """Read-only, lock-free and quick: well within the loop's watch for a lone call."""
+        return RPCResult(self.counter.get(context))
+
 
 def test_calls_awaited_one_at_a_time_each_get_their_result() -> None:
     """A lone call is watched for by the loop (asyncio's own loop here): results arrive in
@@ -159,6 +165,34 @@ def test_calls_awaited_one_at_a_time_each_get_their_result() -> None:
         results, released = asyncio.run(main(os.path.join(folder, "paced.db")))
     assert results == list(range(1, len(pauses) + 1))
     assert released
+
+
+def test_a_timer_runs_while_a_task_awaits_quick_calls_back_to_back() -> None:
+    """A lone call the loop's watch sees finish returns without the loop taking a turn, but
+    not call after call for ever: a timer already due when a task starts awaiting quick
+    calls one after another runs within the first ``_INLINE_TURNS`` of them."""
+    flow = PacedFlow()
+    calls = 200
+
+    async def main(store: str) -> list[int]:
+        async with await AsyncClient.open(store, built_in_flows=False) as client:
+            await client.start_flow(
+                flow, FLOW_ID, None, StartFlowOptions().with_attribute(flow.counter, 0)
+            )
+            for _ in range(50):  # the worker threads started and watching
+                await client.invoke_rpc(flow.count, FLOW_ID)
+            done = 0
+            fired_after: list[int] = []
+            asyncio.get_running_loop().call_later(0, lambda: fired_after.append(done))
+            for _ in range(calls):
+                assert await client.invoke_rpc(flow.count, FLOW_ID) == 0
+                done += 1
+            return fired_after
+
+    with tempfile.TemporaryDirectory() as folder:
+        fired_after = asyncio.run(main(os.path.join(folder, "timer.db")))
+    assert len(fired_after) == 1
+    assert fired_after[0] <= async_client._INLINE_TURNS
 
 
 def test_opening_leaves_the_event_loop_running(store_url: str) -> None:
