@@ -579,6 +579,10 @@ pub(crate) struct Completions {
     waits: BackOff,
     reader: UnixStream,
     writer: UnixStream,
+    /// Raised after a wake-up is written to `writer`, lowered by the drain that reads the
+    /// wake-ups: a drain after a lone call the loop watched for (which writes none) makes
+    /// no system call.
+    written: AtomicBool,
 }
 
 /// The finished calls, and whether the loop is waiting for one (then it needs no wake-up).
@@ -667,6 +671,10 @@ impl Completions {
             // A full socket buffer already holds a wake-up; any other failure means the
             // reader is gone with its loop, and nobody awaits the result any more.
             let _ = (&self.writer).write(&[1]);
+            // After the write: a drain that finds it raised reads every wake-up written so
+            // far; one that comes between the two leaves the byte for the next, which the
+            // loop's reader makes at once.
+            self.written.store(true, Ordering::SeqCst);
         }
     }
 
@@ -726,6 +734,7 @@ impl Completions {
             waits: BackOff::new(),
             reader,
             writer,
+            written: AtomicBool::new(false),
         })
     }
 
@@ -776,13 +785,15 @@ impl Completions {
     /// each, in the order they finished.
     fn drain(&self, py: Python<'_>) -> PyResult<Vec<Settled>> {
         let mut wake_ups = [0_u8; 64];
-        loop {
-            match (&self.reader).read(&mut wake_ups) {
-                Ok(read) if read == wake_ups.len() => continue,
-                Ok(_) => break,
-                Err(error) if error.kind() == ErrorKind::Interrupted => continue,
-                Err(error) if error.kind() == ErrorKind::WouldBlock => break,
-                Err(error) => return Err(error.into()),
+        if self.written.swap(false, Ordering::SeqCst) {
+            loop {
+                match (&self.reader).read(&mut wake_ups) {
+                    Ok(read) if read == wake_ups.len() => continue,
+                    Ok(_) => break,
+                    Err(error) if error.kind() == ErrorKind::Interrupted => continue,
+                    Err(error) if error.kind() == ErrorKind::WouldBlock => break,
+                    Err(error) => return Err(error.into()),
+                }
             }
         }
         let finished = {
