@@ -93,7 +93,18 @@ machine): the loop thread had 52% of the samples, 24 points of them watching for
 worker's (the register itself) and at most 10 µs of the loop's own work (the interpreter,
 the future, the arguments and the decoded output), with the hand-offs between them: the
 Rust-native register is the call alone, about 36 µs in the same runs, and the target asks
-the `AsyncClient` for at most 1.25 times that."""
+the `AsyncClient` for at most 1.25 times that.
+
+Since 2026-12-04 (21:15 UTC) a lone call the loop's watch sees finish returns to its task at
+once instead of after two more turns of the loop, the back-off skips a watch only after two
+misses in a row, and the drain reads the loop's socket only after a wake-up was written
+(bench/notes/3b-python.md): in interleaved rounds `AsyncClient` registers went from
+0.69–0.89× to 0.77–0.97× of the Rust-native register of the same round. Per register on
+the loop thread what remains beyond the call: about 2.2 µs for its arguments and future,
+1.5 µs to hand it over and 1.2 µs to drain it, and the task's and the loop's own steps;
+and about 5 µs of every call's mean from the 1.5 % of registers that outlast the 200 µs
+watch (while the store's checkpoint runs beside them on the two cores) and then wait
+100–350 µs for the loop's wake-up from `epoll`."""
 )
 
 _CONCURRENT = """\
@@ -244,11 +255,11 @@ CLOSING = """\
 What would close the remaining gaps, in the order of their payoff:
 
 - Python one call at a time (targets 3-async-*): the two thread hand-offs of an
-  `AsyncClient` call (waking a worker, then waking the event loop) and about 10 µs of the
-  loop's own work are what remains of its fixed cost once inputs are encoded natively and
-  the native module allocates with mimalloc; watching on both sides removes the hand-offs'
-  wake-ups only when a core is free (and since the back-off is exponential, it resumes one
-  call after a miss instead of 32).
+  `AsyncClient` call (handing it to a watching worker, the loop watching for its result)
+  and about 5 µs of the loop's own work beyond the call are what remains of its fixed cost;
+  a lone call the loop sees finish returns without further turns of the loop. The rest is
+  the slow calls (about 1.5 % of registers, beside the store's checkpoint) that outlast the
+  loop's 200 µs watch and then wait for its wake-up.
 - Python under concurrency (targets 3-concurrent-*): the calls tasks queue together now
   run as one batch on one worker; what is left at FULL is the loop's own CPU per append
   (the task's step, the future, encoding the input and decoding the output) competing on
