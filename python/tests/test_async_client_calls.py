@@ -313,12 +313,14 @@ def test_a_call_still_running_at_exit_finishes_before_the_interpreter_ends(
 TASKS = 16
 
 THREADS_SCRIPT = f"""
-import asyncio, os, sys
-from attrflow import AsyncClient
+import asyncio, os, sys, time
+from attrflow import AsyncClient, RpcLockConflictError
+from attrflow.retry import RetryPolicy
 from attrflow.flows.chunked_subscriber import ChunkedSubscriberFlow, RegisterSubscriberInput
 
 async def main():
     flow = ChunkedSubscriberFlow()
+    policy = RetryPolicy(max_attempts=1000, first_delay=1e-4, max_delay=1e-2, budget=60.0)
     async with await AsyncClient.open(sys.argv[1]) as client:
         for task in range({TASKS}):
             await client.start_flow(flow, f"threads-{{task}}")
@@ -326,7 +328,22 @@ async def main():
         async def append(task):
             for n in range(20):
                 record = RegisterSubscriberInput(f"s{{task}}-{{n}}", "s@x.org")
-                await client.invoke_rpc(flow.register_subscriber, f"threads-{{task}}", record)
+                started, conflicts = time.monotonic(), 0
+                while True:
+                    try:
+                        await client.invoke_rpc(
+                            flow.register_subscriber, f"threads-{{task}}", record
+                        )
+                        break
+                    except RpcLockConflictError:
+                        # Retryable by contract. Each task appends to its own archive, but
+                        # on PostgreSQL the first calls creating lock rows at once met one
+                        # (the row-creating insert waits at most 1 ms for any lock).
+                        pause = policy.pause_before(conflicts, time.monotonic() - started)
+                        if pause is None:
+                            raise
+                        conflicts += 1
+                        await asyncio.sleep(pause)
 
         await asyncio.gather(*(append(task) for task in range({TASKS})))
 
