@@ -211,7 +211,7 @@ class _Watch:
 
 
 _INLINE_TURNS = 16
-"""How many calls in a row :func:`_call` may return without giving the loop a turn."""
+"""Of the calls :func:`_call` returns at once, every this many gives the loop a turn."""
 
 _WATCHES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Watch] = weakref.WeakKeyDictionary()
 """Each event loop's queue of finished calls, watched by the loop while the loop lives."""

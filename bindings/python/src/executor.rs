@@ -608,10 +608,11 @@ const MAX_SKIPS: usize = 32;
 /// again after a single miss, and a lone slow call among fast ones (an append that
 /// checkpoints or closes a chunk, about one in a hundred) costs no watch of the next
 /// call: skipping the watch after every miss made the call after such a one wait for the
-/// loop's wake-up, 100–350 µs on an idle machine, for a call of 35 µs. Skipping a fixed 32 after any miss made the two watches
-/// hold each other off: on a busy machine a miss on one side (its thread descheduled
-/// for a moment) made that side sleep, which slowed every round trip enough for the other
-/// side's next watch to miss too, and one-at-a-time calls stayed at half speed.
+/// loop's wake-up, 100–350 µs on an idle machine, for a call of 35 µs. Skipping a fixed 32
+/// after any miss made the two watches hold each other off: on a busy machine a miss on
+/// one side (its thread descheduled for a moment) made that side sleep, which slowed every
+/// round trip enough for the other side's next watch to miss too, and one-at-a-time calls
+/// stayed at half speed.
 struct BackOff {
     /// Watches in a row that saw nothing.
     misses: AtomicUsize,
