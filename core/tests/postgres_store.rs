@@ -1,5 +1,6 @@
 //! What only the PostgreSQL store has: a transaction that lost a race on the server is a
-//! retryable lock conflict, the connection pool is bounded, schemas keep stores apart, and
+//! retryable lock conflict, a lock row another process is creating is a conflict at once
+//! while new flows created side by side never conflict, the connection pool is bounded, schemas keep stores apart, and
 //! connection failures name the store without its password, a server restart costs no
 //! call more than a retry, and TLS checks the server's certificate as `sslmode` says.
 //!
@@ -10,8 +11,9 @@
 mod common;
 
 use std::process::Command;
-use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{mpsc, Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::thread;
+use std::time::Duration;
 
 use attrflow::store::{PostgresStore, COMMIT_OUTCOME_UNKNOWN};
 use attrflow::{Error, FlowDefinition, RpcDefinition, RpcInvokeOptions, Runtime, StartFlowOptions};
@@ -22,23 +24,25 @@ const FLOW_TYPE: &str = "Counter";
 const FLOW: &str = "counter";
 
 /// `Bump` is transactional but takes no lock: it reads `count`, parks at `pause` the first
-/// time, and writes `count + 1`. `Peek` reads `count` without locks.
+/// time, and writes `count + 1`. `Hold` does the same holding the lock of `count`. `Peek`
+/// reads `count` without locks.
 fn counter(pause: Option<Pause>) -> FlowDefinition {
-    let pause = std::sync::Mutex::new(pause);
+    let pause = Arc::new(Mutex::new(pause));
+    let bump = |pause: Arc<Mutex<Option<Pause>>>| {
+        move |ctx: &mut attrflow::RpcContext<'_>, _: Value| {
+            let count = ctx.attribute("count")?.and_then(Value::as_u64).unwrap_or(0);
+            let parked = pause.lock().unwrap_or_else(|e| e.into_inner()).take();
+            if let Some(pause) = parked {
+                pause.wait();
+            }
+            ctx.set_attribute("count", json!(count + 1))?;
+            Ok(json!(count + 1))
+        }
+    };
     FlowDefinition::builder(FLOW_TYPE)
         .attribute("count")
-        .rpc(
-            RpcDefinition::new("Bump", move |ctx, _| {
-                let count = ctx.attribute("count")?.and_then(Value::as_u64).unwrap_or(0);
-                let parked = pause.lock().unwrap_or_else(|e| e.into_inner()).take();
-                if let Some(pause) = parked {
-                    pause.wait();
-                }
-                ctx.set_attribute("count", json!(count + 1))?;
-                Ok(json!(count + 1))
-            })
-            .transactional(),
-        )
+        .rpc(RpcDefinition::new("Bump", bump(Arc::clone(&pause))).transactional())
+        .rpc(RpcDefinition::new("Hold", bump(pause)).lock_attribute("count"))
         .rpc(RpcDefinition::new("Peek", |ctx, _| {
             Ok(ctx.attribute("count")?.cloned().unwrap_or(Value::Null))
         }))
@@ -133,6 +137,172 @@ fn a_transaction_overtaken_by_a_concurrent_commit_is_a_retryable_conflict_and_lo
         retry_lock_conflicts(|| call(&parked_runtime, "Bump")).unwrap(),
         json!(2)
     );
+}
+
+#[test]
+#[ignore = "PostgreSQL only"]
+fn a_lock_row_another_process_is_creating_is_a_conflict_at_once_not_a_wait() {
+    let _server = sharing_the_server();
+    require_postgres();
+    // A lock timeout far longer than the test waits: a call that waited on the other
+    // process's new lock row instead of conflicting would not return in time.
+    for parameters in [
+        "lock_timeout_ms=120000",
+        "lock_timeout_ms=120000&group_commit=off",
+    ] {
+        let t = TestStore::fast_with_postgres_parameters(parameters);
+        t.runtime.register(counter(None)).unwrap();
+        t.runtime
+            .start_flow(FLOW_TYPE, FLOW, &StartFlowOptions::new())
+            .unwrap();
+        // Another process, as far as locks go: a URL naming another application has a
+        // lock table of its own in this process.
+        let (mut checkpoint, pause) = checkpoint();
+        let peer = Runtime::open(&format!("{}&application_name=peer", t.url)).unwrap();
+        peer.register(counter(Some(pause))).unwrap();
+        thread::scope(|s| {
+            // The flow's first locking call: it creates the lock row and parks holding it.
+            let holder = s.spawn(|| call(&peer, "Hold"));
+            checkpoint.wait_until_entered();
+            let (sender, answer) = mpsc::channel();
+            let runtime = &t.runtime;
+            s.spawn(move || sender.send(call(runtime, "Hold")));
+            let answered = answer.recv_timeout(Duration::from_secs(60));
+            checkpoint.release();
+            match answered {
+                // Grouped, the holder's new row is not committed yet: it is claimed. With
+                // `group_commit=off` the row was created and committed on its own before
+                // the holder locked it: it is locked.
+                Ok(Err(Error::LockConflict(message))) => assert!(
+                    message.contains("creating lock rows") || message.contains("are locked"),
+                    "{parameters}: {message}"
+                ),
+                other => panic!("{parameters}: expected a lock conflict at once, got {other:?}"),
+            }
+            assert_eq!(holder.join().unwrap().unwrap(), json!(1), "{parameters}");
+        });
+        assert_eq!(
+            retry_lock_conflicts(|| call(&t.runtime, "Hold")).unwrap(),
+            json!(2),
+            "{parameters}: the conflict left nothing held"
+        );
+    }
+}
+
+#[test]
+#[ignore = "PostgreSQL only"]
+fn creating_a_lock_row_waits_out_an_unrelated_lock_instead_of_conflicting() {
+    let _server = sharing_the_server();
+    require_postgres();
+    let t = TestStore::fast();
+    t.runtime.register(counter(None)).unwrap();
+    t.runtime
+        .start_flow(FLOW_TYPE, FLOW, &StartFlowOptions::new())
+        .unwrap();
+    // Creating a lock row now waits for a lock that is no lock of attrflow's (as an insert
+    // may wait for the table's extension lock): a trigger takes an advisory lock the test
+    // holds.
+    let schema = schema_of(&t);
+    let mut holder = postgres::Client::connect(
+        &std::env::var(common::POSTGRES_URL_ENV).unwrap(),
+        postgres::NoTls,
+    )
+    .unwrap();
+    holder
+        .batch_execute(&format!(
+            "CREATE FUNCTION \"{schema}\".held_by_the_test() RETURNS trigger LANGUAGE plpgsql
+                 AS $$ BEGIN PERFORM pg_advisory_xact_lock(727, 1); RETURN NEW; END $$;
+             CREATE TRIGGER held_by_the_test BEFORE INSERT ON \"{schema}\".attribute_locks
+                 FOR EACH ROW EXECUTE FUNCTION \"{schema}\".held_by_the_test();"
+        ))
+        .unwrap();
+    holder
+        .batch_execute("BEGIN; SELECT pg_advisory_xact_lock(727, 1);")
+        .unwrap();
+    let (sender, answer) = mpsc::channel();
+    thread::scope(|s| {
+        let runtime = &t.runtime;
+        s.spawn(move || sender.send(call(runtime, "Hold")));
+        // Until the call waits for the test's lock, or has already returned.
+        let waiting = |holder: &mut postgres::Client| -> bool {
+            let row = holder
+                .query_one(
+                    "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' \
+                     AND classid = 727 AND objid = 1 AND NOT granted",
+                    &[],
+                )
+                .unwrap();
+            row.get::<_, i64>(0) > 0
+        };
+        let early = loop {
+            if waiting(&mut holder) {
+                break None;
+            }
+            if let Ok(answered) = answer.recv_timeout(Duration::from_millis(5)) {
+                break Some(answered);
+            }
+        };
+        holder.batch_execute("COMMIT").unwrap();
+        let answered = early.unwrap_or_else(|| answer.recv().unwrap());
+        assert_eq!(
+            answered.unwrap(),
+            json!(1),
+            "the call waited for the unrelated lock, then created its row and ran"
+        );
+    });
+}
+
+#[test]
+#[ignore = "PostgreSQL only"]
+fn first_locking_calls_on_many_new_flows_at_once_never_conflict() {
+    let _server = sharing_the_server();
+    require_postgres();
+    const THREADS: usize = 16;
+    const FLOWS_PER_THREAD: usize = 12;
+    for parameters in ["group_lanes=4", "group_commit=off"] {
+        let t = TestStore::fast_with_postgres_parameters(&format!("pool_max_size=16&{parameters}"));
+        t.runtime.register(counter(None)).unwrap();
+        let conflicts: Vec<String> = thread::scope(|s| {
+            let threads: Vec<_> = (0..THREADS)
+                .map(|thread| {
+                    let runtime = &t.runtime;
+                    s.spawn(move || {
+                        let mut conflicts = Vec::new();
+                        for n in 0..FLOWS_PER_THREAD {
+                            let flow = format!("new-{thread}-{n}");
+                            runtime
+                                .start_flow(FLOW_TYPE, &flow, &StartFlowOptions::new())
+                                .unwrap();
+                            let hold = runtime.invoke_rpc(
+                                FLOW_TYPE,
+                                &flow,
+                                "Hold",
+                                Value::Null,
+                                &RpcInvokeOptions::new(),
+                            );
+                            match hold {
+                                Ok(value) => assert_eq!(value, json!(1)),
+                                Err(Error::LockConflict(message)) => conflicts.push(message),
+                                Err(other) => panic!("{flow}: {other:?}"),
+                            }
+                        }
+                        conflicts
+                    })
+                })
+                .collect();
+            threads
+                .into_iter()
+                .flat_map(|thread| thread.join().unwrap())
+                .collect()
+        });
+        assert!(
+            conflicts.is_empty(),
+            "{parameters}: {} of {} first calls, each on a flow of its own, conflicted: {:?}",
+            conflicts.len(),
+            THREADS * FLOWS_PER_THREAD,
+            conflicts.first()
+        );
+    }
 }
 
 #[test]

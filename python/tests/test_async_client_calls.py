@@ -336,9 +336,8 @@ async def main():
                         )
                         break
                     except RpcLockConflictError:
-                        # Retryable by contract. Each task appends to its own archive, but
-                        # on PostgreSQL the first calls creating lock rows at once met one
-                        # (the row-creating insert waits at most 1 ms for any lock).
+                        # Retryable by contract, and this test is about threads, not
+                        # conflicts: each task appends to an archive of its own.
                         pause = policy.pause_before(conflicts, time.monotonic() - started)
                         if pause is None:
                             raise

@@ -42,10 +42,7 @@ use postgres::{IsolationLevel, SimpleQueryMessage, SimpleQueryRow};
 
 use super::errors::Errors;
 use super::pool::{Connection, Statements};
-use super::{
-    as_bytes, bytea, end_batch, from_hex, lock_rows_batch, open_error, quote, PostgresStore,
-    Prefetched, TxReader,
-};
+use super::{bytea, end_batch, from_hex, open_error, quote, PostgresStore, Prefetched, TxReader};
 use crate::error::{Error, Result};
 use crate::store::fault::FaultPoint;
 use crate::store::group_commit::{GroupBackend, GroupLimits};
@@ -308,17 +305,8 @@ impl GroupBackend for PostgresStore {
         let (flow, prefetched) = match opened {
             Some(opened) => opened,
             None => {
-                // The lock rows are created inside the group's transaction (so its
-                // snapshot sees them) and locked by it from then on. A row another
-                // transaction created and has not committed is a lock it holds: that is a
-                // conflict at once, not a wait.
-                match lock_rows_batch(flow_id, locks, self.options.lock_timeout) {
-                    Some(batch) => client.batch_execute(&batch),
-                    None => client
-                        .execute(&statements.create_lock_rows, &[&flow_id, &as_bytes(locks)])
-                        .map(drop),
-                }
-                .map_err(errors.doing("creating lock rows"))?;
+                // Created inside the group's transaction, so its snapshot sees them.
+                self.create_lock_rows(client, statements, errors, flow_id, locks)?;
                 self.open_member(client, statements, errors, flow_id, locks)?
                     .ok_or_else(|| {
                         Error::storage(format!(

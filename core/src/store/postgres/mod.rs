@@ -10,7 +10,10 @@
 //!
 //! - an exclusive RPC runs at `REPEATABLE READ`. It takes its locks as row locks on
 //!   `attribute_locks` with `FOR UPDATE NOWAIT`, so a lock another transaction holds fails
-//!   at once with [`Error::LockConflict`] (SQLSTATE `55P03`), and bumps the rows it locked:
+//!   at once with [`Error::LockConflict`] (SQLSTATE `55P03`); a row that does not exist yet
+//!   it creates first, claiming it with an advisory try-lock so that one another
+//!   transaction is creating is a conflict at once too (`pool::CREATE_LOCK_ROWS`). It bumps
+//!   the rows it locked:
 //!   a transaction whose snapshot was taken before the previous holder committed fails with
 //!   a serialization error (`40001`), also a retryable lock conflict, instead of reading a
 //!   stale value. Values are read, the handler runs, and its writes commit together, or
@@ -493,6 +496,34 @@ impl PostgresStore {
         Ok(Some((flow, prefetched)))
     }
 
+    /// Creates the lock rows of `locks` that flow `flow_id` lacks, in the open transaction
+    /// on `client` (so its snapshot sees them, and it holds them until it ends). Another
+    /// transaction creating one of them at the same moment holds that lock: a conflict at
+    /// once, not a wait (see `pool::CREATE_LOCK_ROWS`).
+    fn create_lock_rows(
+        &self,
+        client: &mut postgres::Client,
+        statements: &Statements,
+        errors: Errors<'_>,
+        flow_id: &str,
+        locks: &[String],
+    ) -> Result<()> {
+        let doing = "creating lock rows";
+        let row = client
+            .query_one(&statements.create_lock_rows, &[&flow_id, &as_bytes(locks)])
+            .map_err(errors.doing(doing))?;
+        let claimed_elsewhere: i64 = row.get(0);
+        if claimed_elsewhere > 0 {
+            return Err(Error::LockConflict(format!(
+                "store {}: {doing} conflicted with a concurrent transaction (it is creating \
+                 {claimed_elsewhere} of the {} lock rows of flow {flow_id:?}); retry",
+                self.location,
+                locks.len()
+            )));
+        }
+        Ok(())
+    }
+
     /// Creates the flow with its initial values in the open transaction on `tx`, unless a
     /// flow with its ID exists.
     fn insert_flow(
@@ -549,7 +580,6 @@ impl PostgresStore {
         let _held = self.locks.try_lock_all(flow_id, locks)?;
         let _scope = self.write_scope()?;
         drop(waiting);
-        let names = as_bytes(locks);
         self.with_connection(|client, statements, errors, untouched| {
             let mut created_lock_rows = false;
             loop {
@@ -570,9 +600,7 @@ impl PostgresStore {
                             self.location
                         )));
                     }
-                    client
-                        .execute(&statements.create_lock_rows, &[&flow_id, &names])
-                        .map_err(errors.doing("creating lock rows"))?;
+                    self.create_lock_rows(client, statements, errors, flow_id, locks)?;
                     created_lock_rows = true;
                     continue;
                 };
@@ -865,27 +893,6 @@ fn bytea(name: &str) -> String {
     format!("'\\x{hex}'::bytea")
 }
 
-/// A batch that creates the lock rows of `names` in the open transaction, waiting at most
-/// 1 ms for another transaction that inserted one of them and has not ended (it holds that
-/// lock), then restores `lock_timeout`; `None` when the flow ID holds a NUL character.
-fn lock_rows_batch(flow_id: &str, names: &[String], lock_timeout: Duration) -> Option<String> {
-    if flow_id.contains('\0') {
-        return None;
-    }
-    let flow = quote(flow_id);
-    let rows: Vec<String> = names
-        .iter()
-        .map(|name| format!("({flow}, {})", bytea(name)))
-        .collect();
-    Some(format!(
-        "SET LOCAL lock_timeout = 1; \
-         INSERT INTO attribute_locks (flow_id, name) VALUES {} ON CONFLICT DO NOTHING; \
-         SET LOCAL lock_timeout = {}",
-        rows.join(", "),
-        lock_timeout.as_millis()
-    ))
-}
-
 /// Names as the byte strings the tables hold.
 fn as_bytes(names: &[String]) -> Vec<&[u8]> {
     names.iter().map(|name| name.as_bytes()).collect()
@@ -909,18 +916,6 @@ mod tests {
         );
         assert_eq!(end_batch("f\0", &writes, "COMMIT"), None);
         assert_eq!(end_batch("f", &[("n\0".to_owned(), None)], "COMMIT"), None);
-    }
-
-    #[test]
-    fn lock_rows_are_created_without_waiting_and_the_lock_timeout_is_restored() {
-        let names = ["a".to_owned(), "b'".to_owned()];
-        assert_eq!(
-            lock_rows_batch("f'1", &names, Duration::from_secs(5)).unwrap(),
-            "SET LOCAL lock_timeout = 1; INSERT INTO attribute_locks (flow_id, name) VALUES \
-             ('f''1', '\\x61'::bytea), ('f''1', '\\x6227'::bytea) ON CONFLICT DO NOTHING; \
-             SET LOCAL lock_timeout = 5000"
-        );
-        assert_eq!(lock_rows_batch("f\0", &names, Duration::from_secs(5)), None);
     }
 
     #[test]

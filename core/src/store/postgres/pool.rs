@@ -25,6 +25,8 @@ pub(crate) struct Statements {
     pub read_values: Statement,
     pub upsert_values: Statement,
     pub delete_values: Statement,
+    /// Creates the lock rows `$2` of flow `$1` that do not exist yet (see
+    /// [`CREATE_LOCK_ROWS`]); its one row counts the names another transaction is creating.
     pub create_lock_rows: Statement,
     /// The first statement of an exclusive RPC, in one round trip: takes and bumps the lock
     /// rows (`$2`), reads the flow, and reads the values of the locked names (which RPCs
@@ -45,6 +47,32 @@ const OPEN_LOCKS_AND_VALUES: &str = "
     ), known AS (
         SELECT name, value FROM attribute_values WHERE flow_id = $1 AND name = ANY($2)
     )";
+
+/// Creates the missing lock rows `$2` of flow `$1` in the open transaction, without waiting
+/// on another transaction that is creating one of them, and counts the names it found being
+/// created: the call then conflicts at once, as it does on a lock row that exists and is
+/// held.
+///
+/// A row another transaction inserted and has not committed is a lock that transaction
+/// holds, and an `INSERT` of the same key would wait for it to end. So each name is first
+/// claimed with a transaction-scoped advisory try-lock, keyed by a hash of the schema, the
+/// flow and the name; a name already claimed is counted and nothing is inserted. Every
+/// other wait the `INSERT` may meet (a relation-extension lock, a table lock) is an
+/// ordinary wait, bounded by `lock_timeout`, not a conflict. The claims end with the
+/// transaction, or with the savepoint of the group member that took them. A hash collision
+/// costs a retryable conflict between two calls creating their rows at the same moment.
+const CREATE_LOCK_ROWS: &str = "
+    WITH wanted AS MATERIALIZED (
+        SELECT n, pg_try_advisory_xact_lock(hashtextextended(format('%s:%s:%s:%s',
+                   length(current_schema()), current_schema(), $1::text, encode(n, 'hex')), 0))
+               AS claimed
+        FROM unnest($2::bytea[]) AS n
+    ), created AS (
+        INSERT INTO attribute_locks (flow_id, name)
+        SELECT $1, n FROM wanted WHERE (SELECT bool_and(claimed) FROM wanted)
+        ON CONFLICT DO NOTHING
+    )
+    SELECT count(*) FILTER (WHERE NOT claimed) FROM wanted";
 
 /// The statements of simple-query batches, prepared once per connection with SQL `PREPARE`:
 /// a batch then carries `EXECUTE attrflow_put(…)`, which the server parses in a few
@@ -86,10 +114,7 @@ impl Statements {
             )?,
             delete_values: client
                 .prepare("DELETE FROM attribute_values WHERE flow_id = $1 AND name = ANY($2)")?,
-            create_lock_rows: client.prepare(
-                "INSERT INTO attribute_locks (flow_id, name)
-                 SELECT $1, unnest($2::bytea[]) ON CONFLICT DO NOTHING",
-            )?,
+            create_lock_rows: client.prepare(CREATE_LOCK_ROWS)?,
             open_rpc: client.prepare(&format!(
                 "{OPEN_LOCKS_AND_VALUES}
                  SELECT f.flow_type, f.run_id, (SELECT count(*) FROM bumped),
