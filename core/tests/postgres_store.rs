@@ -114,7 +114,10 @@ fn restart_server() {
 fn a_transaction_overtaken_by_a_concurrent_commit_is_a_retryable_conflict_and_loses_no_update() {
     let _server = sharing_the_server();
     let (mut checkpoint, pause) = checkpoint();
-    let (t, parked_runtime) = postgres_counter(Some(pause), "");
+    // Another process, as far as this process's locks and groups go: a URL naming another
+    // application (stores opened with one URL share their groups, so the parked call would
+    // hold up the other's).
+    let (t, parked_runtime) = postgres_counter(Some(pause), "&application_name=parked");
     thread::scope(|s| {
         let overtaken = s.spawn(|| call(&parked_runtime, "Bump"));
         checkpoint.wait_until_entered();
@@ -187,6 +190,91 @@ fn a_lock_row_another_process_is_creating_is_a_conflict_at_once_not_a_wait() {
             "{parameters}: the conflict left nothing held"
         );
     }
+}
+
+#[test]
+#[ignore = "PostgreSQL only"]
+fn two_stores_opened_in_one_process_with_one_url_share_their_groups() {
+    let _server = sharing_the_server();
+    require_postgres();
+    // A group stays open a second after its call ran, waiting for more calls to join.
+    let t = TestStore::fast_with_postgres_parameters("commit_delay_us=1000000");
+    let (mut checkpoint, pause) = checkpoint();
+    t.runtime.register(counter(Some(pause))).unwrap();
+    t.runtime
+        .start_flow(FLOW_TYPE, FLOW, &StartFlowOptions::new())
+        .unwrap();
+    let other = Runtime::open(&t.url).unwrap();
+    other.register(counter(None)).unwrap();
+    thread::scope(|s| {
+        let first = s.spawn(|| call(&t.runtime, "Hold"));
+        checkpoint.wait_until_entered();
+        checkpoint.release();
+        // The first call's handler has run or is about to end; its group is open, holding
+        // the lock row of `count` until its COMMIT. The other store's call takes the lock
+        // as soon as the handler has released it, inside that same group.
+        assert_eq!(
+            call(&other, "Hold").unwrap(),
+            json!(2),
+            "the other store's call joined the open group and read its write"
+        );
+        assert_eq!(first.join().unwrap().unwrap(), json!(1));
+    });
+    assert_eq!(t.stored_values(FLOW)["count"], 2);
+}
+
+/// What a forked child reports through its exit code.
+const CHILD_LOCKED_AFTER_THE_PARENT: i32 = 0;
+const CHILD_STILL_REFUSED: i32 = 3;
+
+#[test]
+#[ignore = "PostgreSQL only"]
+fn a_forked_child_does_not_inherit_a_lock_its_parent_held_at_the_fork() {
+    let _server = sharing_the_server();
+    require_postgres();
+    let t = TestStore::fast();
+    let (mut checkpoint, pause) = checkpoint();
+    t.runtime.register(counter(Some(pause))).unwrap();
+    t.runtime
+        .start_flow(FLOW_TYPE, FLOW, &StartFlowOptions::new())
+        .unwrap();
+    thread::scope(|s| {
+        // The parent's call holds the lock of `count`, in this process and on the server.
+        let holder = s.spawn(|| call(&t.runtime, "Hold"));
+        checkpoint.wait_until_entered();
+        // SAFETY: the child opens a store of its own, calls through it and ends with
+        // `_exit`, never returning into the test harness nor dropping the parent's objects.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0, "fork failed");
+        if pid == 0 {
+            let code = std::panic::catch_unwind(|| {
+                let runtime = Runtime::open(&t.url).unwrap();
+                runtime.register(counter(None)).unwrap();
+                // The parent releases its lock soon; the child's call must then get it, not
+                // find it held for ever by a thread the child does not have.
+                for _ in 0..2_000 {
+                    match call(&runtime, "Hold") {
+                        Ok(_) => return CHILD_LOCKED_AFTER_THE_PARENT,
+                        Err(Error::LockConflict(_)) => thread::sleep(Duration::from_millis(10)),
+                        Err(other) => panic!("{other:?}"),
+                    }
+                }
+                CHILD_STILL_REFUSED
+            })
+            .unwrap_or(1);
+            // SAFETY: ends the child at once, without running the parent's exit handlers.
+            unsafe { libc::_exit(code) };
+        }
+        checkpoint.release();
+        assert_eq!(holder.join().unwrap().unwrap(), json!(1));
+        let mut status = 0;
+        // SAFETY: waits for the child just made.
+        let waited = unsafe { libc::waitpid(pid, &mut status, 0) };
+        assert_eq!(waited, pid);
+        assert!(libc::WIFEXITED(status), "the child did not exit: {status}");
+        assert_eq!(libc::WEXITSTATUS(status), CHILD_LOCKED_AFTER_THE_PARENT);
+    });
+    assert_eq!(t.stored_values(FLOW)["count"], 2);
 }
 
 #[test]

@@ -17,10 +17,11 @@
 //!
 //! # How a call goes through
 //!
-//! One state mutex per store file (per opened store for PostgreSQL) holds: whether a
-//! thread holds the *turn* (runs members in the open transaction, or commits it), the queue
-//! of callers waiting, and the open group while nobody holds the turn (its transaction,
-//! members, bytes, and where to answer each member).
+//! One state mutex per store file (per lane for PostgreSQL, whose lanes the stores opened
+//! in one process with one URL share) holds: whether a thread holds the *turn* (runs
+//! members in the open transaction, or commits it), the queue of callers waiting, and the
+//! open group while nobody holds the turn (its transaction, members, bytes, and where to
+//! answer each member).
 //!
 //! 1. A caller finding the turn free takes it. Otherwise it queues, first come first
 //!    served, with its member lent to the queue, and sleeps until it is answered or handed

@@ -41,7 +41,7 @@ use std::time::Duration;
 use postgres::{IsolationLevel, SimpleQueryMessage, SimpleQueryRow};
 
 use super::errors::Errors;
-use super::pool::{Connection, Statements};
+use super::pool::{Connection, Pool, Statements};
 use super::{bytea, end_batch, from_hex, open_error, quote, PostgresStore, Prefetched, TxReader};
 use crate::error::{Error, Result};
 use crate::store::fault::FaultPoint;
@@ -50,6 +50,10 @@ use crate::store::{FlowRecord, LockTable, RpcBody, StartOutcome, Write};
 
 /// The open transaction of one group, on a connection out of the pool until the group ends.
 pub struct PostgresGroup {
+    /// The pool `conn` came from, and goes back to: stores opened in one process with the
+    /// same URL share their lanes, so a group opened through one store may end through
+    /// another.
+    pool: Arc<Pool>,
     conn: Connection,
     /// A savepoint is set after which nothing has run yet (the next member's), or will be
     /// once `pending` is sent.
@@ -119,8 +123,8 @@ impl PostgresStore {
         let first = std::mem::take(&mut group.unbegun);
         let sent = send(&mut group.conn);
         if sent.is_err() && first && group.conn.broken.get() && group.conn.reused {
-            let fresh = self.pool.take()?;
-            self.end_group(std::mem::replace(&mut group.conn, fresh));
+            let fresh = group.pool.take()?;
+            end_group(&group.pool, std::mem::replace(&mut group.conn, fresh));
             return send(&mut group.conn);
         }
         sent
@@ -212,15 +216,15 @@ impl PostgresStore {
         }
         Ok(Some((flow, prefetched)))
     }
+}
 
-    /// Gives a group's connection back to the pool; a broken one is dropped with the idle
-    /// ones (opened to the same server).
-    fn end_group(&self, conn: Connection) {
-        if conn.broken.get() {
-            self.pool.discard_idle();
-        }
-        self.pool.put_back(conn);
+/// Gives a group's connection back to its pool; a broken one is dropped with the idle ones
+/// (opened to the same server).
+fn end_group(pool: &Pool, conn: Connection) {
+    if conn.broken.get() {
+        pool.discard_idle();
     }
+    pool.put_back(conn);
 }
 
 impl GroupBackend for PostgresStore {
@@ -246,6 +250,7 @@ impl GroupBackend for PostgresStore {
         // The BEGIN goes with the first member's opening statement.
         Ok(PostgresGroup {
             conn: self.pool.take()?,
+            pool: Arc::clone(&self.pool),
             savepoint_ready: true,
             savepoint: 0,
             pending: Some("BEGIN ISOLATION LEVEL REPEATABLE READ; SAVEPOINT m0".to_owned()),
@@ -375,7 +380,10 @@ impl GroupBackend for PostgresStore {
 
     fn commit_group(&self, group: PostgresGroup) -> Result<()> {
         let PostgresGroup {
-            mut conn, pending, ..
+            mut conn,
+            pending,
+            pool,
+            ..
         } = group;
         let errors = self.errors(&conn.broken);
         let committed = match self.faults.check(FaultPoint::AtCommit) {
@@ -401,7 +409,7 @@ impl GroupBackend for PostgresStore {
                 .batch_execute("ROLLBACK")
                 .map_err(errors.doing("rolling back"));
         }
-        self.end_group(conn);
+        end_group(&pool, conn);
         // Committed, and no member answered yet: a fault here is a connection lost right
         // after the COMMIT (or, armed to kill, a crash before any reply).
         committed.and_then(|()| self.faults.check(FaultPoint::AfterCommit))
@@ -409,7 +417,10 @@ impl GroupBackend for PostgresStore {
 
     fn rollback_group(&self, group: PostgresGroup) {
         let PostgresGroup {
-            mut conn, unbegun, ..
+            mut conn,
+            unbegun,
+            pool,
+            ..
         } = group;
         if !unbegun && !conn.broken.get() && !conn.client.is_closed() {
             // A failure here marks the connection broken, and the pool drops it.
@@ -418,7 +429,7 @@ impl GroupBackend for PostgresStore {
                 .batch_execute("ROLLBACK")
                 .map_err(self.errors(&conn.broken).doing("rolling back"));
         }
-        self.end_group(conn);
+        end_group(&pool, conn);
     }
 }
 

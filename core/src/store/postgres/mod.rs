@@ -46,7 +46,6 @@ use std::str::FromStr;
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use parking_lot::Mutex;
 use postgres::{GenericClient, IsolationLevel, Transaction};
 
 use self::errors::Errors;
@@ -154,19 +153,75 @@ impl Drop for WriteScope {
     }
 }
 
-/// The lock table of every store opened on `location` in this process, so that two stores
-/// on one database share their in-process locks (and their held-lock count), as two
-/// SQLite stores on one file do.
-fn locks_for(location: &str) -> Arc<LockTable> {
-    static TABLES: OnceLock<Mutex<HashMap<String, Weak<LockTable>>>> = OnceLock::new();
-    let mut tables = TABLES.get_or_init(Default::default).lock();
-    tables.retain(|_, table| table.strong_count() > 0);
-    if let Some(table) = tables.get(location).and_then(Weak::upgrade) {
-        return table;
-    }
-    let table = Arc::new(LockTable::new());
-    tables.insert(location.to_owned(), Arc::downgrade(&table));
-    table
+/// The lanes of group commit that stores share.
+type Lanes = Arc<[GroupCommit<PostgresGroup>]>;
+
+/// The process, location and options of the stores that share one set of lanes.
+type LanesKey = (u32, String, PostgresOptions);
+
+/// The lock tables and lanes of this process's stores (and those a `fork()`ed child
+/// inherited, keyed by the process that made them, so a child never shares a lock its
+/// parent's threads held, nor a group on its parent's connection).
+#[derive(Default)]
+struct Registry {
+    /// By process and location.
+    locks: HashMap<(u32, String), Weak<LockTable>>,
+    /// By process, location and options.
+    lanes: Vec<(LanesKey, Weak<[GroupCommit<PostgresGroup>]>)>,
+}
+
+/// The [`Registry`], locked. A `std` mutex held across `fork()` (see `crate::fork`), so a
+/// child that opens a store finds it free.
+fn registry() -> std::sync::MutexGuard<'static, Registry> {
+    static REGISTRY: OnceLock<&'static std::sync::Mutex<Registry>> = OnceLock::new();
+    let registry = REGISTRY.get_or_init(|| {
+        let registry = Box::leak(Box::default());
+        crate::fork::hold_across_fork(registry);
+        registry
+    });
+    // Maps of weak references, whole at every step: what a panicking holder left is usable.
+    registry
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The lock table and the lanes of a store opened on `location` with `options`.
+///
+/// Every store opened on one database (and schema) in this process shares one lock table
+/// (and its held-lock count), as stores on one SQLite file do. Those opened with the same
+/// options share their lanes too, as stores on one SQLite file share one pipeline: a call
+/// through one store joins the group a call through another has open, so a lock released
+/// early by one is taken by the other inside the same transaction, not refused by the
+/// server because the first store's group holds its row until its COMMIT.
+fn shared_for(location: &str, options: &PostgresOptions) -> (Arc<LockTable>, Lanes) {
+    let mut registry = registry();
+    registry.locks.retain(|_, table| table.strong_count() > 0);
+    registry.lanes.retain(|(_, lanes)| lanes.strong_count() > 0);
+    let process = std::process::id();
+    let at = (process, location.to_owned());
+    let locks = match registry.locks.get(&at).and_then(Weak::upgrade) {
+        Some(table) => table,
+        None => {
+            let table = Arc::new(LockTable::new());
+            registry.locks.insert(at, Arc::downgrade(&table));
+            table
+        }
+    };
+    let key = (process, location.to_owned(), options.clone());
+    let found = registry
+        .lanes
+        .iter()
+        .find(|(opened, _)| *opened == key)
+        .and_then(|(_, lanes)| lanes.upgrade());
+    let lanes = match found {
+        Some(lanes) => lanes,
+        None => {
+            let lanes: Lanes = (0..options.lanes()).map(|_| GroupCommit::new()).collect();
+            registry.lanes.push((key, Arc::downgrade(&lanes)));
+            lanes
+        }
+    };
+    (locks, lanes)
 }
 
 /// A store in a PostgreSQL database.
@@ -178,8 +233,9 @@ pub struct PostgresStore {
     commit_sql: String,
     locks: Arc<LockTable>,
     /// The group-commit pipelines (*lanes*), each with a transaction of its own; the RPCs
-    /// of one flow always go through the same lane.
-    lanes: Vec<GroupCommit<PostgresGroup>>,
+    /// of one flow always go through the same lane. Shared by the stores opened in this
+    /// process with the same URL (see [`shared_for`]).
+    lanes: Lanes,
     faults: Arc<FaultPlan>,
 }
 
@@ -217,13 +273,13 @@ impl PostgresStore {
         let pool = Arc::new(Pool::new(config, tls, options.clone(), location.clone()));
         let mut client = pool.connect_bare()?;
         schema::migrate(&mut client, &options.schema, &location)?;
-        let lanes = options.lanes();
+        let (locks, lanes) = shared_for(&location, &options);
         Ok(PostgresStore {
-            lanes: (0..lanes).map(|_| GroupCommit::new()).collect(),
+            lanes,
             commit_sql: notify::commit_sql(&options.schema, options.notify),
             options,
             pool,
-            locks: locks_for(&location),
+            locks,
             location,
             faults: Arc::default(),
         })
@@ -234,7 +290,8 @@ impl PostgresStore {
         &self.options
     }
 
-    /// Groups this store committed so far, and the calls they held (for tests and
+    /// Groups committed so far through this store's lanes (which stores opened in this
+    /// process with the same URL share), and the calls they held (for tests and
     /// benchmarks: fewer commits than calls means groups formed). All zero with
     /// `group_commit=off`.
     pub fn group_stats(&self) -> GroupStats {
