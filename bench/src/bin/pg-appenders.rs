@@ -2,14 +2,16 @@
 //! archive and on one archive per thread, with the lock conflicts they retried.
 //!
 //! ```text
-//! pg-appenders URL [THREADS=16] [SECONDS=5] [SHAPES=1,THREADS]
+//! pg-appenders URL [THREADS=16] [SECONDS=5] [SHAPES=1,THREADS] [STORES=1]
 //! ```
 //!
 //! Each thread registers subscribers in a loop (retrying lock conflicts after a 200 µs
 //! pause) for SECONDS (fractions allowed), once per shape: a shape is a number of archives
 //! the threads share (thread `t` on archive `t % archives`), by default all on one archive,
-//! then each on its own. Prints one JSON object per shape, with the COMMITs the store's
-//! group-commit pipeline sent per append (0 with `group_commit=off`).
+//! then each on its own. With STORES above 1, the process opens that many stores on the
+//! URL and thread `t` calls through store `t % STORES` (as several clients of one
+//! process would). Prints one JSON object per shape, with the COMMITs the stores'
+//! group-commit pipeline (which they share) sent per append (0 with `group_commit=off`).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -30,7 +32,7 @@ fn main() -> BenchResult<()> {
     let mut argv = std::env::args().skip(1);
     let url = argv
         .next()
-        .ok_or("usage: pg-appenders URL [THREADS=16] [SECONDS=5] [SHAPES=1,THREADS]")?;
+        .ok_or("usage: pg-appenders URL [THREADS=16] [SECONDS=5] [SHAPES=1,THREADS] [STORES=1]")?;
     let threads: u64 = argv.next().map_or(Ok(16), |t| t.parse())?;
     let seconds: f64 = argv.next().map_or(Ok(5.0), |s| s.parse())?;
     let shapes: Vec<u64> = match argv.next() {
@@ -40,18 +42,27 @@ fn main() -> BenchResult<()> {
             .collect::<Result<_, _>>()?,
         None => vec![1, threads],
     };
-    if !seconds.is_finite() || seconds <= 0.0 || shapes.contains(&0) {
-        return Err("SECONDS must be positive and every shape at least one archive".into());
+    let stores: u64 = argv.next().map_or(Ok(1), |s| s.parse())?;
+    if !seconds.is_finite() || seconds <= 0.0 || shapes.contains(&0) || stores == 0 {
+        return Err(
+            "SECONDS must be positive, every shape at least one archive, STORES at least one"
+                .into(),
+        );
     }
     let schema = format!("bench_{}", std::process::id());
     let separator = if url.contains('?') { '&' } else { '?' };
     let url = format!("{url}{separator}schema={schema}&pool_max_size={threads}");
-    let store = Arc::new(PostgresStore::open(&url)?);
-    let runtime = Runtime::new(store.clone());
+    let stores: Vec<Arc<PostgresStore>> = (0..stores)
+        .map(|_| PostgresStore::open(&url).map(Arc::new))
+        .collect::<Result<_, _>>()?;
+    let runtimes: Vec<Runtime> = stores
+        .iter()
+        .map(|store| Runtime::new(store.clone()))
+        .collect();
     for flows in shapes {
         run(
-            &runtime,
-            &store,
+            &runtimes,
+            &stores,
             threads,
             flows,
             Duration::from_secs_f64(seconds),
@@ -61,8 +72,8 @@ fn main() -> BenchResult<()> {
 }
 
 fn run(
-    runtime: &Runtime,
-    store: &PostgresStore,
+    runtimes: &[Runtime],
+    stores: &[Arc<PostgresStore>],
     threads: u64,
     flows: u64,
     length: Duration,
@@ -71,9 +82,11 @@ fn run(
         .map(|f| format!("bench-{threads}-{flows}-{f}"))
         .collect();
     for flow_id in &flow_ids {
-        SubscriberArchive::new(runtime, flow_id).start()?;
+        SubscriberArchive::new(&runtimes[0], flow_id).start()?;
     }
-    let before = store.group_stats();
+    // Stores opened with one URL share their lanes: the first store's count is all of them.
+    let commits = || stores[0].group_stats().commits;
+    let before = commits();
     let appends = AtomicU64::new(0);
     let conflicts = AtomicU64::new(0);
     let stop = AtomicBool::new(false);
@@ -84,6 +97,7 @@ fn run(
                 let (flow_ids, appends, conflicts, stop) = (&flow_ids, &appends, &conflicts, &stop);
                 s.spawn(move || -> Result<(), Error> {
                     let flow_id = &flow_ids[(t % flows) as usize];
+                    let runtime = &runtimes[(t % runtimes.len() as u64) as usize];
                     let archive = SubscriberArchive::new(runtime, flow_id);
                     let mut k = 0u64;
                     while !stop.load(Ordering::Relaxed) {
@@ -113,12 +127,13 @@ fn run(
     })?;
     let elapsed = started.elapsed().as_secs_f64();
     let appends = appends.load(Ordering::Relaxed);
-    let commits = store.group_stats().commits - before.commits;
+    let commits = commits() - before;
     println!(
         "{}",
         serde_json::json!({
             "threads": threads,
             "flows": flows,
+            "stores": runtimes.len(),
             "seconds": elapsed,
             "appends": appends,
             "appends_per_second": appends as f64 / elapsed,
