@@ -210,9 +210,18 @@ fn two_stores_opened_in_one_process_with_one_url_share_their_groups() {
         let first = s.spawn(|| call(&t.runtime, "Hold"));
         checkpoint.wait_until_entered();
         checkpoint.release();
-        // The first call's handler has run or is about to end; its group is open, holding
-        // the lock row of `count` until its COMMIT. The other store's call takes the lock
-        // as soon as the handler has released it, inside that same group.
+        // Until the first call's handler has ended and released its lock (early): a call
+        // queued behind a handler that has run longer than the lock grace (this one was
+        // parked) conflicts. Its group stays open, holding the lock row of `count` until
+        // its COMMIT.
+        for _ in 0..30_000 {
+            if t.held_locks() == 0 {
+                break;
+            }
+            thread::sleep(Duration::from_millis(1));
+        }
+        assert_eq!(t.held_locks(), 0, "the first call's handler ended");
+        // The other store's call takes the lock inside that same group.
         assert_eq!(
             call(&other, "Hold").unwrap(),
             json!(2),
