@@ -66,6 +66,15 @@ fn restarting_the_server() -> RwLockWriteGuard<'static, ()> {
     SERVER.write().unwrap_or_else(|e| e.into_inner())
 }
 
+/// A connection of the test's own to the test database (not through attrflow).
+fn test_database() -> postgres::Client {
+    postgres::Client::connect(
+        &std::env::var(common::POSTGRES_URL_ENV).unwrap(),
+        postgres::NoTls,
+    )
+    .unwrap()
+}
+
 /// Fails the test unless it runs on the PostgreSQL backend.
 fn require_postgres() {
     assert_eq!(
@@ -300,11 +309,7 @@ fn creating_a_lock_row_waits_out_an_unrelated_lock_instead_of_conflicting() {
     // may wait for the table's extension lock): a trigger takes an advisory lock the test
     // holds.
     let schema = schema_of(&t);
-    let mut holder = postgres::Client::connect(
-        &std::env::var(common::POSTGRES_URL_ENV).unwrap(),
-        postgres::NoTls,
-    )
-    .unwrap();
+    let mut holder = test_database();
     holder
         .batch_execute(&format!(
             "CREATE FUNCTION \"{schema}\".held_by_the_test() RETURNS trigger LANGUAGE plpgsql
@@ -556,11 +561,7 @@ fn verify_full_with_the_servers_ca_connects_over_tls() {
         .unwrap();
     assert_eq!(call(&runtime, "Bump").unwrap(), json!(1));
     // The connection it used is still open in its pool, and it is encrypted.
-    let mut check = postgres::Client::connect(
-        &std::env::var(common::POSTGRES_URL_ENV).unwrap(),
-        postgres::NoTls,
-    )
-    .unwrap();
+    let mut check = test_database();
     let row = check
         .query_one(
             "SELECT count(*), count(*) FILTER (WHERE s.ssl)
@@ -759,11 +760,7 @@ fn a_store_written_at_schema_version_1_is_migrated_on_open_and_keeps_every_value
     // Back to schema version 1 as that release wrote it: the column compressed with the
     // server's default (pglz), every value written that way.
     let schema = schema_of(&t);
-    let mut client = postgres::Client::connect(
-        &std::env::var(common::POSTGRES_URL_ENV).unwrap(),
-        postgres::NoTls,
-    )
-    .unwrap();
+    let mut client = test_database();
     client
         .batch_execute(&format!(
             "SET default_toast_compression = pglz;
