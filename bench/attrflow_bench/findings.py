@@ -82,6 +82,16 @@ neither side watches a thread running on its own CPU. What remains under load is
 itself: with both threads on one CPU (loop 30% plus worker 70% of it), every call is two
 context switches whatever the watching does.
 
+A slow speed also comes without any load (2026-12-05, section 3b's notes): on a quiet
+machine some processes read 5,700–6,500 archived pages a second and others 13,200–13,800,
+with the same watching, no migrations and few switches. Both threads' own work took about
+twice as long (the worker's call 48 → 110 µs, the loop's decoding 24 → 46 µs), not their
+hand-offs, while the same process pinned to one CPU took 38 µs a call: the output crosses
+from the worker to the loop as a tree of hundreds of allocations, and what one virtual CPU
+reads of what the other just wrote costs more or less depending on where the host runs
+them. An output crossing as one contiguous buffer, decoded in one pass, would not depend
+on it (the closing note's JSON text item).
+
 Since 2026-12-03 (18:00 UTC) the native module allocates with mimalloc instead of glibc's
 `malloc` (bench/notes/3b-python.md): the archived page, whose output tree is hundreds of
 small allocations, went from 15,408 to 19,908 `AsyncClient` calls a second (medians of five

@@ -42,8 +42,11 @@ APPENDERS = 16
 SHAPES = {"one_flow": 1, "many_flows": APPENDERS}
 """Archives (streams) the appenders share: all on one, or one each."""
 
-PATHS = {"per_call": "off", "grouped": "on"}
-"""The store's ``group_commit`` setting of each measured path."""
+PATHS = {"per_call": f"group_commit=off&pool_max_size={APPENDERS}", "grouped": "group_commit=on"}
+"""The store URL's options of each measured path: one transaction per call with a connection
+for every appender, and group commit with the store's defaults (a pool of 8 connections, 4 of
+them lanes); a bigger pool would also mean more lanes, and smaller groups
+(bench/notes/7-postgresql.md)."""
 
 ISSUE_TARGETS = {"one_flow": 1_850.0, "many_flows": 6_200.0}
 """Appends per second asked for: 5× what one transaction per call reached when the goal was
@@ -125,8 +128,8 @@ def figures(rust: RustBench, smoke: bool, results: Results) -> None:
     ):
         port = int(server.connection_pool.connection_kwargs["port"])
         for _ in range(plan.repeats):
-            for path, group_commit in PATHS.items():
-                url = f"{base}?sslmode=disable&group_commit={group_commit}"
+            for path, options in PATHS.items():
+                url = f"{base}?sslmode=disable&{options}"
                 for report in _appenders(binary, url, plan.seconds):
                     shape = "one_flow" if report["flows"] == 1 else "many_flows"
                     prefix = f"pg.{path}.{shape}"

@@ -12,6 +12,10 @@
 //! URL and thread `t` calls through store `t % STORES` (as several clients of one
 //! process would). Prints one JSON object per shape, with the COMMITs the stores'
 //! group-commit pipeline (which they share) sent per append (0 with `group_commit=off`).
+//!
+//! The stores take their options from URL as given, so the defaults unless it sets them: a
+//! pool of 8 connections and half of them as group-commit lanes. With `group_commit=off`
+//! give it `pool_max_size=THREADS`, or the threads queue for connections.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -51,7 +55,7 @@ fn main() -> BenchResult<()> {
     }
     let schema = format!("bench_{}", std::process::id());
     let separator = if url.contains('?') { '&' } else { '?' };
-    let url = format!("{url}{separator}schema={schema}&pool_max_size={threads}");
+    let url = format!("{url}{separator}schema={schema}");
     let stores: Vec<Arc<PostgresStore>> = (0..stores)
         .map(|_| PostgresStore::open(&url).map(Arc::new))
         .collect::<Result<_, _>>()?;
