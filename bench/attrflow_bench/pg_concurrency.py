@@ -163,7 +163,9 @@ def render(results: Results) -> list[str]:
         f"{results.facts['pg.appenders']} Rust threads register subscribers for "
         f"{results.facts['pg.seconds']} s on one archive, then one archive each "
         "(`pg-appenders`, retrying lock conflicts after 200 µs), with group commit (the "
-        "default) and with one transaction per call (`group_commit=off`), against Redis "
+        "default, with the store's default pool of 8 connections and 4 lanes) and with one "
+        "transaction per call (`group_commit=off`, a pool of one connection per thread), "
+        "against Redis "
         "Streams XADD with `appendfsync always` and as many asyncio redis-py clients; "
         "PostgreSQL is scripts/postgres.sh's server with `POSTGRES_DURABLE=1` (default "
         "`fsync`, `synchronous_commit=on`) on loopback. Each ratio is taken repeat by repeat.",
