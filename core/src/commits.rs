@@ -9,7 +9,7 @@
 
 use std::time::Instant;
 
-use parking_lot::{Condvar, Mutex};
+use crate::sync::{Condvar, Mutex};
 
 /// How many writing calls a runtime has committed, and a wait for the next.
 #[derive(Debug, Default)]
@@ -35,7 +35,9 @@ impl CommitSignal {
     pub fn wait_past(&self, seen: u64, until: Instant) -> u64 {
         let mut count = self.count.lock();
         while *count == seen {
-            if self.moved.wait_until(&mut count, until).timed_out() {
+            let (guard, timed_out) = self.moved.wait_until(count, until);
+            count = guard;
+            if timed_out {
                 break;
             }
         }

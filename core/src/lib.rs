@@ -54,6 +54,7 @@ pub mod options;
 pub mod retry;
 pub mod runtime;
 pub mod store;
+mod sync;
 pub mod typed;
 
 pub use batch::RpcRequest;

@@ -2,7 +2,9 @@
 //! locks are per process, and the child's would not be real), and opens any other file, or
 //! the parent's once the parent closed it, as usual. A process-wide mutex registered with
 //! `attrflow::fork::hold_across_fork` is free in the child even when another thread of the
-//! parent held it as the fork began.
+//! parent held it as the fork began. Children forked while the parent's threads queue for
+//! one flow run contended calls of their own to the end (the core's locks keep no state
+//! outside themselves that a fork could catch half-changed).
 
 use std::sync::{mpsc, Mutex};
 use std::time::Duration;
@@ -90,4 +92,137 @@ fn a_mutex_another_thread_holds_as_the_fork_begins_is_free_in_the_child() {
     holder.join().expect("the holder ends");
     assert_eq!(code, FREE_AND_WHOLE);
     assert_eq!(*SHARED.lock().expect("free in the parent too"), 1);
+}
+
+/// How many children [`children_forked_amid_contended_calls_finish_contended_calls_of_their_own`]
+/// forks.
+const FORKS: usize = 150;
+
+/// How long a child may take before it counts as hung (each takes well under a second).
+const CHILD_DEADLINE: Duration = Duration::from_secs(20);
+
+/// How a child forked by [`children_forked_amid_contended_calls_finish_contended_calls_of_their_own`]
+/// ended.
+#[derive(Debug, PartialEq)]
+enum Ending {
+    Exited(i32),
+    Killed(i32),
+    Hung,
+}
+
+/// Waits for `pid` until it ends or `CHILD_DEADLINE` passes (then kills it).
+fn ending_within_deadline(pid: libc::pid_t) -> Ending {
+    let deadline = std::time::Instant::now() + CHILD_DEADLINE;
+    loop {
+        let mut status = 0;
+        // SAFETY: polls the child just made, without blocking.
+        let waited = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+        if waited == pid {
+            return if libc::WIFEXITED(status) {
+                Ending::Exited(libc::WEXITSTATUS(status))
+            } else {
+                Ending::Killed(libc::WTERMSIG(status))
+            };
+        }
+        if std::time::Instant::now() >= deadline {
+            // SAFETY: kills and reaps the hung child.
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+                libc::waitpid(pid, &mut status, 0);
+            }
+            return Ending::Hung;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn children_forked_amid_contended_calls_finish_contended_calls_of_their_own() {
+    use attrflow::flows::chunked_subscriber::SubscriberArchive;
+    use attrflow::store::{SqliteOptions, Synchronous};
+    use attrflow::Runtime;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let normal = || SqliteOptions {
+        synchronous: Synchronous::Normal,
+        ..SqliteOptions::default()
+    };
+    let open = |name: &str| {
+        SqliteStore::open_with(dir.path().join(name), normal())
+            .map(|store| Runtime::new(Arc::new(store)))
+    };
+    let parent = open("parent.db").expect("the parent opens its store");
+    SubscriberArchive::new(&parent, "busy")
+        .start()
+        .expect("started");
+    let stop = AtomicBool::new(false);
+    let endings = std::thread::scope(|s| {
+        // The parent's threads queue for one flow's lock and its commit group all along, so
+        // its threads keep waiting for and waking each other as the forks happen.
+        for t in 0..8 {
+            let (parent, stop) = (&parent, &stop);
+            s.spawn(move || {
+                let archive = SubscriberArchive::new(parent, "busy");
+                let mut k = 0_u64;
+                while !stop.load(Ordering::Relaxed) {
+                    match archive.register(&format!("p{t}-{k}"), "parent@example.com") {
+                        Ok(_) | Err(Error::LockConflict(_)) => k += 1,
+                        Err(other) => panic!("a parent's call failed: {other}"),
+                    }
+                }
+            });
+        }
+        let mut endings = Vec::new();
+        for child in 0..FORKS {
+            // SAFETY: the child opens a store of its own, runs calls on threads of its own
+            // and leaves with `_exit`, never returning into the test harness.
+            let pid = unsafe { libc::fork() };
+            assert!(pid >= 0, "fork failed");
+            if pid == 0 {
+                let code = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    let runtime = open(&format!("child-{child}.db")).expect("opened");
+                    SubscriberArchive::new(&runtime, "own")
+                        .start()
+                        .expect("started");
+                    std::thread::scope(|s| {
+                        for t in 0..4 {
+                            let runtime = &runtime;
+                            s.spawn(move || {
+                                let archive = SubscriberArchive::new(runtime, "own");
+                                let mut done = 0;
+                                while done < 25 {
+                                    match archive.register(&format!("c{t}-{done}"), "c@example.com")
+                                    {
+                                        Ok(_) => done += 1,
+                                        Err(Error::LockConflict(_)) => {}
+                                        Err(other) => panic!("a child's call failed: {other}"),
+                                    }
+                                }
+                            });
+                        }
+                    });
+                    OPENED
+                }))
+                .unwrap_or(1);
+                // SAFETY: ends the child at once, without the parent's exit handlers.
+                unsafe { libc::_exit(code) };
+            }
+            match ending_within_deadline(pid) {
+                Ending::Exited(OPENED) => {}
+                other => endings.push((child, other)),
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+        endings
+    });
+    // With `parking_lot`'s locks in the core, about one child in 25 hung or aborted
+    // ("aborting due to panic in parking lot"): a thread of the parent was inside the
+    // process-wide table those locks wait through as the fork happened.
+    assert_eq!(
+        endings,
+        [],
+        "children of {FORKS} that did not finish their calls"
+    );
 }

@@ -121,7 +121,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use parking_lot::{Condvar, Mutex, MutexGuard};
+use crate::sync::{Condvar, Mutex, MutexGuard};
 
 use super::{
     FlowRecord, Isolation, LockGuard, LockTable, RpcBody, RpcCall, SnapshotReader, StartOutcome,
@@ -326,11 +326,13 @@ impl Slot {
             }
             match until {
                 Some(until) => {
-                    if self.wakes.wait_until(&mut reply, until).timed_out() {
+                    let (guard, timed_out) = self.wakes.wait_until(reply, until);
+                    reply = guard;
+                    if timed_out {
                         return reply.take();
                     }
                 }
-                None => self.wakes.wait(&mut reply),
+                None => reply = self.wakes.wait(reply),
             }
         }
     }

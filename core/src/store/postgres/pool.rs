@@ -10,7 +10,7 @@
 use std::cell::Cell;
 use std::time::Instant;
 
-use parking_lot::{Condvar, Mutex};
+use crate::sync::{Condvar, Mutex};
 use postgres::{Client, Statement};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
@@ -237,7 +237,9 @@ impl Pool {
                     }
                 };
             }
-            if self.returned.wait_until(&mut state, deadline).timed_out() {
+            let (guard, timed_out) = self.returned.wait_until(state, deadline);
+            state = guard;
+            if timed_out {
                 return Err(Error::LockConflict(format!(
                     "store {}: all {} connections stayed busy for {:?}; retry, or raise \
                      pool_max_size or pool_timeout_ms",

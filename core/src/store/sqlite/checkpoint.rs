@@ -42,7 +42,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use parking_lot::{Condvar, Mutex};
+use crate::sync::{Condvar, Mutex};
 use rusqlite::Connection;
 
 /// The log length, in frames (pages), past which a commit asks for a checkpoint: SQLite's
@@ -159,7 +159,7 @@ fn run(path: &Path, requests: &Requests) {
         {
             let mut state = requests.state.lock();
             while !state.requested && !state.closed {
-                requests.wake.wait(&mut state);
+                state = requests.wake.wait(state);
             }
             if state.closed {
                 return;
@@ -185,10 +185,12 @@ fn run(path: &Path, requests: &Requests) {
             rest = FIRST_REST;
         } else {
             // Resting, the thread still ends at once when the store goes.
-            let mut state = requests.state.lock();
-            requests
-                .wake
-                .wait_while_for(&mut state, |state| !state.closed, rest);
+            let state = requests.state.lock();
+            drop(
+                requests
+                    .wake
+                    .wait_while_for(state, |state| !state.closed, rest),
+            );
             rest = (rest * 2).min(LONGEST_REST);
         }
     }
