@@ -17,10 +17,11 @@ const REFUSED_CLEARLY: i32 = 10;
 const OPENED: i32 = 20;
 const FREE_AND_WHOLE: i32 = 30;
 
-/// Runs `child` in a child made by `fork()` and returns its exit code.
-fn in_a_child(child: impl FnOnce() -> i32) -> i32 {
-    // SAFETY: the child only opens stores and exits with `_exit`, never returning into the
-    // test harness.
+/// Starts a child with `fork()` that runs `child` and exits with the code it returns (1 if
+/// it panics); the child's process ID.
+fn fork_running(child: impl FnOnce() -> i32) -> libc::pid_t {
+    // SAFETY: the child only opens stores, runs calls and exits with `_exit`, never
+    // returning into the test harness.
     let pid = unsafe { libc::fork() };
     assert!(pid >= 0, "fork failed");
     if pid == 0 {
@@ -28,6 +29,12 @@ fn in_a_child(child: impl FnOnce() -> i32) -> i32 {
         // SAFETY: ends the child at once, without running the parent's exit handlers.
         unsafe { libc::_exit(code) };
     }
+    pid
+}
+
+/// Runs `child` in a child made by `fork()` and returns its exit code.
+fn in_a_child(child: impl FnOnce() -> i32) -> i32 {
+    let pid = fork_running(child);
     let mut status = 0;
     // SAFETY: waits for the child just made.
     let waited = unsafe { libc::waitpid(pid, &mut status, 0) };
@@ -176,39 +183,29 @@ fn children_forked_amid_contended_calls_finish_contended_calls_of_their_own() {
         }
         let mut endings = Vec::new();
         for child in 0..FORKS {
-            // SAFETY: the child opens a store of its own, runs calls on threads of its own
-            // and leaves with `_exit`, never returning into the test harness.
-            let pid = unsafe { libc::fork() };
-            assert!(pid >= 0, "fork failed");
-            if pid == 0 {
-                let code = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    let runtime = open(&format!("child-{child}.db")).expect("opened");
-                    SubscriberArchive::new(&runtime, "own")
-                        .start()
-                        .expect("started");
-                    std::thread::scope(|s| {
-                        for t in 0..4 {
-                            let runtime = &runtime;
-                            s.spawn(move || {
-                                let archive = SubscriberArchive::new(runtime, "own");
-                                let mut done = 0;
-                                while done < 25 {
-                                    match archive.register(&format!("c{t}-{done}"), "c@example.com")
-                                    {
-                                        Ok(_) => done += 1,
-                                        Err(Error::LockConflict(_)) => {}
-                                        Err(other) => panic!("a child's call failed: {other}"),
-                                    }
+            let pid = fork_running(|| {
+                let runtime = open(&format!("child-{child}.db")).expect("opened");
+                SubscriberArchive::new(&runtime, "own")
+                    .start()
+                    .expect("started");
+                std::thread::scope(|s| {
+                    for t in 0..4 {
+                        let runtime = &runtime;
+                        s.spawn(move || {
+                            let archive = SubscriberArchive::new(runtime, "own");
+                            let mut done = 0;
+                            while done < 25 {
+                                match archive.register(&format!("c{t}-{done}"), "c@example.com") {
+                                    Ok(_) => done += 1,
+                                    Err(Error::LockConflict(_)) => {}
+                                    Err(other) => panic!("a child's call failed: {other}"),
                                 }
-                            });
-                        }
-                    });
-                    OPENED
-                }))
-                .unwrap_or(1);
-                // SAFETY: ends the child at once, without the parent's exit handlers.
-                unsafe { libc::_exit(code) };
-            }
+                            }
+                        });
+                    }
+                });
+                OPENED
+            });
             match ending_within_deadline(pid) {
                 Ending::Exited(OPENED) => {}
                 other => endings.push((child, other)),
