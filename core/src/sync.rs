@@ -53,10 +53,16 @@ impl<T: ?Sized> Mutex<T> {
 /// changes what the waiters wait for under the same mutex before it notifies (as every
 /// notifier in the core does): a waiter counted before the notifier took the mutex is seen,
 /// and one that takes the mutex after it sees the change and does not wait.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Condvar {
     inner: std::sync::Condvar,
     waiters: AtomicUsize,
+}
+
+impl Default for Condvar {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl Condvar {

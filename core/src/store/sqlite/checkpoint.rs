@@ -28,6 +28,10 @@
 //!    short: this step copies and syncs what committed during the step before it. Measured
 //!    with a lone NORMAL appender (bench/notes/4-redis.md), it held the write lock
 //!    2.4–4.9 ms after one `PASSIVE`, 1.5–3.6 ms after two.
+//!    A writer of this process that finds the file busy while this step runs waits for
+//!    the step's end on [`Restarts`] rather than in its busy handler's sleeps (which end
+//!    about a quarter of the wait late, and each sleep takes longer than it asks on a
+//!    virtual machine): the thread wakes it as the step ends (`busy_wait.rs`).
 //!
 //! A checkpoint changes what the database file holds, never what a reader sees or what
 //! survives a crash: the same frames are copied as SQLite's own checkpoint would copy, in
@@ -63,6 +67,47 @@ const FIRST_REST: Duration = Duration::from_millis(20);
 /// The longest rest between two checkpoints that did not complete.
 const LONGEST_REST: Duration = Duration::from_secs(1);
 
+/// Whether the checkpoint thread of a file is in its `RESTART` step, which holds the file's
+/// write lock: writers of the process that find the file busy meanwhile wait here for the
+/// step's end, woken as it ends (`busy_wait.rs`).
+#[derive(Debug, Default)]
+pub(crate) struct Restarts {
+    running: Mutex<bool>,
+    ended: Condvar,
+}
+
+impl Restarts {
+    /// Waits, at most `longest`, for the end of the `RESTART` step running now; whether
+    /// one was running.
+    pub(crate) fn wait_for_end(&self, longest: Duration) -> bool {
+        let running = self.running.lock();
+        if !*running {
+            return false;
+        }
+        drop(
+            self.ended
+                .wait_while_for(running, |running| *running, longest),
+        );
+        true
+    }
+
+    /// Runs `step` as the `RESTART` step: writers finding the file busy meanwhile wait for
+    /// its end, which wakes them however `step` ends.
+    pub(super) fn run<T>(&self, step: impl FnOnce() -> T) -> T {
+        /// Ends the step and wakes its waiters, even when `step` panics.
+        struct Ending<'a>(&'a Restarts);
+        impl Drop for Ending<'_> {
+            fn drop(&mut self) {
+                *self.0.running.lock() = false;
+                self.0.ended.notify_all();
+            }
+        }
+        *self.running.lock() = true;
+        let _ending = Ending(self);
+        step()
+    }
+}
+
 /// What the committing connections and the checkpoint thread share.
 #[derive(Debug, Default)]
 struct Requests {
@@ -83,6 +128,7 @@ struct State {
 pub(crate) struct Checkpointer {
     path: PathBuf,
     requests: Arc<Requests>,
+    restarts: Arc<Restarts>,
     thread: Mutex<Option<JoinHandle<()>>>,
 }
 
@@ -92,8 +138,14 @@ impl Checkpointer {
         Checkpointer {
             path: path.to_owned(),
             requests: Arc::default(),
+            restarts: Arc::default(),
             thread: Mutex::new(None),
         }
+    }
+
+    /// The `RESTART` steps of this file's checkpoint thread, for writers to wait on.
+    pub(crate) fn restarts(&self) -> &Arc<Restarts> {
+        &self.restarts
     }
 
     /// Makes `conn` report its commits' log length to this checkpointer instead of
@@ -122,10 +174,11 @@ impl Checkpointer {
         let mut thread = self.thread.lock();
         if thread.is_none() {
             let requests = Arc::clone(&self.requests);
+            let restarts = Arc::clone(&self.restarts);
             let path = self.path.clone();
             match std::thread::Builder::new()
                 .name("attrflow-checkpoint".into())
-                .spawn(move || run(&path, &requests))
+                .spawn(move || run(&path, &requests, &restarts))
             {
                 Ok(handle) => *thread = Some(handle),
                 // Without the thread the log is checkpointed by SQLite when the last
@@ -152,7 +205,7 @@ impl Drop for Checkpointer {
 }
 
 /// The checkpoint thread: one three-step checkpoint per batch of requests, until closed.
-fn run(path: &Path, requests: &Requests) {
+fn run(path: &Path, requests: &Requests, restarts: &Restarts) {
     let mut conn: Option<Connection> = None;
     let mut rest = FIRST_REST;
     loop {
@@ -177,7 +230,12 @@ fn run(path: &Path, requests: &Requests) {
         }
         let Some(conn) = &conn else { continue };
         let completed = ["PASSIVE", "PASSIVE", "RESTART"].into_iter().try_for_each(|step| {
-            checkpoint(conn, step).map_err(|error| {
+            let outcome = if step == "RESTART" {
+                restarts.run(|| checkpoint(conn, step))
+            } else {
+                checkpoint(conn, step)
+            };
+            outcome.map_err(|error| {
                 tracing::debug!(path = %path.display(), step, %error, "checkpoint step did not complete");
             })
         });

@@ -17,7 +17,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rusqlite::{params, Connection, TransactionBehavior};
 
-use super::{SqliteStore, TxReader};
+use super::{busy_wait, SqliteStore, TxReader};
 use crate::error::{Error, Result};
 use crate::store::fault::FaultPoint;
 use crate::store::group_commit::{GroupBackend, GroupLimits};
@@ -110,7 +110,9 @@ impl GroupBackend for SqliteStore {
 
     fn begin_group(&self) -> Result<SqliteGroup> {
         let conn = self.take_connection()?;
-        self.run_statement(&conn, "BEGIN IMMEDIATE", "beginning a transaction")?;
+        busy_wait::behind_restarts(self.shared.checkpointer.restarts(), || {
+            self.run_statement(&conn, "BEGIN IMMEDIATE", "beginning a transaction")
+        })?;
         Ok(SqliteGroup {
             conn,
             seen: Vec::new(),
