@@ -178,7 +178,14 @@ group commits while the loop serves the other's results), so the wake-ups batchi
 were not on the path every append waits on: the COMMIT is, as for the Rust threads, and the
 two cores the loop shares with the worker running the group make each group slower than
 the Rust threads' when the loop is busy. A miss at FULL is the loop's CPU per append (about
-half of the process's) competing with the group for the two cores."""
+half of the process's) competing with the group for the two cores.
+
+Since 2026-12-05 (06:30 UTC) a worker that finishes a batch no longer spins watching for
+the next call while another worker runs RPC calls: `perf record` of 16 tasks at FULL had
+12 % of the process's samples in that spin, on the two cores the loop and the next
+group's worker need. Three alternating turns against the build before, 16 tasks on 16
+archives: 15,827–16,865 against 15,811–18,025 appends/s at FULL and 19,419–27,088 against
+26,508–30,397 at NORMAL, with 10–30 % less CPU per append (bench/notes/3b-python.md)."""
 
 _HTTP = """\
 cProfile of the service under wrk: Quart's request handling took about 1 ms of CPU per

@@ -6,8 +6,9 @@
 //! queued call wakes a sleeping thread only when no thread awake and not running a call
 //! will take it, and calls queued together wake one thread, which wakes the next: tasks
 //! that resubmit in one turn of the loop cost the loop one wake-up, not one each. One
-//! idle thread watches the queue briefly before it sleeps, so a caller awaiting one call at
-//! a time has its next call taken up without a thread being woken. When the call is done
+//! idle thread watches the queue briefly before it sleeps, while no other thread runs an
+//! RPC call, so a caller awaiting one call at a time has its next call taken up without a
+//! thread being woken. When the call is done
 //! the worker never attaches to the interpreter: it queues the result on the event loop's
 //! [`Completions`] and, when that queue was empty, wakes the loop by writing a byte to a
 //! socket the loop watches (`loop.add_reader`). The loop's thread then drains the queue in
@@ -235,7 +236,8 @@ impl Queue {
 /// and not running a call are fewer than the calls queued, and then one at a time: a
 /// woken thread that finds more calls queued than takers wakes the next one itself, so
 /// many calls submitted together cost their submitter one wake-up. One idle thread at a
-/// time watches the queue for [`SPIN`] before it sleeps; the others sleep at once.
+/// time watches the queue for [`SPIN`] before it sleeps, unless other threads run RPC
+/// calls; the others sleep at once.
 struct Pool {
     queue: Mutex<Queue>,
     wake: Condvar,
@@ -243,6 +245,8 @@ struct Pool {
     queued: AtomicUsize,
     /// Threads running a call (or about to, having taken it from the queue).
     busy: AtomicUsize,
+    /// Threads running RPC calls (see [`Pool::watch`]).
+    running_rpcs: AtomicUsize,
     /// Whether a thread is watching the queue.
     watching: AtomicBool,
     /// When an idle moment is slept through without watching, after watches saw no job.
@@ -261,6 +265,7 @@ impl Pool {
             wake: Condvar::new(),
             queued: AtomicUsize::new(0),
             busy: AtomicUsize::new(0),
+            running_rpcs: AtomicUsize::new(0),
             watching: AtomicBool::new(false),
             watches: BackOff::new(),
         }
@@ -390,8 +395,17 @@ impl Pool {
     /// is queued or the time is up. After watches that saw no job, some of the next idle
     /// moments are not watched (see [`BackOff`]: calls are not coming one right after
     /// another).
+    ///
+    /// Nor does a thread watch while other threads run RPC calls: calls then come from
+    /// many callers at once, and a thread spinning for the next one takes a core from the
+    /// calls running and from the event loop that submits them. 16 tasks appending through
+    /// one `AsyncClient` spent 12 % of the process's CPU samples in this spin at FULL, and
+    /// without it appended 10–25 % faster at FULL and at NORMAL (bench/notes/3b-python.md).
+    /// A long call of another kind (a tail waiting for records) does not stop the watching
+    /// a caller awaiting one call at a time gains from.
     fn watch(&self) {
         if self.queued.load(Ordering::SeqCst) > 0
+            || self.running_rpcs.load(Ordering::SeqCst) > 0
             || on_cpu(&LOOP_CPU)
             || self.watches.skip()
             || self.watching.swap(true, Ordering::SeqCst)
@@ -448,6 +462,7 @@ fn take_batch(first: RpcJob, jobs: &mut VecDeque<Job>) -> Vec<RpcJob> {
 fn run_batch(pool: &'static Pool, batch: Vec<RpcJob>) {
     CALL_CPU.store(current_cpu(), Ordering::Relaxed);
     let busy = Busy(pool);
+    let running = RunningRpcs::new(pool);
     let runtime = Arc::clone(&batch[0].runtime);
     let mut requests = Vec::with_capacity(batch.len());
     let mut pending = Vec::with_capacity(batch.len());
@@ -472,7 +487,7 @@ fn run_batch(pool: &'static Pool, batch: Vec<RpcJob>) {
     // Free before the results are queued: the loop may submit the next calls at once, or
     // close its client, whose store then closes with the last handle (a child forked after
     // that may open the file).
-    drop(busy);
+    drop((running, busy));
     drop(runtime);
     let mut reports: Vec<(Py<Completions>, Vec<Finished>)> = Vec::new();
     let mut done = Vec::with_capacity(pending.len());
@@ -521,6 +536,22 @@ struct Busy(&'static Pool);
 impl Drop for Busy {
     fn drop(&mut self) {
         self.0.busy.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Counts its thread as running RPC calls until dropped (see [`Pool::watch`]).
+struct RunningRpcs(&'static Pool);
+
+impl RunningRpcs {
+    fn new(pool: &'static Pool) -> Self {
+        pool.running_rpcs.fetch_add(1, Ordering::SeqCst);
+        RunningRpcs(pool)
+    }
+}
+
+impl Drop for RunningRpcs {
+    fn drop(&mut self) {
+        self.0.running_rpcs.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
