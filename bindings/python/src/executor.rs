@@ -8,14 +8,13 @@
 //! that resubmit in one turn of the loop cost the loop one wake-up, not one each. One
 //! idle thread watches the queue briefly before it sleeps, while no other thread runs an
 //! RPC call, so a caller awaiting one call at a time has its next call taken up without a
-//! thread being woken. When the call is done
-//! the worker never attaches to the interpreter: it queues the result on the event loop's
-//! [`Completions`] and, when that queue was empty, wakes the loop by writing a byte to a
-//! socket the loop watches (`loop.add_reader`). The loop's thread then drains the queue in
-//! one go: it turns each result into a Python value or exception (decoding the output
-//! there) and completes the awaited futures. The GIL thus never passes between worker
-//! threads and the loop for a call, and many calls finishing at once cost the loop one
-//! wake-up.
+//! thread being woken. When the call is done the worker never attaches to the
+//! interpreter: it queues the result on the event loop's [`Completions`] and, when that
+//! queue was empty, wakes the loop by writing a byte to a socket the loop watches
+//! (`loop.add_reader`). The loop's thread then drains the queue in one go: it turns each
+//! result into a Python value or exception (decoding the output there) and completes the
+//! awaited futures. The GIL thus never passes between worker threads and the loop for a
+//! call, and many calls finishing at once cost the loop one wake-up.
 //!
 //! RPC calls go through [`submit_rpc`]: a worker taking one that gains from a batch (it
 //! takes locks, on a store that runs a batch as one commit group: `Runtime::batches`)
@@ -400,7 +399,7 @@ impl Pool {
     /// many callers at once, and a thread spinning for the next one takes a core from the
     /// calls running and from the event loop that submits them. 16 tasks appending through
     /// one `AsyncClient` spent 12 % of the process's CPU samples in this spin at FULL, and
-    /// without it appended 10–25 % faster at FULL and at NORMAL (bench/notes/3b-python.md).
+    /// without it appended 10–20 % faster at FULL and at NORMAL (bench/notes/3b-python.md).
     /// A long call of another kind (a tail waiting for records) does not stop the watching
     /// a caller awaiting one call at a time gains from.
     fn watch(&self) {
