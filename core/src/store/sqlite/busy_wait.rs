@@ -113,13 +113,13 @@ extern "C" fn wait(context: *mut c_void, count: c_int) -> c_int {
     match next_sleep(waited, timeout) {
         Some(sleep) => {
             let left = timeout.saturating_sub(waited);
-            let restart_ended = RESTARTS.with(|current| {
+            let restarts = RESTARTS.with(|current| {
                 current
                     .try_borrow()
                     .ok()
                     .and_then(|current| current.as_ref().map(Arc::clone))
             });
-            if !restart_ended.is_some_and(|restarts| restarts.wait_for_end(left)) {
+            if !restarts.is_some_and(|restarts| restarts.wait_for_end(left)) {
                 #[cfg(test)]
                 tests::SLEEPS.with(|sleeps| sleeps.set(sleeps.get() + 1));
                 std::thread::sleep(sleep);

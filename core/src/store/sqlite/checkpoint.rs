@@ -79,7 +79,7 @@ pub(crate) struct Restarts {
 impl Restarts {
     /// Waits, at most `longest`, for the end of the `RESTART` step running now; whether
     /// one was running.
-    pub(crate) fn wait_for_end(&self, longest: Duration) -> bool {
+    pub(super) fn wait_for_end(&self, longest: Duration) -> bool {
         let running = self.running.lock();
         if !*running {
             return false;
