@@ -1,12 +1,12 @@
 //! A child made by `fork()` may not open an SQLite file its parent has open (SQLite's
 //! locks are per process, and the child's would not be real), and opens any other file, or
-//! the parent's once the parent closed it, as usual. A process-wide mutex registered with
-//! `attrflow::fork::hold_across_fork` is free in the child even when another thread of the
-//! parent held it as the fork began. Children forked while the parent's threads queue for
+//! the parent's once the parent closed it, as usual. A process-wide `attrflow::fork::Mutex`
+//! is free in the child even when another thread of the parent held it, or was taking it
+//! for the first time, as the fork began. Children forked while the parent's threads queue for
 //! one flow run contended calls of their own to the end (the core's locks keep no state
 //! outside themselves that a fork could catch half-changed).
 
-use std::sync::{mpsc, Mutex};
+use std::sync::mpsc;
 use std::time::Duration;
 
 use attrflow::store::SqliteStore;
@@ -76,14 +76,13 @@ fn a_child_is_refused_its_parents_open_file_and_opens_others() {
 }
 
 /// A process-wide lock, as a binding keeps one.
-static SHARED: Mutex<u32> = Mutex::new(0);
+static SHARED: attrflow::fork::Mutex<u32> = attrflow::fork::Mutex::new(0);
 
 #[test]
 fn a_mutex_another_thread_holds_as_the_fork_begins_is_free_in_the_child() {
-    attrflow::fork::hold_across_fork(&SHARED);
     let (held, holding) = mpsc::channel();
     let holder = std::thread::spawn(move || {
-        let mut value = SHARED.lock().expect("the mutex is not poisoned");
+        let mut value = SHARED.lock();
         held.send(()).expect("the test waits");
         std::thread::sleep(Duration::from_millis(100));
         *value += 1;
@@ -91,14 +90,16 @@ fn a_mutex_another_thread_holds_as_the_fork_begins_is_free_in_the_child() {
     holding.recv().expect("the holder took the mutex");
     // The fork waits for the holder to give the mutex back: the child finds it free, with
     // the holder's change. (Unregistered, the child would find it held for ever.)
-    let code = in_a_child(|| match SHARED.try_lock() {
-        Ok(value) if *value == 1 => FREE_AND_WHOLE,
-        Ok(_) => 2,
-        Err(_) => 3,
+    let child = fork_running(|| match *SHARED.lock() {
+        1 => FREE_AND_WHOLE,
+        _ => 2,
     });
     holder.join().expect("the holder ends");
-    assert_eq!(code, FREE_AND_WHOLE);
-    assert_eq!(*SHARED.lock().expect("free in the parent too"), 1);
+    assert_eq!(
+        ending_within_deadline(child),
+        Ending::Exited(FREE_AND_WHOLE)
+    );
+    assert_eq!(*SHARED.lock(), 1);
 }
 
 /// How many children [`children_forked_amid_contended_calls_finish_contended_calls_of_their_own`]

@@ -30,17 +30,17 @@
 //!
 //! A process forked from one that made calls inherits neither the worker threads nor their
 //! calls: the first use in the child starts a pool and a count of its own, and the
-//! process-wide locks are held across the fork ([`hold_across_fork`]).
+//! process-wide locks are held across the fork (`attrflow::fork::Mutex`).
 
 use std::collections::VecDeque;
 use std::io::{ErrorKind, Read, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, Once, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use attrflow::{RpcRequest, Runtime};
+use attrflow::{fork, RpcRequest, Runtime};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use serde_json::Value;
@@ -92,7 +92,7 @@ struct State {
     in_flight: usize,
 }
 
-static STATE: Mutex<State> = Mutex::new(State {
+static STATE: fork::Mutex<State> = fork::Mutex::new(State {
     pid: 0,
     pool: None,
     in_flight: 0,
@@ -104,7 +104,7 @@ static FINISHED: Condvar = Condvar::new();
 /// The state of this process: after a fork, the parent's pool and calls are forgotten (its
 /// threads do not exist here; the pool is leaked, not dropped).
 fn state() -> MutexGuard<'static, State> {
-    let mut state = STATE.lock().unwrap_or_else(PoisonError::into_inner);
+    let mut state = STATE.lock();
     let pid = std::process::id();
     if state.pid != pid {
         *state = State {
@@ -114,18 +114,6 @@ fn state() -> MutexGuard<'static, State> {
         };
     }
     state
-}
-
-/// Makes [`STATE`] and [`GRAVEYARD`] safe across `fork()`, once per process (a child's
-/// own pool does not register them again): workers take them at the end of every call, and
-/// a child that inherited one held by a worker (a thread it does not have) would hang at its
-/// first call or at exit. Neither is held while waiting for anything else.
-fn hold_across_fork() {
-    static REGISTERED: Once = Once::new();
-    REGISTERED.call_once(|| {
-        attrflow::fork::hold_across_fork(&STATE);
-        attrflow::fork::hold_across_fork(&GRAVEYARD);
-    });
 }
 
 /// Counts one call in flight for as long as it lives.
@@ -576,10 +564,9 @@ fn queued(pool: Option<&Pool>) -> bool {
 /// This process's pool (started at first use) and one more call counted in flight.
 fn start_call() -> (&'static Pool, InFlight) {
     let mut state = state();
-    let pool = *state.pool.get_or_insert_with(|| {
-        hold_across_fork();
-        Box::leak(Box::new(Pool::new()))
-    });
+    let pool = *state
+        .pool
+        .get_or_insert_with(|| Box::leak(Box::new(Pool::new())));
     state.in_flight += 1;
     (pool, InFlight)
 }
@@ -932,7 +919,7 @@ where
 }
 
 /// Values the event loop is done with, freed by a worker thread (see [`dispose`]).
-static GRAVEYARD: Mutex<Vec<Box<dyn Send>>> = Mutex::new(Vec::new());
+static GRAVEYARD: fork::Mutex<Vec<Box<dyn Send>>> = fork::Mutex::new(Vec::new());
 
 /// How many values wait in [`GRAVEYARD`]: what a worker reads before it takes the lock.
 static BURIED: AtomicUsize = AtomicUsize::new(0);
@@ -945,7 +932,7 @@ const GRAVEYARD_SIZE: usize = 64;
 /// threads to free: a page's JSON is hundreds of allocations made on the worker, which the
 /// next worker to finish a call frees while the loop goes on, instead of the loop.
 pub(crate) fn dispose<T: Send + 'static>(value: T) {
-    let mut graveyard = GRAVEYARD.lock().unwrap_or_else(PoisonError::into_inner);
+    let mut graveyard = GRAVEYARD.lock();
     graveyard.push(Box::new(value));
     if graveyard.len() >= GRAVEYARD_SIZE {
         let full = std::mem::take(&mut *graveyard);
@@ -963,7 +950,7 @@ fn bury() {
         return;
     }
     let buried = {
-        let mut graveyard = GRAVEYARD.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut graveyard = GRAVEYARD.lock();
         BURIED.store(0, Ordering::SeqCst);
         std::mem::take(&mut *graveyard)
     };

@@ -12,10 +12,10 @@
 //! and its count is the one it had then. A write that never committed, or a chunk another
 //! process wrote, just does not match and takes the full split.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::marker::PhantomData;
-use std::sync::{LazyLock, Mutex, MutexGuard, PoisonError};
+use std::sync::MutexGuard;
 
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::Deserialize;
@@ -114,17 +114,16 @@ pub(super) fn remember_open(flow_id: &str, map: &str, key: &str, json: &str, len
 /// The open chunks this process wrote last, with their record counts, by a hash of their
 /// flow and name (a collision only replaces an entry). Bounded in entries and bytes: past
 /// either it starts over.
-static WRITTEN: LazyLock<&'static Mutex<Written>> = LazyLock::new(|| {
-    let written = Box::leak(Box::new(Mutex::new(Written::default())));
-    // A child made by fork() that appends finds it free.
-    fork::hold_across_fork(written);
-    written
+/// A child made by fork() that appends finds it free.
+static WRITTEN: fork::Mutex<Written> = fork::Mutex::new(Written {
+    by_place: BTreeMap::new(),
+    bytes: 0,
 });
 
 /// [`WRITTEN`], locked.
 fn written() -> MutexGuard<'static, Written> {
     // A cache, checked byte for byte on use: what a panicking holder left is still safe.
-    WRITTEN.lock().unwrap_or_else(PoisonError::into_inner)
+    WRITTEN.lock()
 }
 
 /// Open chunks [`WRITTEN`] holds at most.
@@ -134,7 +133,7 @@ const WRITTEN_BYTES: usize = 8 << 20;
 
 #[derive(Default)]
 struct Written {
-    by_place: HashMap<u64, (String, u64)>,
+    by_place: BTreeMap<u64, (String, u64)>,
     bytes: usize,
 }
 

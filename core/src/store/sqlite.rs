@@ -17,9 +17,9 @@ mod mutexes;
 mod wal_writes;
 pub use self::group::SqliteGroup;
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock, Weak};
+use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use crate::sync::Mutex;
@@ -150,22 +150,14 @@ impl FileShared {
 
 /// The [`FileShared`] of each file, by the process that opened it and the file's
 /// canonical path.
-type Files = HashMap<(u32, PathBuf), Weak<FileShared>>;
+type Files = BTreeMap<(u32, PathBuf), Weak<FileShared>>;
 
 /// Every [`FileShared`] of this process, and those a `fork()`ed child inherited, locked.
-/// A `std` mutex, held across `fork()` (see `crate::fork`), so a child that opens a store
-/// finds it free.
+/// Held across `fork()` (see `crate::fork`), so a child that opens a store finds it free.
 fn files() -> std::sync::MutexGuard<'static, Files> {
-    static FILES: OnceLock<&'static std::sync::Mutex<Files>> = OnceLock::new();
-    let files = FILES.get_or_init(|| {
-        let files = Box::leak(Box::default());
-        fork::hold_across_fork(files);
-        files
-    });
+    static FILES: fork::Mutex<Files> = fork::Mutex::new(BTreeMap::new());
     // A map of weak references, whole at every step: what a panicking holder left is usable.
-    files
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
+    FILES.lock()
 }
 
 /// The [`FileShared`] of `path` in this process. Keyed by process as well: a child made by

@@ -41,9 +41,9 @@ pub use options::{PostgresOptions, SslMode, KNOWN_PARAMETERS};
 pub use schema::SCHEMA_VERSION;
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::str::FromStr;
-use std::sync::{Arc, OnceLock, Weak};
+use std::sync::{Arc, Weak};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use postgres::{GenericClient, IsolationLevel, Transaction};
@@ -162,27 +162,22 @@ type LanesKey = (u32, String, PostgresOptions);
 /// The lock tables and lanes of this process's stores (and those a `fork()`ed child
 /// inherited, keyed by the process that made them, so a child never shares a lock its
 /// parent's threads held, nor a group on its parent's connection).
-#[derive(Default)]
 struct Registry {
     /// By process and location.
-    locks: HashMap<(u32, String), Weak<LockTable>>,
+    locks: BTreeMap<(u32, String), Weak<LockTable>>,
     /// By process, location and options.
     lanes: Vec<(LanesKey, Weak<[GroupCommit<PostgresGroup>]>)>,
 }
 
-/// The [`Registry`], locked. A `std` mutex held across `fork()` (see `crate::fork`), so a
-/// child that opens a store finds it free.
+/// The [`Registry`], locked. Held across `fork()` (see `crate::fork`), so a child that
+/// opens a store finds it free.
 fn registry() -> std::sync::MutexGuard<'static, Registry> {
-    static REGISTRY: OnceLock<&'static std::sync::Mutex<Registry>> = OnceLock::new();
-    let registry = REGISTRY.get_or_init(|| {
-        let registry = Box::leak(Box::default());
-        crate::fork::hold_across_fork(registry);
-        registry
+    static REGISTRY: crate::fork::Mutex<Registry> = crate::fork::Mutex::new(Registry {
+        locks: BTreeMap::new(),
+        lanes: Vec::new(),
     });
     // Maps of weak references, whole at every step: what a panicking holder left is usable.
-    registry
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
+    REGISTRY.lock()
 }
 
 /// The lock table and the lanes of a store opened on `location` with `options`.

@@ -152,7 +152,7 @@ unsafe extern "C" fn leave(mutex: *mut ffi::sqlite3_mutex) {
 struct SqliteMutexes;
 
 impl ForkGuard for SqliteMutexes {
-    fn before_fork(&self) {
+    fn before_fork(&'static self) {
         FORKING.store(true, Ordering::SeqCst);
         let own = OWN_SLOT
             .try_with(|own| ptr::from_ref(own.0))
@@ -188,7 +188,7 @@ impl ForkGuard for SqliteMutexes {
 /// Installs the wrapped mutexes and turns off memory statistics, once per process; reports
 /// whether they are in place (false when SQLite was initialised by something else first).
 pub(super) fn install() -> bool {
-    static INSTALLED: OnceLock<bool> = OnceLock::new();
+    static INSTALLED: fork::Once<bool> = fork::Once::new();
     // SAFETY: `install_now` runs once, before this module's callers open any connection.
     *INSTALLED.get_or_init(|| unsafe { install_now() })
 }

@@ -37,7 +37,6 @@
 use std::ffi::{c_int, c_void, CStr};
 use std::ptr;
 use std::sync::atomic::{AtomicPtr, Ordering};
-use std::sync::OnceLock;
 
 use rusqlite::ffi;
 
@@ -57,7 +56,7 @@ const FRAME_HEADER: usize = 24;
 /// Registers [`VFS_NAME`] (once per process) and reports whether it is there. Registration
 /// fails only when SQLite has no default VFS, in which case nothing could be opened anyway.
 pub(super) fn register() -> bool {
-    static REGISTERED: OnceLock<bool> = OnceLock::new();
+    static REGISTERED: crate::fork::Once<bool> = crate::fork::Once::new();
     *REGISTERED.get_or_init(|| {
         // SAFETY: `sqlite3_vfs_find` initialises SQLite if needed and returns the default
         // VFS, which lives as long as the process. The copy made of it is leaked, so it
