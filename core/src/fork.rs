@@ -293,7 +293,7 @@ impl<T: Send> ForkGuard for Mutex<T> {
 
 #[cfg(test)]
 mod tests {
-    use super::{GrowOnlyList, Mutex};
+    use super::{GrowOnlyList, Mutex, Once};
     use std::cell::RefCell;
     use std::sync::mpsc;
     use std::time::{Duration, Instant};
@@ -312,6 +312,38 @@ mod tests {
         }
     }
 
+    /// Forks a child that exits with `child()`'s code, and returns that code; panics when
+    /// the child hangs (it is then killed).
+    fn exit_code_of_child(child: impl FnOnce() -> i32) -> i32 {
+        // SAFETY: the child only runs `child`, which takes this module's locks, and ends
+        // with `_exit`, never returning into the test harness.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0, "fork failed");
+        if pid == 0 {
+            let code = child();
+            // SAFETY: ends the child at once.
+            unsafe { libc::_exit(code) };
+        }
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let mut status = 0;
+        loop {
+            // SAFETY: polls the child just made, without blocking.
+            if unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } == pid {
+                assert!(libc::WIFEXITED(status), "the child ended so: {status}");
+                return libc::WEXITSTATUS(status);
+            }
+            if Instant::now() >= deadline {
+                // SAFETY: kills and reaps the hung child.
+                unsafe {
+                    libc::kill(pid, libc::SIGKILL);
+                    libc::waitpid(pid, &mut status, 0);
+                }
+                panic!("the child hung");
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
     #[test]
     fn a_fork_amid_a_mutexs_first_lock_leaves_it_free_in_the_child() {
         static FIRST_USE: Mutex<u32> = Mutex::new(0);
@@ -324,37 +356,31 @@ mod tests {
         // The fork waits for the registration to end: the child finds the mutex free, before
         // or after the user's change. (A fork amid a lazy value's initialisation leaves the
         // child waiting for ever for a thread it does not have.)
-        // SAFETY: the child only takes the mutex and ends with `_exit`.
-        let pid = unsafe { libc::fork() };
-        assert!(pid >= 0, "fork failed");
-        if pid == 0 {
-            let code = if *FIRST_USE.lock() <= 1 { 30 } else { 2 };
-            // SAFETY: ends the child at once, without returning into the test harness.
-            unsafe { libc::_exit(code) };
-        }
+        let code = exit_code_of_child(|| if *FIRST_USE.lock() <= 1 { 30 } else { 2 });
         user.join().expect("the user ends");
-        let deadline = Instant::now() + Duration::from_secs(20);
-        let mut status = 0;
-        loop {
-            // SAFETY: polls the child just made, without blocking.
-            if unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } == pid {
-                break;
-            }
-            if Instant::now() >= deadline {
-                // SAFETY: kills and reaps the hung child.
-                unsafe {
-                    libc::kill(pid, libc::SIGKILL);
-                    libc::waitpid(pid, &mut status, 0);
-                }
-                panic!("the child hung");
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        assert!(
-            libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 30,
-            "{status}"
-        );
+        assert_eq!(code, 30);
         assert_eq!(*FIRST_USE.lock(), 1);
+    }
+
+    #[test]
+    fn a_fork_amid_a_setup_waits_for_it_and_the_child_has_its_value() {
+        static SET_UP: Once<u32> = Once::new();
+        let (there, setting_up) = mpsc::channel();
+        let first = std::thread::spawn(move || {
+            *SET_UP.get_or_init(|| {
+                there.send(()).expect("the test waits");
+                std::thread::sleep(Duration::from_millis(100));
+                7
+            })
+        });
+        setting_up.recv().expect("the setup began");
+        // The child neither waits for the parent's thread nor sets it up again.
+        let code = exit_code_of_child(|| match SET_UP.get_or_init(|| 8) {
+            7 => 30,
+            _ => 2,
+        });
+        assert_eq!(first.join().expect("the setup ends"), 7);
+        assert_eq!(code, 30);
     }
 
     #[test]
