@@ -32,6 +32,7 @@ ATTRFLOW_TEST_BACKEND=postgres cargo test -p attrflow --tests --locked
 
 section "Rust: PostgreSQL-only tests (listed as ignored in the SQLite pass)"
 ATTRFLOW_TEST_BACKEND=postgres cargo test -p attrflow --locked --test postgres_store -- --ignored
+ATTRFLOW_TEST_BACKEND=postgres cargo test -p attrflow --locked --lib -- --ignored store::postgres::
 ATTRFLOW_TEST_BACKEND=postgres cargo test -p attrflow --locked --features fault-injection \
     --test group_commit -- --include-ignored
 ATTRFLOW_TEST_BACKEND=postgres cargo test -p attrflow --locked --test multi_process_appends -- \

@@ -970,6 +970,69 @@ mod tests {
         assert_eq!(end_batch("f", &[("n\0".to_owned(), None)], "COMMIT"), None);
     }
 
+    /// Fails unless PostgreSQL tests are asked for (`ATTRFLOW_TEST_BACKEND=postgres` and a
+    /// server, as scripts/test.sh runs them): the server's URL.
+    fn test_server_url() -> String {
+        assert_eq!(
+            std::env::var("ATTRFLOW_TEST_BACKEND").as_deref(),
+            Ok("postgres"),
+            "a PostgreSQL-only test: run it with ATTRFLOW_TEST_BACKEND=postgres and a server \
+             (scripts/postgres.sh), as scripts/test.sh does"
+        );
+        std::env::var("ATTRFLOW_TEST_POSTGRES_URL").expect("ATTRFLOW_TEST_POSTGRES_URL")
+    }
+
+    #[test]
+    #[ignore = "PostgreSQL only"]
+    fn a_connections_statements_keep_one_generic_plan_whatever_their_first_calls() {
+        let base = test_server_url();
+        let separator = if base.contains('?') { '&' } else { '?' };
+        let url = format!(
+            "{base}{separator}schema=generic_plans_{}",
+            std::process::id()
+        );
+        let store = PostgresStore::open(&url).expect("the store opens");
+        let mut pooled = store.pool.get().expect("a connection");
+        let conn = pooled.get().expect("the connection");
+        // One flow's calls, as 16 threads on one archive make them, then others'.
+        for n in 0..20 {
+            let flow = if n < 10 {
+                "one".to_owned()
+            } else {
+                format!("flow-{n}")
+            };
+            conn.client
+                .simple_query(&format!(
+                    "BEGIN; EXECUTE attrflow_open('{flow}', ARRAY['\\x6e'::bytea]); ROLLBACK"
+                ))
+                .expect("the opening statement runs");
+            let names: &[&[u8]] = &[b"n"];
+            conn.client
+                .query(&conn.statements.read_values, &[&flow, &names])
+                .expect("the values are read");
+        }
+        let plans: Vec<(String, i64, i64)> = conn
+            .client
+            .query(
+                "SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements
+                 WHERE generic_plans + custom_plans > 0
+                   AND statement NOT LIKE '%pg_prepared_statements%'",
+                &[],
+            )
+            .expect("the session's prepared statements")
+            .iter()
+            .map(|row| (row.get(0), row.get(1), row.get(2)))
+            .collect();
+        // Planned per call, each would have five custom plans at least.
+        assert_eq!(plans.len(), 2, "{plans:?}");
+        assert!(
+            plans
+                .iter()
+                .all(|&(_, generic, custom)| generic == 20 && custom == 0),
+            "{plans:?}"
+        );
+    }
+
     #[test]
     fn a_multi_host_url_names_every_node_and_asks_for_the_primary() {
         let url = ConnectionUrl::new(

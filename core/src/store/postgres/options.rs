@@ -156,10 +156,19 @@ impl PostgresOptions {
     }
 
     /// The statements that set up every new connection.
+    ///
+    /// The session plans its prepared statements once, generically (`plan_cache_mode`,
+    /// PostgreSQL 12 and later): each reads or writes a few rows by their primary key, which
+    /// a plan made for particular values does no better, and the server's default (`auto`)
+    /// decides per connection from the first five calls' values whether to plan every
+    /// later call again. A process whose connections first served 16 threads on one
+    /// flow kept planning each call then, and appended on 16 flows 25 % slower than a
+    /// process that started on 16 flows (bench/notes/7-postgresql.md).
     pub(crate) fn session_setup(&self) -> String {
         format!(
             "SET search_path TO \"{schema}\";
              SET standard_conforming_strings = on;
+             SET plan_cache_mode = force_generic_plan;
              SET lock_timeout = {lock};
              SET idle_in_transaction_session_timeout = {idle};
              SET tcp_keepalives_idle = 30;
