@@ -15,10 +15,9 @@
 //! not matter), and a fork waits at most that long. (A connection or client inherited
 //! across the fork is still refused in the child: see `Runtime`.)
 //!
-//! Nothing here waits on a `std::sync::Once` or a lazy value, whose initialisation a fork
-//! may interrupt on another thread: the child would inherit it as running and wait for ever
-//! for a thread it does not have (a child forked as its parent's threads made their first
-//! append hung so). A [`Mutex`] is a constant, registered by its first `lock` under a lock
+//! Nothing process-wide is set up lazily where a fork could interrupt the setup on another
+//! thread: the child would inherit it as under way and wait for ever for a thread it does
+//! not have (a child forked as its parent's threads made their first append hung so). A [`Mutex`] is a constant, registered by its first `lock` under a lock
 //! the forking thread takes as well, so a fork comes before or after a registration, never
 //! amid one; the handlers are installed by the first registration, and a child forked amid
 //! that installs them itself. A value set up once per process, such as SQLite's settings,
@@ -149,9 +148,19 @@ impl<T> Once<T> {
 /// Makes `guard` safe across every later `fork()` of this process. Call it once per lock,
 /// while holding none of those registered here.
 pub(crate) fn register(guard: &'static dyn ForkGuard) {
+    register_once(guard, &AtomicBool::new(false));
+}
+
+/// Registers `guard` unless `registered` says it is already, and says so from then on.
+fn register_once(guard: &'static dyn ForkGuard, registered: &AtomicBool) {
     install_handlers();
     let _registering = REGISTRATIONS.lock_unregistered();
-    GUARDS.push(guard);
+    if !registered.load(Ordering::SeqCst) {
+        GUARDS.push(guard);
+        #[cfg(test)]
+        tests::pause_if_asked();
+        registered.store(true, Ordering::SeqCst);
+    }
 }
 
 /// Whether the `pthread_atfork` handlers are in place: [`NO_HANDLERS`],
@@ -260,14 +269,7 @@ impl<T: Send> Mutex<T> {
     /// on as it is: keep in it only values that are whole at every step.
     pub fn lock(&'static self) -> MutexGuard<'static, T> {
         if !self.registered.load(Ordering::SeqCst) {
-            install_handlers();
-            let _registering = REGISTRATIONS.lock_unregistered();
-            if !self.registered.load(Ordering::SeqCst) {
-                GUARDS.push(self);
-                #[cfg(test)]
-                tests::pause_if_asked();
-                self.registered.store(true, Ordering::SeqCst);
-            }
+            register_once(self, &self.registered);
         }
         self.lock_unregistered()
     }

@@ -113,8 +113,8 @@ pub(super) fn remember_open(flow_id: &str, map: &str, key: &str, json: &str, len
 
 /// The open chunks this process wrote last, with their record counts, by a hash of their
 /// flow and name (a collision only replaces an entry). Bounded in entries and bytes: past
-/// either it starts over.
-/// A child made by fork() that appends finds it free.
+/// either it starts over. Held across `fork()` (see `crate::fork`), so a child that appends
+/// finds it free.
 static WRITTEN: fork::Mutex<Written> = fork::Mutex::new(Written {
     by_place: BTreeMap::new(),
     bytes: 0,
