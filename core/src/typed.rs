@@ -73,6 +73,18 @@ pub(crate) fn decode_stored<T: DeserializeOwned>(physical: &str, value: &Value) 
     })
 }
 
+/// Decodes the output of an RPC of a built-in flow for its typed client, taking the
+/// output's strings instead of copying them; a mismatch means the handler and its client
+/// disagree about the output's shape, named by `what`.
+pub(crate) fn decode_output<T: DeserializeOwned>(what: &str, output: Value) -> Result<T> {
+    T::deserialize(output).map_err(|e| {
+        Error::storage(format!(
+            "{what} does not decode as {}: {e}",
+            std::any::type_name::<T>()
+        ))
+    })
+}
+
 /// Decodes the stored JSON text of a value (or of one record of a chunk) as `T`, naming
 /// the value stored as `physical` when it does not decode, as [`decode_stored`] does.
 pub(crate) fn decode_stored_json<T: DeserializeOwned>(physical: &str, json: &str) -> Result<T> {
@@ -94,4 +106,31 @@ pub fn decode_input<T: DeserializeOwned>(rpc: &str, input: Value) -> Result<T> {
 pub fn encode<T: Serialize>(what: &str, value: &T) -> Result<Value> {
     serde_json::to_value(value)
         .map_err(|e| Error::invalid_input(format!("cannot encode {what} as JSON: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, PartialEq, serde::Deserialize)]
+    struct Page {
+        names: Vec<String>,
+    }
+
+    #[test]
+    fn an_output_decodes_by_value_and_a_mismatch_names_the_output_and_its_type() {
+        let page: Page = decode_output("Listing output", serde_json::json!({"names": ["a", "b"]}))
+            .expect("a page");
+        assert_eq!(page.names, ["a", "b"]);
+
+        let error = decode_output::<Page>("Listing output", serde_json::json!({"names": 1}))
+            .expect_err("a number is not a list");
+        let message = error.to_string();
+        assert!(
+            message.contains("Listing output does not decode as"),
+            "{message}"
+        );
+        assert!(message.contains("Page"), "{message}");
+        assert!(message.contains("expected a sequence"), "{message}");
+    }
 }

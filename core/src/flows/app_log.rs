@@ -54,7 +54,7 @@ use crate::error::{Error, Result};
 use crate::options::{RpcInvokeOptions, StartFlowOptions};
 use crate::retry::RetryPolicy;
 use crate::runtime::Runtime;
-use crate::typed::{decode_input, decode_stored, encode};
+use crate::typed::{decode_input, decode_output, encode};
 
 /// The flow type.
 pub const FLOW_TYPE: &str = "ChunkedLogFlow";
@@ -311,7 +311,7 @@ impl<'r> AppLog<'r> {
             encode("input", &input)?,
             &append_options(log),
         )?;
-        decode_stored("AppendLogRecord output", &output)
+        decode_output("AppendLogRecord output", output)
     }
 
     /// Appends `record` to `log`, retrying lock conflicts by the client's [`RetryPolicy`].
@@ -333,7 +333,7 @@ impl<'r> AppLog<'r> {
             encode("input", &input)?,
             &options,
         )?;
-        decode_stored("GetLogPage output", &output)
+        decode_output("GetLogPage output", output)
     }
 }
 

@@ -29,7 +29,7 @@ use crate::error::{Error, Result};
 use crate::options::{RpcInvokeOptions, StartFlowOptions};
 use crate::retry::RetryPolicy;
 use crate::runtime::Runtime;
-use crate::typed::{decode_input, encode};
+use crate::typed::{decode_input, decode_output, encode};
 
 /// The flow type.
 pub const FLOW_TYPE: &str = "ChunkedSubscriberFlow";
@@ -262,7 +262,7 @@ impl<'r> SubscriberArchive<'r> {
             encode("input", &input)?,
             &RpcInvokeOptions::new().load_attribute_map_instance(SUBSCRIBER_CHUNKS_MAP, key),
         )?;
-        crate::typed::decode_stored("GetSubscriberPage output", &output)
+        decode_output("GetSubscriberPage output", output)
     }
 
     /// Invokes one of the archive's RPCs with typed input and output, no per-call options.
@@ -278,6 +278,6 @@ impl<'r> SubscriberArchive<'r> {
             encode("input", input)?,
             &RpcInvokeOptions::new(),
         )?;
-        crate::typed::decode_stored(&format!("{rpc} output"), &output)
+        decode_output(&format!("{rpc} output"), output)
     }
 }

@@ -26,7 +26,7 @@ use crate::hash_partition::HashPartitions;
 use crate::options::{RpcInvokeOptions, StartFlowOptions};
 use crate::retry::RetryPolicy;
 use crate::runtime::Runtime;
-use crate::typed::{decode_input, decode_stored, encode, AttributeMap};
+use crate::typed::{decode_input, decode_output, encode, AttributeMap};
 
 /// The flow type.
 pub const FLOW_TYPE: &str = "CustomerDirectoryFlow";
@@ -279,7 +279,7 @@ impl<'r> CustomerDirectory<'r> {
             encode("input", profile)?,
             &options,
         )?;
-        decode_stored("UpsertCustomerProfile output", &output)
+        decode_output("UpsertCustomerProfile output", output)
     }
 
     /// Saves a profile, retrying lock conflicts by the client's [`RetryPolicy`].
@@ -298,7 +298,7 @@ impl<'r> CustomerDirectory<'r> {
             Value::String(email_address.to_owned()),
             &options,
         )?;
-        decode_stored("GetCustomerProfileByEmail output", &output)
+        decode_output("GetCustomerProfileByEmail output", output)
     }
 
     /// Deletes the profile of `email_address`, locking and loading its bucket, and returns
@@ -314,7 +314,7 @@ impl<'r> CustomerDirectory<'r> {
                 .lock_attribute_map_instance(PROFILES_MAP, partition.clone())
                 .load_attribute_map_instance(PROFILES_MAP, partition),
         )?;
-        decode_stored("DeleteCustomerProfile output", &output)
+        decode_output("DeleteCustomerProfile output", output)
     }
 }
 

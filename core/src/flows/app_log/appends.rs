@@ -18,7 +18,7 @@ use super::{
 };
 use crate::context::RpcContext;
 use crate::error::Result;
-use crate::typed::{decode_input, decode_stored, encode};
+use crate::typed::{decode_input, decode_output, encode};
 
 /// Input of `AppendLogRecords`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -102,7 +102,7 @@ impl AppLog<'_> {
             append_options(log)
         };
         let output = self.invoke(APPEND_LOG_RECORDS, encode("input", &input)?, &options)?;
-        let appended: AppendedLogEntries = decode_stored("AppendLogRecords output", &output)?;
+        let appended: AppendedLogEntries = decode_output("AppendLogRecords output", output)?;
         Ok(appended.entries)
     }
 
@@ -120,7 +120,7 @@ impl AppLog<'_> {
             encode("input", &input)?,
             &idempotent_append_options(log),
         )?;
-        decode_stored("AppendLogRecordOnce output", &output)
+        decode_output("AppendLogRecordOnce output", output)
     }
 
     pub(super) fn invoke(

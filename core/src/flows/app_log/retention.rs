@@ -22,7 +22,7 @@ use crate::chunked_log::{
 };
 use crate::context::RpcContext;
 use crate::error::Result;
-use crate::typed::{decode_input, decode_stored, encode};
+use crate::typed::{decode_input, decode_output, encode};
 
 /// Input of `TrimLog`.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -118,7 +118,7 @@ impl AppLog<'_> {
             trim: trim.into(),
         };
         let output = self.invoke(TRIM_LOG, encode("input", &input)?, &append_options(log))?;
-        decode_stored("TrimLog output", &output)
+        decode_output("TrimLog output", output)
     }
 
     /// Makes every append to `log` keep at least its newest `keep_newest` entries (dropping
@@ -134,7 +134,7 @@ impl AppLog<'_> {
             encode("input", &input)?,
             &append_options(log),
         )?;
-        decode_stored("SetLogRetention output", &output)
+        decode_output("SetLogRetention output", output)
     }
 
     /// Waits up to `timeout` for entries of `log` after `after` (0: from the start) and
@@ -177,7 +177,7 @@ impl AppLog<'_> {
         )?;
         named_log(log).read_forward(|options| {
             let output = self.invoke(READ_LOG_FROM, input.clone(), &options)?;
-            let mut read: LogEntriesFrom = decode_stored("ReadLogFrom output", &output)?;
+            let mut read: LogEntriesFrom = decode_output("ReadLogFrom output", output)?;
             let to_load = std::mem::take(&mut read.chunks_to_load);
             Ok((read, to_load))
         })

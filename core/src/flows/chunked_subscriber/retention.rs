@@ -26,7 +26,7 @@ use crate::chunked_log::{
 use crate::context::RpcContext;
 use crate::definition::RpcDefinition;
 use crate::error::Result;
-use crate::typed::{decode_input, decode_stored, encode};
+use crate::typed::{decode_input, decode_output, encode};
 
 /// Output of `ReadSubscribersFrom`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -133,7 +133,7 @@ impl SubscriberArchive<'_> {
                 input.clone(),
                 &options,
             )?;
-            let mut read: SubscribersFrom = decode_stored("ReadSubscribersFrom output", &output)?;
+            let mut read: SubscribersFrom = decode_output("ReadSubscribersFrom output", output)?;
             let to_load = std::mem::take(&mut read.chunks_to_load);
             Ok((read, to_load))
         })
