@@ -114,7 +114,20 @@ the loop thread what remains beyond the call: about 2.2 µs for its arguments an
 1.5 µs to hand it over and 1.2 µs to drain it, and the task's and the loop's own steps;
 and about 5 µs of every call's mean from the 1.5 % of registers that outlast the 200 µs
 watch (while the store's checkpoint runs beside them on the two cores) and then wait
-100–350 µs for the loop's wake-up from `epoll`."""
+100–350 µs for the loop's wake-up from `epoll`.
+
+On the machine of the 2026-12-05 runs (bench/notes/3b-python.md, 10:44 UTC) the archived
+page is what a one-at-a-time `AsyncClient` loses most on: 12,861–13,032 pages a second,
+against 24,002–24,350 through `Client` (the same decoding on the caller's thread) and
+20,016–20,266 through the same `AsyncClient` with the process pinned to one CPU. So about
+30 µs of each 78 µs page is the output crossing to the other CPU, not the call: mimalloc's
+allocation fast path alone took 7.8 % of the samples (`perf record`), nearly all of it the
+load of a free block's link, a cache miss per allocation of the page's records and output
+tree. The watching stays: switching either side's off lost a third to two thirds of the
+rate, since waking a sleeping thread on the other CPU costs about 45 µs there; but a
+watching CPU also slows the working one by 10–25 % (`native-rates` pinned to one CPU while
+the other ran a `pause` loop). A page's output written to bytes on the worker and parsed on
+the loop's thread was tried and was no faster (10,190–12,240 pages a second)."""
 )
 
 _CONCURRENT = """\
@@ -240,7 +253,15 @@ this ratio follows the disk's fsync latency during each side's turns. Under
 the Python client's call overhead against one RESP round trip. Until 2026-12-03 (22:50 UTC)
 one NORMAL append in about 240 also ran SQLite's checkpoint, with an fsync of the whole
 log, for 9–18 ms; a thread of the store's own does that now (section 4's notes), and
-Redis's `everysec` fsync likewise runs on a background thread of its own."""
+Redis's `everysec` fsync likewise runs on a background thread of its own.
+
+`strace -T` of 2,000 `Client` registers at FULL (2026-12-05, 11:05 UTC): one gathered
+`pwrite` of the commit's log frames (median 8 µs) and one `fsync` of the log (median 146 µs,
+mean 219 µs, a tenth over 240 µs) per register; a scratch file on the same disk took 128 µs
+to overwrite 16 KB (as the log's four frames are) and fsync it, and `fdatasync` took the
+same as `fsync` there. So the FULL register is the disk's sync plus the call, and Redis,
+whose AOF grows with each entry (183 µs to append 4 KB and fsync it on that disk), pays
+its own sync plus a round trip."""
 
 FINDINGS: dict[str, str] = {
     "1": _GROWTH,
