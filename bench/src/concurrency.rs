@@ -41,14 +41,19 @@ pub fn run(args: &Args) -> BenchResult<Value> {
     let repeats = args.number("repeats", 3u64)?;
     let latency_calls = args.number("latency-calls", 300u64)?;
     // Profiling one figure: `--only grouped.many_flows` runs that shape and mode alone;
-    // `--commit-delay-us N` gives the grouped mode's appenders a commit delay.
+    // `--commit-delay-us N` gives the grouped mode's appenders a commit delay;
+    // `--chunk-size N` gives every archive that chunk size before the appends.
     let only = args.text("only");
     let commit_delay = Duration::from_micros(args.number("commit-delay-us", 0u64)?);
+    let chunk_size = args.number("chunk-size", 0u64)?;
     std::fs::create_dir_all(&dir)?;
     let mut report = Report::new();
     report.config("threads", threads);
     report.config("seconds", seconds);
     report.config("synchronous", "full");
+    if chunk_size != 0 {
+        report.config("chunk_size", chunk_size);
+    }
     let duration = Duration::from_secs_f64(seconds);
     let path = dir.join("concurrency.db");
     for _ in 0..repeats {
@@ -65,7 +70,7 @@ pub fn run(args: &Args) -> BenchResult<Value> {
                     commit_delay: max_calls.map_or(commit_delay, |_| Duration::ZERO),
                     ..limits(max_calls)
                 };
-                let run = appenders(&path, group, threads, flows, duration)?;
+                let run = appenders(&path, group, threads, flows, chunk_size, duration)?;
                 remove_store(&path)?;
                 let appends = run.appends.max(1) as f64;
                 report.push(
@@ -171,18 +176,24 @@ fn open(path: &Path, group: GroupLimits) -> BenchResult<(Runtime, Arc<SqliteStor
 }
 
 /// `threads` threads appending for `duration` to `flows` archives (thread `i` to archive
-/// `i % flows`), each retrying its lock conflicts at once.
+/// `i % flows`), each retrying its lock conflicts at once; with a `chunk_size` other than
+/// 0, every archive has that chunk size from its first record.
 fn appenders(
     path: &Path,
     group: GroupLimits,
     threads: usize,
     flows: usize,
+    chunk_size: u64,
     duration: Duration,
 ) -> BenchResult<Run> {
     let (runtime, store) = open(path, group)?;
     let flow_ids: Vec<String> = (0..flows).map(|f| format!("archive-{f}")).collect();
     for flow_id in &flow_ids {
-        SubscriberArchive::new(&runtime, flow_id).start()?;
+        let archive = SubscriberArchive::new(&runtime, flow_id);
+        archive.start()?;
+        if chunk_size != 0 {
+            archive.change_chunk_size(chunk_size)?;
+        }
     }
     let next = AtomicU64::new(1);
     let appends = AtomicU64::new(0);
