@@ -73,13 +73,13 @@ pub(crate) fn decode_stored<T: DeserializeOwned>(physical: &str, value: &Value) 
     })
 }
 
-/// Decodes the output of an RPC of a built-in flow for its typed client, taking the
+/// Decodes the output of the RPC `rpc` of a built-in flow for its typed client, taking the
 /// output's strings instead of copying them; a mismatch means the handler and its client
-/// disagree about the output's shape, named by `what`.
-pub(crate) fn decode_output<T: DeserializeOwned>(what: &str, output: Value) -> Result<T> {
+/// disagree about the output's shape.
+pub(crate) fn decode_output<T: DeserializeOwned>(rpc: &str, output: Value) -> Result<T> {
     T::deserialize(output).map_err(|e| {
         Error::storage(format!(
-            "{what} does not decode as {}: {e}",
+            "the output of RPC {rpc} does not decode as {}: {e}",
             std::any::type_name::<T>()
         ))
     })
@@ -119,15 +119,15 @@ mod tests {
 
     #[test]
     fn an_output_decodes_by_value_and_a_mismatch_names_the_output_and_its_type() {
-        let page: Page = decode_output("Listing output", serde_json::json!({"names": ["a", "b"]}))
-            .expect("a page");
+        let page: Page =
+            decode_output("Listing", serde_json::json!({"names": ["a", "b"]})).expect("a page");
         assert_eq!(page.names, ["a", "b"]);
 
-        let error = decode_output::<Page>("Listing output", serde_json::json!({"names": 1}))
+        let error = decode_output::<Page>("Listing", serde_json::json!({"names": 1}))
             .expect_err("a number is not a list");
         let message = error.to_string();
         assert!(
-            message.contains("Listing output does not decode as"),
+            message.contains("the output of RPC Listing does not decode as"),
             "{message}"
         );
         assert!(message.contains("Page"), "{message}");

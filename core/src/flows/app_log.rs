@@ -311,7 +311,7 @@ impl<'r> AppLog<'r> {
             encode("input", &input)?,
             &append_options(log),
         )?;
-        decode_output("AppendLogRecord output", output)
+        decode_output(APPEND_LOG_RECORD, output)
     }
 
     /// Appends `record` to `log`, retrying lock conflicts by the client's [`RetryPolicy`].
@@ -333,7 +333,7 @@ impl<'r> AppLog<'r> {
             encode("input", &input)?,
             &options,
         )?;
-        decode_output("GetLogPage output", output)
+        decode_output(GET_LOG_PAGE, output)
     }
 }
 

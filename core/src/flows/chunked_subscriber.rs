@@ -262,7 +262,7 @@ impl<'r> SubscriberArchive<'r> {
             encode("input", &input)?,
             &RpcInvokeOptions::new().load_attribute_map_instance(SUBSCRIBER_CHUNKS_MAP, key),
         )?;
-        decode_output("GetSubscriberPage output", output)
+        decode_output(GET_SUBSCRIBER_PAGE, output)
     }
 
     /// Invokes one of the archive's RPCs with typed input and output, no per-call options.
@@ -278,6 +278,6 @@ impl<'r> SubscriberArchive<'r> {
             encode("input", input)?,
             &RpcInvokeOptions::new(),
         )?;
-        decode_output(&format!("{rpc} output"), output)
+        decode_output(rpc, output)
     }
 }

@@ -279,7 +279,7 @@ impl<'r> CustomerDirectory<'r> {
             encode("input", profile)?,
             &options,
         )?;
-        decode_output("UpsertCustomerProfile output", output)
+        decode_output(UPSERT_CUSTOMER_PROFILE, output)
     }
 
     /// Saves a profile, retrying lock conflicts by the client's [`RetryPolicy`].
@@ -298,7 +298,7 @@ impl<'r> CustomerDirectory<'r> {
             Value::String(email_address.to_owned()),
             &options,
         )?;
-        decode_output("GetCustomerProfileByEmail output", output)
+        decode_output(GET_CUSTOMER_PROFILE_BY_EMAIL, output)
     }
 
     /// Deletes the profile of `email_address`, locking and loading its bucket, and returns
@@ -314,7 +314,7 @@ impl<'r> CustomerDirectory<'r> {
                 .lock_attribute_map_instance(PROFILES_MAP, partition.clone())
                 .load_attribute_map_instance(PROFILES_MAP, partition),
         )?;
-        decode_output("DeleteCustomerProfile output", output)
+        decode_output(DELETE_CUSTOMER_PROFILE, output)
     }
 }
 

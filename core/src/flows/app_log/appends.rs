@@ -102,7 +102,7 @@ impl AppLog<'_> {
             append_options(log)
         };
         let output = self.invoke(APPEND_LOG_RECORDS, encode("input", &input)?, &options)?;
-        let appended: AppendedLogEntries = decode_output("AppendLogRecords output", output)?;
+        let appended: AppendedLogEntries = decode_output(APPEND_LOG_RECORDS, output)?;
         Ok(appended.entries)
     }
 
@@ -120,7 +120,7 @@ impl AppLog<'_> {
             encode("input", &input)?,
             &idempotent_append_options(log),
         )?;
-        decode_output("AppendLogRecordOnce output", output)
+        decode_output(APPEND_LOG_RECORD_ONCE, output)
     }
 
     pub(super) fn invoke(

@@ -118,7 +118,7 @@ impl AppLog<'_> {
             trim: trim.into(),
         };
         let output = self.invoke(TRIM_LOG, encode("input", &input)?, &append_options(log))?;
-        decode_output("TrimLog output", output)
+        decode_output(TRIM_LOG, output)
     }
 
     /// Makes every append to `log` keep at least its newest `keep_newest` entries (dropping
@@ -134,7 +134,7 @@ impl AppLog<'_> {
             encode("input", &input)?,
             &append_options(log),
         )?;
-        decode_output("SetLogRetention output", output)
+        decode_output(SET_LOG_RETENTION, output)
     }
 
     /// Waits up to `timeout` for entries of `log` after `after` (0: from the start) and
@@ -177,7 +177,7 @@ impl AppLog<'_> {
         )?;
         named_log(log).read_forward(|options| {
             let output = self.invoke(READ_LOG_FROM, input.clone(), &options)?;
-            let mut read: LogEntriesFrom = decode_output("ReadLogFrom output", output)?;
+            let mut read: LogEntriesFrom = decode_output(READ_LOG_FROM, output)?;
             let to_load = std::mem::take(&mut read.chunks_to_load);
             Ok((read, to_load))
         })

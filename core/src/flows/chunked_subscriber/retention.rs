@@ -133,7 +133,7 @@ impl SubscriberArchive<'_> {
                 input.clone(),
                 &options,
             )?;
-            let mut read: SubscribersFrom = decode_output("ReadSubscribersFrom output", output)?;
+            let mut read: SubscribersFrom = decode_output(READ_SUBSCRIBERS_FROM, output)?;
             let to_load = std::mem::take(&mut read.chunks_to_load);
             Ok((read, to_load))
         })
