@@ -17,11 +17,12 @@
 //!
 //! Nothing process-wide is set up lazily where a fork could interrupt the setup on another
 //! thread: the child would inherit it as under way and wait for ever for a thread it does
-//! not have (a child forked as its parent's threads made their first append hung so). A [`Mutex`] is a constant, registered by its first `lock` under a lock
-//! the forking thread takes as well, so a fork comes before or after a registration, never
-//! amid one; the handlers are installed by the first registration, and a child forked amid
-//! that installs them itself. A value set up once per process, such as SQLite's settings,
-//! is a `Once` of this module, whose setup a fork waits for likewise.
+//! not have (a child forked as its parent's threads made their first append hung so). A
+//! [`Mutex`] is a constant, registered by its first `lock` under a lock the forking thread
+//! takes as well, so a fork comes before or after a registration, never amid one; the
+//! handlers are installed by the first registration, and a child forked amid that installs
+//! them itself. A value set up once per process, such as SQLite's settings, is a `Once` of
+//! this module, whose setup a fork waits for likewise.
 //!
 //! The locks are `std` mutexes, which a child can release with a plain store (and a wake-up
 //! of no one), not `parking_lot`'s, whose release of a contended lock goes through a
