@@ -14,6 +14,7 @@ use serde_json::Value;
 use crate::definition::FlowDefinition;
 use crate::error::{Error, Result};
 use crate::options::RpcInvokeOptions;
+use crate::output::RpcOutput;
 use crate::runtime::{takes_locks, CallPlan, Runtime};
 #[cfg(doc)]
 use crate::store::Store;
@@ -28,17 +29,32 @@ impl Runtime {
     /// calls gain from a batch). Each call keeps its own locks, its own error and its own
     /// rollback (one failing fails no other), and is counted and traced as a call on its
     /// own. A batch of one is a call on its own.
-    pub fn invoke_rpcs(&self, mut requests: Vec<RpcRequest>) -> Vec<Result<Value>> {
+    pub fn invoke_rpcs(&self, requests: Vec<RpcRequest>) -> Vec<Result<Value>> {
+        self.invoke_rpcs_output(requests)
+            .into_iter()
+            .map(|output| output.and_then(RpcOutput::into_value))
+            .collect()
+    }
+
+    /// Invokes independent RPCs as [`Runtime::invoke_rpcs`] does and returns their outputs
+    /// in the form each handler made it ([`RpcOutput`], as [`Runtime::invoke_rpc_output`]).
+    pub fn invoke_rpcs_output(&self, mut requests: Vec<RpcRequest>) -> Vec<Result<RpcOutput>> {
         if let [_] = requests.as_slice() {
             return requests
                 .pop()
                 .map(|r| {
-                    self.invoke_rpc(&r.flow_type, &r.flow_id, &r.rpc_name, r.input, &r.options)
+                    self.invoke_rpc_output(
+                        &r.flow_type,
+                        &r.flow_id,
+                        &r.rpc_name,
+                        r.input,
+                        &r.options,
+                    )
                 })
                 .into_iter()
                 .collect();
         }
-        let mut results: Vec<Option<Result<Value>>> = Vec::with_capacity(requests.len());
+        let mut results: Vec<Option<Result<RpcOutput>>> = Vec::with_capacity(requests.len());
         let mut calls = Vec::with_capacity(requests.len());
         for request in requests {
             let span =
@@ -153,7 +169,7 @@ struct BatchedCall {
     flow_id: String,
     rpc_name: String,
     input: Value,
-    output: Option<Value>,
+    output: Option<RpcOutput>,
     wrote: bool,
 }
 

@@ -16,10 +16,11 @@ use std::sync::{Arc, OnceLock};
 use serde_json::Value;
 
 use crate::error::{Error, Result};
+use crate::output::RpcOutput;
 
 /// An RPC's handler: runs once per call against the call's [`RpcContext`], takes the
-/// decoded JSON input and returns JSON output.
-pub type RpcHandler = Arc<dyn Fn(&mut RpcContext<'_>, Value) -> Result<Value> + Send + Sync>;
+/// decoded JSON input and returns its output, a JSON value or JSON text ([`RpcOutput`]).
+pub type RpcHandler = Arc<dyn Fn(&mut RpcContext<'_>, Value) -> Result<RpcOutput> + Send + Sync>;
 
 /// The names a flow type declares, as a context checks a handler's reads and writes
 /// against them (implemented by [`crate::FlowDefinition`]).

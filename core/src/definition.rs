@@ -14,6 +14,7 @@ pub use crate::context::RpcHandler;
 use crate::context::{DeclaredNames, RpcContext};
 use crate::error::{Error, Result};
 use crate::names::{instance_physical_name, validate_definition_name};
+use crate::output::RpcOutput;
 
 /// A lock an RPC takes: a singleton Attribute or one instance of an AttributeMap.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -70,10 +71,23 @@ impl fmt::Debug for RpcDefinition {
 }
 
 impl RpcDefinition {
-    /// An RPC with no locks or loads; add them with the builder methods.
+    /// An RPC with no locks or loads; add them with the builder methods. The handler
+    /// returns its output as a JSON value.
     pub fn new(
         name: impl Into<String>,
         handler: impl Fn(&mut RpcContext<'_>, Value) -> Result<Value> + Send + Sync + 'static,
+    ) -> Self {
+        Self::new_with_output(name, move |ctx, input| {
+            handler(ctx, input).map(RpcOutput::Value)
+        })
+    }
+
+    /// An RPC whose handler returns an [`RpcOutput`]: typically its output written once as
+    /// JSON text from typed data ([`RpcOutput::encode`]), which spares every caller a tree
+    /// of values; otherwise as [`RpcDefinition::new`].
+    pub fn new_with_output(
+        name: impl Into<String>,
+        handler: impl Fn(&mut RpcContext<'_>, Value) -> Result<RpcOutput> + Send + Sync + 'static,
     ) -> Self {
         RpcDefinition {
             name: name.into(),

@@ -51,6 +51,7 @@ pub mod limits;
 pub mod metrics;
 pub mod names;
 pub mod options;
+pub mod output;
 pub mod retry;
 pub mod runtime;
 pub mod store;
@@ -62,6 +63,7 @@ pub use context::RpcContext;
 pub use definition::{FlowDefinition, LockTarget, MapInstance, RpcDefinition};
 pub use error::{Error, ErrorKind, Result};
 pub use options::{RpcInvokeOptions, StartFlowOptions};
+pub use output::RpcOutput;
 pub use runtime::Runtime;
 pub use typed::AttributeMap;
 

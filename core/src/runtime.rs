@@ -14,6 +14,7 @@ use crate::definition::{FlowDefinition, MapInstance, RpcDefinition};
 use crate::error::{Error, Result};
 use crate::names::validate_flow_id;
 use crate::options::{InitialTarget, RpcInvokeOptions, StartFlowOptions};
+use crate::output::RpcOutput;
 use crate::store::{FlowRecord, Isolation, SnapshotReader, StartOutcome, Store, Write};
 
 /// Flow types bound to a store. Cheap to share between threads: every method takes `&self`.
@@ -162,8 +163,8 @@ impl Runtime {
     ///
     /// Takes the definition's locks plus `options`' (fail-fast), loads the definition's map
     /// instances plus `options`', runs the handler on that snapshot and commits all of its
-    /// writes atomically, or none when it fails. Returns the handler's output. Each call is
-    /// counted and traced ([`crate::metrics`]).
+    /// writes atomically, or none when it fails. Returns the handler's output as a JSON
+    /// value. Each call is counted and traced ([`crate::metrics`]).
     pub fn invoke_rpc(
         &self,
         flow_type: &str,
@@ -172,6 +173,21 @@ impl Runtime {
         input: Value,
         options: &RpcInvokeOptions,
     ) -> Result<Value> {
+        self.invoke_rpc_output(flow_type, flow_id, rpc_name, input, options)?
+            .into_value()
+    }
+
+    /// Invokes an RPC as [`Runtime::invoke_rpc`] does and returns its output in the form
+    /// the handler made it ([`RpcOutput`]): a caller that decodes it into its own types or
+    /// hands it on as text reads it without a tree of values in between.
+    pub fn invoke_rpc_output(
+        &self,
+        flow_type: &str,
+        flow_id: &str,
+        rpc_name: &str,
+        input: Value,
+        options: &RpcInvokeOptions,
+    ) -> Result<RpcOutput> {
         crate::metrics::observe_rpc(flow_type, flow_id, rpc_name, || {
             let (definition, plan) = self.prepare(flow_type, flow_id, rpc_name, &input, options)?;
             let rpc = definition.rpc(rpc_name)?;
@@ -267,7 +283,7 @@ impl CallPlan {
         rpc: &RpcDefinition,
         reader: &mut dyn SnapshotReader,
         input: Value,
-    ) -> Result<(Value, Vec<Write>)> {
+    ) -> Result<(RpcOutput, Vec<Write>)> {
         let flow = reader.flow().clone();
         if flow.flow_type != definition.flow_type() {
             return Err(Error::invalid_input(format!(

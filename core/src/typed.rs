@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use crate::context::RpcContext;
 use crate::error::{Error, Result};
+use crate::output::RpcOutput;
 
 /// An AttributeMap whose instances each hold a `T`.
 #[derive(Debug)]
@@ -73,16 +74,11 @@ pub(crate) fn decode_stored<T: DeserializeOwned>(physical: &str, value: &Value) 
     })
 }
 
-/// Decodes the output of the RPC `rpc` of a built-in flow for its typed client, taking the
-/// output's strings instead of copying them; a mismatch means the handler and its client
-/// disagree about the output's shape.
-pub(crate) fn decode_output<T: DeserializeOwned>(rpc: &str, output: Value) -> Result<T> {
-    T::deserialize(output).map_err(|e| {
-        Error::storage(format!(
-            "the output of RPC {rpc} does not decode as {}: {e}",
-            std::any::type_name::<T>()
-        ))
-    })
+/// Decodes the output of the RPC `rpc` of a built-in flow for its typed client (see
+/// [`RpcOutput::decode`]); a mismatch means the handler and its client disagree about the
+/// output's shape.
+pub(crate) fn decode_output<T: DeserializeOwned>(rpc: &str, output: RpcOutput) -> Result<T> {
+    output.decode(rpc)
 }
 
 /// Decodes the stored JSON text of a value (or of one record of a chunk) as `T`, naming
@@ -106,31 +102,4 @@ pub fn decode_input<T: DeserializeOwned>(rpc: &str, input: Value) -> Result<T> {
 pub fn encode<T: Serialize>(what: &str, value: &T) -> Result<Value> {
     serde_json::to_value(value)
         .map_err(|e| Error::invalid_input(format!("cannot encode {what} as JSON: {e}")))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[derive(Debug, PartialEq, serde::Deserialize)]
-    struct Page {
-        names: Vec<String>,
-    }
-
-    #[test]
-    fn an_output_decodes_by_value_and_a_mismatch_names_the_output_and_its_type() {
-        let page: Page =
-            decode_output("Listing", serde_json::json!({"names": ["a", "b"]})).expect("a page");
-        assert_eq!(page.names, ["a", "b"]);
-
-        let error = decode_output::<Page>("Listing", serde_json::json!({"names": 1}))
-            .expect_err("a number is not a list");
-        let message = error.to_string();
-        assert!(
-            message.contains("the output of RPC Listing does not decode as"),
-            "{message}"
-        );
-        assert!(message.contains("Page"), "{message}");
-        assert!(message.contains("expected a sequence"), "{message}");
-    }
 }

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import dataclass
 
 import pytest
 
-from attrflow import AsyncClient, InvalidPageTokenError, RPCInvokeOptions
+from attrflow import AsyncClient, InvalidPageTokenError, RPCInvokeOptions, ValueMappingError
+from attrflow.flow import BoundRpc, RpcDefinition
 from attrflow.flows.chunked_subscriber import (
     FLOW_ID,
     ChunkedSubscriberFlow,
@@ -75,6 +77,74 @@ def test_the_json_output_is_what_json_dumps_writes_for_the_decoded_output(
             )
             assert [s.subscriber_id for s in decoded.subscribers] == AWKWARD_IDS[::-1]
             assert written == json.dumps(camel_case(decoded), separators=(",", ":")).encode()
+
+    asyncio.run(main())
+
+
+@dataclass
+class Registered:
+    """A subscriber read with its fields declared in another order than the core writes
+    them, one of them left out."""
+
+    delivery_address: str
+    sequence: int
+
+
+@dataclass
+class RegisteredPage:
+    next_page_token: str
+    subscribers: list[Registered]
+    page_token: str
+
+
+@dataclass
+class TextSequence:
+    sequence: str
+
+
+@dataclass
+class MistypedPage:
+    subscribers: list[TextSequence]
+
+
+def page_as(output_type: type[object], name: str) -> BoundRpc[GetSubscriberPageInput, object]:
+    """The core's page RPC, its output read as `output_type`."""
+    core_name = FLOW.get_subscriber_page.definition.name
+    return BoundRpc(FLOW, RpcDefinition(core_name, GetSubscriberPageInput, output_type), name)
+
+
+def test_the_json_output_follows_the_declared_order_of_the_output_type(store_url: str) -> None:
+    async def main() -> None:
+        async with await AsyncClient.open(store_url) as client:
+            await client.start_flow(FLOW, FLOW_ID)
+            for subscriber_id in AWKWARD_IDS:
+                await client.invoke_rpc(
+                    FLOW.register_subscriber,
+                    FLOW_ID,
+                    RegisterSubscriberInput(subscriber_id, f"{subscriber_id}@example.com"),
+                )
+            rpc = page_as(RegisteredPage, "reordered_page")
+            page = GetSubscriberPageInput("current")
+            decoded = await client.invoke_rpc(rpc, FLOW_ID, page, options=loads("current"))
+            written = await client.invoke_rpc_json(rpc, FLOW_ID, page, options=loads("current"))
+            assert isinstance(decoded, RegisteredPage)
+            expected = {
+                "nextPageToken": decoded.next_page_token,
+                "subscribers": [
+                    {"deliveryAddress": s.delivery_address, "sequence": s.sequence}
+                    for s in decoded.subscribers
+                ],
+                "pageToken": decoded.page_token,
+            }
+            assert [s.sequence for s in decoded.subscribers] == [6, 5, 4, 3, 2, 1]
+            assert written == json.dumps(expected, separators=(",", ":")).encode()
+
+            mistyped = page_as(MistypedPage, "mistyped_page")
+            for call in (client.invoke_rpc, client.invoke_rpc_json):
+                with pytest.raises(ValueMappingError) as raised:
+                    await call(mistyped, FLOW_ID, page, options=loads("current"))
+                assert raised.value.path == "subscribers[0].sequence"
+                assert "expected str, got int" in str(raised.value)
 
     asyncio.run(main())
 

@@ -325,9 +325,9 @@ impl Store {
         let options = options.map(RpcInvokeOptions::from).unwrap_or_default();
         let output = policy.run(|| {
             self.runtime
-                .invoke_rpc(flow_type, flow_id, rpc, input.clone(), &options)
+                .invoke_rpc_output(flow_type, flow_id, rpc, input.clone(), &options)
         })?;
-        Ok(output.to_string())
+        Ok(output.to_json().into_owned())
     }
 }
 

@@ -2,20 +2,26 @@
 //!
 //! The Python codec (`attrflow.codec`) describes a type once — its dataclasses, their
 //! camelCase field names, lists, tuples, dicts, unions and scalars — as a table of nodes;
-//! this module walks a `serde_json::Value` along that table and builds the Python objects
-//! directly, with the codec's strictness: every declared field must be present, `bool` is
-//! not an `int`, an `int` is accepted where a `float` is declared, unknown fields are
-//! ignored. A mismatch raises `ValueMappingError` naming the field path (JSON names) and
-//! what was expected. There is no other decoding path.
+//! this module decodes JSON along that table and builds the Python objects directly, with
+//! the codec's strictness: every declared field must be present, `bool` is not an `int`, an
+//! `int` is accepted where a `float` is declared, unknown fields are ignored. A mismatch
+//! raises `ValueMappingError` naming the field path (JSON names) and what was expected.
+//!
+//! There is one decoding path, a [`DeserializeSeed`] generic over serde's `Deserializer`:
+//! JSON text is decoded in one pass, with no tree of values on the way
+//! ([`Decoder::decode_text`]), and a core value is walked by the same rules
+//! ([`Decoder::decode`]). Only a union of several types keeps its value, to try each type
+//! on it in turn.
+
+use std::cell::Cell;
+use std::fmt;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyList, PyString, PyTuple, PyType};
-use serde_json::{Number, Value};
-
-use crate::encode::named_escape;
-use crate::errors::IntoPyResult;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple, PyType};
+use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::Value;
 
 static VALUE_MAPPING_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
@@ -96,8 +102,6 @@ impl Failure {
     }
 }
 
-type Decoded<'py> = Result<Bound<'py, PyAny>, Failure>;
-
 /// A compiled description of one Python type, made by `attrflow.codec`; decodes JSON text or
 /// a core value into that type.
 #[pyclass(frozen, name = "Decoder", module = "attrflow._native")]
@@ -134,10 +138,7 @@ impl Decoder {
         text: &str,
         what: &str,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let value: Value = serde_json::from_str(text).map_err(|error| {
-            mapping_error(py, format!("cannot decode {what}: not JSON: {error}"), "")
-        })?;
-        self.decode(py, &value, what)
+        self.decode_text(py, text, what)
     }
 
     /// `value` as compact JSON text along the type, checked against it (see
@@ -161,234 +162,504 @@ impl Decoder {
         value: &Value,
         what: &str,
     ) -> PyResult<Bound<'py, PyAny>> {
-        self.node(py, 0, value)
-            .map_err(|failure| failure_error(py, failure, "decode", what))
+        let stash = Cell::new(None);
+        Seed::root(self, py, &stash)
+            .deserialize(value)
+            .map_err(|error| match stash.take() {
+                Some(failure) => failure_error(py, failure, "decode", what),
+                None => mapping_error(py, format!("cannot decode {what}: {error}"), ""),
+            })
     }
 
-    /// `value` written as JSON text along the type: a dataclass's fields in their declared
-    /// order under their JSON names (other keys left out), the rest as Python's
-    /// `json.dumps(value, ensure_ascii=True, separators=(",", ":"))` writes the decoded value.
-    /// Needs no interpreter, so it runs on a worker thread. A value that does not fit the
-    /// type, or a float (whose text Python writes its own way), is a failure to report with
-    /// [`failure_error`].
-    fn encode(&self, index: usize, value: &Value, out: &mut Vec<u8>) -> Result<(), Failure> {
-        match (&self.nodes[index], value) {
-            (Node::Null, Value::Null) => out.extend_from_slice(b"null"),
-            (Node::Null, other) => return Err(expected("null", other)),
-            (Node::Bool, Value::Bool(flag)) => {
-                out.extend_from_slice(if *flag { b"true" } else { b"false" });
-            }
-            (Node::Bool, other) => return Err(expected("bool", other)),
-            (Node::Int, Value::Number(number)) if !number.is_f64() => {
-                out.extend_from_slice(number.to_string().as_bytes());
-            }
-            (Node::Int, other) => return Err(expected("int", other)),
-            (Node::Str, Value::String(text)) => write_ascii_string(text, out),
-            (Node::Str, other) => return Err(expected("str", other)),
-            (Node::List(item) | Node::Tuple(item), Value::Array(items)) => {
-                out.push(b'[');
-                for (i, item_value) in items.iter().enumerate() {
-                    if i > 0 {
-                        out.push(b',');
-                    }
-                    self.encode(*item, item_value, out)
-                        .map_err(|f| f.within(Step::Index(i)))?;
-                }
-                out.push(b']');
-            }
-            (Node::Dict(item), Value::Object(entries)) => {
-                out.push(b'{');
-                for (i, (key, item_value)) in entries.iter().enumerate() {
-                    if i > 0 {
-                        out.push(b',');
-                    }
-                    write_ascii_string(key, out);
-                    out.push(b':');
-                    self.encode(*item, item_value, out)
-                        .map_err(|f| f.within(Step::Key(key.clone())))?;
-                }
-                out.push(b'}');
-            }
-            (Node::Union { accepts_none, .. }, Value::Null) if *accepts_none => {
-                out.extend_from_slice(b"null");
-            }
-            (Node::Union { options, names, .. }, value) => {
-                let mut first = None;
-                for option in options {
-                    let mut attempt = Vec::new();
-                    match self.encode(*option, value, &mut attempt) {
-                        Ok(()) => {
-                            out.extend_from_slice(&attempt);
-                            return Ok(());
-                        }
-                        Err(mismatch) => {
-                            first.get_or_insert(mismatch);
-                        }
-                    }
-                }
-                return match first {
-                    Some(mismatch) if options.len() == 1 => Err(mismatch),
-                    _ => Err(Failure::at(format!("expected {names}, got {}", got(value)))),
+    /// JSON text decoded as the type in one pass, straight into the Python objects (no tree
+    /// of values is built, except to try the types of a union on a value in turn). Text that
+    /// is not JSON (trailing characters included) or does not fit raises `ValueMappingError`,
+    /// "not JSON" first: a value that does not fit is reported only once the whole text is
+    /// known to be JSON.
+    pub(crate) fn decode_text<'py>(
+        &self,
+        py: Python<'py>,
+        text: &str,
+        what: &str,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let stash = Cell::new(None);
+        let mut deserializer = serde_json::Deserializer::from_str(text);
+        Seed::root(self, py, &stash)
+            .deserialize(&mut deserializer)
+            .and_then(|decoded| deserializer.end().map(|()| decoded))
+            .map_err(|error| {
+                let not_json = |error: serde_json::Error| {
+                    mapping_error(py, format!("cannot decode {what}: not JSON: {error}"), "")
                 };
-            }
-            (Node::Dataclass(class), Value::Object(entries)) => {
-                out.push(b'{');
-                for (i, field) in class.fields.iter().enumerate() {
-                    let Some(field_value) = entries.get(&field.key) else {
-                        return Err(Failure::at("field is missing".to_owned())
-                            .within(Step::Field(field.key.clone())));
-                    };
-                    if i > 0 {
-                        out.push(b',');
-                    }
-                    write_ascii_string(&field.key, out);
-                    out.push(b':');
-                    self.encode(field.node, field_value, out)
-                        .map_err(|f| f.within(Step::Field(field.key.clone())))?;
+                match stash.take() {
+                    // Text that is not JSON is reported as such wherever its fault lies, as
+                    // when it was parsed before being decoded: the rest is read to know.
+                    Some(failure) => match well_formed(text) {
+                        Ok(()) => failure_error(py, failure, "decode", what),
+                        Err(error) => not_json(error),
+                    },
+                    None => not_json(error),
                 }
-                out.push(b'}');
-            }
-            (Node::Dataclass(class), other) => {
-                return Err(Failure::at(format!(
-                    "expected a JSON object for {}, got {}",
-                    class.name,
-                    got(other)
-                )));
-            }
-            (Node::List(_) | Node::Tuple(_), other) => {
-                return Err(Failure::at(format!(
-                    "expected a JSON array, got {}",
-                    got(other)
-                )));
-            }
-            (Node::Dict(_), other) => {
-                return Err(Failure::at(format!(
-                    "expected a JSON object, got {}",
-                    got(other)
-                )));
-            }
-            (Node::Any | Node::Float, _) => {
-                return Err(Failure::at(
-                    "only values without floats or untyped parts are re-encoded".to_owned(),
-                ));
-            }
-            (Node::Unsupported(problem), _) => return Err(Failure::at(problem.clone())),
+            })
+    }
+}
+
+/// Where a decoding keeps its real failure while serde unwinds with a placeholder error:
+/// the level that fails puts it here, each enclosing level adds its [`Step`] on the way out,
+/// and the top turns it into the exception (an error with nothing here is serde_json's own:
+/// the text is not JSON).
+pub(crate) type Stash = Cell<Option<Failure>>;
+
+/// The message of the placeholder error serde carries while the failure waits in a [`Stash`].
+pub(crate) const STASHED: &str = "the value does not fit its type";
+
+/// How many fields a dataclass may have for its values to be gathered on the stack.
+pub(crate) const INLINE_FIELDS: usize = 8;
+
+/// Decodes one JSON value as node `index` of `decoder`'s table, from any serde
+/// `Deserializer` (JSON text, or a core value), into the Python object it declares. It is
+/// its own [`Visitor`]: which `visit_*` serde calls says what kind of JSON value was met.
+#[derive(Clone, Copy)]
+struct Seed<'a, 'py> {
+    decoder: &'a Decoder,
+    index: usize,
+    py: Python<'py>,
+    stash: &'a Stash,
+}
+
+impl<'a, 'py> Seed<'a, 'py> {
+    /// The seed of the whole type (node 0), reporting its failures into `stash`.
+    fn root(decoder: &'a Decoder, py: Python<'py>, stash: &'a Stash) -> Self {
+        Seed {
+            decoder,
+            index: 0,
+            py,
+            stash,
         }
-        Ok(())
     }
 
-    fn node<'py>(&self, py: Python<'py>, index: usize, value: &Value) -> Decoded<'py> {
-        match &self.nodes[index] {
-            Node::Any => Ok(any(py, value)?),
-            Node::Null => match value {
-                Value::Null => Ok(py.None().into_bound(py)),
-                other => Err(expected("null", other)),
-            },
-            Node::Bool => match value {
-                Value::Bool(flag) => Ok(PyBool::new(py, *flag).to_owned().into_any()),
-                other => Err(expected("bool", other)),
-            },
-            Node::Int => match value {
-                Value::Number(number) if !number.is_f64() => Ok(int(py, number)?),
-                other => Err(expected("int", other)),
-            },
-            Node::Float => match value {
-                Value::Number(number) => {
-                    Ok(PyFloat::new(py, number.as_f64().unwrap_or(f64::NAN)).into_any())
-                }
-                other => Err(expected("float", other)),
-            },
-            Node::Str => match value {
-                Value::String(text) => Ok(PyString::new(py, text).into_any()),
-                other => Err(expected("str", other)),
-            },
-            Node::List(item) | Node::Tuple(item) => {
-                let Value::Array(items) = value else {
-                    return Err(Failure::at(format!(
-                        "expected a JSON array, got {}",
-                        got(value)
-                    )));
-                };
-                let mut decoded = Vec::with_capacity(items.len());
-                for (i, item_value) in items.iter().enumerate() {
-                    decoded.push(
-                        self.node(py, *item, item_value)
-                            .map_err(|f| f.within(Step::Index(i)))?,
-                    );
-                }
-                Ok(if matches!(self.nodes[index], Node::Tuple(_)) {
-                    PyTuple::new(py, decoded)?.into_any()
-                } else {
-                    PyList::new(py, decoded)?.into_any()
+    /// The seed of node `index`, a part of this one's value.
+    fn child(self, index: usize) -> Self {
+        Seed { index, ..self }
+    }
+
+    /// The node this seed decodes as.
+    fn node(&self) -> &'a Node {
+        &self.decoder.nodes[self.index]
+    }
+
+    /// `failure` stashed, and the placeholder error that carries it up through serde.
+    fn fail<E: de::Error>(self, failure: Failure) -> E {
+        self.stash.set(Some(failure));
+        E::custom(STASHED)
+    }
+
+    /// A Python error as a stashed failure.
+    fn python<T, E: de::Error>(self, result: PyResult<T>) -> Result<T, E> {
+        result.map_err(|error| self.fail(Failure::Python(error)))
+    }
+
+    /// `error`, a part's, passed on with `step` (where the part is) added to the stashed
+    /// failure, if there is one (serde_json's own errors carry their position instead).
+    fn within<E>(self, error: E, step: impl FnOnce() -> Step) -> E {
+        if let Some(failure) = self.stash.take() {
+            self.stash.set(Some(failure.within(step())));
+        }
+        error
+    }
+
+    /// The failure of a JSON value of kind `got` (a Python type name) met by this node.
+    fn mismatch<E: de::Error>(self, got: &str) -> E {
+        self.fail(Failure::at(mismatch_problem(self.node(), got)))
+    }
+
+    /// A union of several types (or none): its value kept, then each type tried on it in
+    /// order; the first that fits wins, a Python error stops the search.
+    fn union<'de, D: Deserializer<'de>>(
+        self,
+        deserializer: D,
+        accepts_none: bool,
+        options: &[usize],
+        names: &str,
+    ) -> Result<Bound<'py, PyAny>, D::Error> {
+        let value = Value::deserialize(deserializer)?;
+        if accepts_none && value.is_null() {
+            return Ok(self.py.None().into_bound(self.py));
+        }
+        let mut first = None;
+        for option in options {
+            match self.child(*option).deserialize(&value) {
+                Ok(decoded) => return Ok(decoded),
+                Err(error) => match self.stash.take() {
+                    Some(Failure::Python(error)) => return Err(self.fail(Failure::Python(error))),
+                    Some(mismatch) => {
+                        first.get_or_insert(mismatch);
+                    }
+                    None => {
+                        first.get_or_insert(Failure::at(error.to_string()));
+                    }
+                },
+            }
+        }
+        Err(self.fail(match first {
+            Some(mismatch) if options.len() == 1 => mismatch,
+            _ => Failure::at(format!("expected {names}, got {}", got(&value))),
+        }))
+    }
+
+    /// A JSON array's items as node `item`, in a list or (`tuple`) a tuple.
+    fn items<'de, A: SeqAccess<'de>>(
+        self,
+        item: usize,
+        tuple: bool,
+        mut seq: A,
+    ) -> Result<Bound<'py, PyAny>, A::Error> {
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
+        loop {
+            let index = items.len();
+            let next = seq
+                .next_element_seed(self.child(item))
+                .map_err(|error| self.within(error, || Step::Index(index)))?;
+            match next {
+                Some(decoded) => items.push(decoded),
+                None => break,
+            }
+        }
+        if tuple {
+            self.python(PyTuple::new(self.py, items).map(Bound::into_any))
+        } else {
+            self.python(PyList::new(self.py, items).map(Bound::into_any))
+        }
+    }
+
+    /// A JSON object as a dict of str keys to values as node `item`; a repeated key keeps its
+    /// last value.
+    fn dict<'de, A: MapAccess<'de>>(
+        self,
+        item: usize,
+        mut map: A,
+    ) -> Result<Bound<'py, PyAny>, A::Error> {
+        let dict = PyDict::new(self.py);
+        while let Some(key) = map.next_key_seed(Key(self.py))? {
+            let value = map.next_value_seed(self.child(item)).map_err(|error| {
+                self.within(error, || {
+                    Step::Key(key.to_cow().map(Into::into).unwrap_or_default())
                 })
+            })?;
+            self.python(dict.set_item(key, value))?;
+        }
+        Ok(dict.into_any())
+    }
+
+    /// A JSON object as an instance of `class`: each declared field decoded as its key's
+    /// value is met (other keys skipped; a repeated key keeps its last value), then, once
+    /// the object is read, every field checked present (in declared order) and set in
+    /// declared order, then `__post_init__()`.
+    fn dataclass<'de, A: MapAccess<'de>>(
+        self,
+        class: &Dataclass,
+        mut map: A,
+    ) -> Result<Bound<'py, PyAny>, A::Error> {
+        let py = self.py;
+        let instance = self.python(class.instantiate(py))?;
+        // The values met so far, by field: on the stack for the usual small dataclass.
+        let mut inline: [Option<Bound<'py, PyAny>>; INLINE_FIELDS] = Default::default();
+        let mut spilled = Vec::new();
+        let values = match inline.get_mut(..class.fields.len()) {
+            Some(values) => values,
+            None => {
+                spilled.resize_with(class.fields.len(), || None);
+                spilled.as_mut_slice()
             }
-            Node::Dict(item) => {
-                let Value::Object(entries) = value else {
-                    return Err(Failure::at(format!(
-                        "expected a JSON object, got {}",
-                        got(value)
-                    )));
-                };
-                let decoded = PyDict::new(py);
-                for (key, item_value) in entries {
-                    let item_decoded = self
-                        .node(py, *item, item_value)
-                        .map_err(|f| f.within(Step::Key(key.clone())))?;
-                    decoded.set_item(key, item_decoded)?;
-                }
-                Ok(decoded.into_any())
+        };
+        let mut next = 0;
+        while let Some((index, field)) = next_field(&mut map, &class.fields, next)? {
+            let value = map
+                .next_value_seed(self.child(field.node))
+                .map_err(|error| self.within(error, || Step::Field(field.key.clone())))?;
+            if let Some(slot) = values.get_mut(index) {
+                *slot = Some(value);
             }
+            next = index + 1;
+        }
+        for (field, value) in class.fields.iter().zip(values.iter_mut()) {
+            let Some(value) = value.take() else {
+                return Err(self.fail(
+                    Failure::at("field is missing".to_owned())
+                        .within(Step::Field(field.key.clone())),
+                ));
+            };
+            self.python(set_attribute(&instance, field.attribute.bind(py), &value))?;
+        }
+        if class.post_init {
+            self.python(instance.call_method0("__post_init__"))?;
+        }
+        Ok(instance)
+    }
+}
+
+impl<'de, 'py> DeserializeSeed<'de> for Seed<'_, 'py> {
+    type Value = Bound<'py, PyAny>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        match self.node() {
+            Node::Unsupported(problem) => Err(self.fail(Failure::at(problem.clone()))),
             Node::Union {
                 accepts_none,
                 options,
                 names,
-            } => {
-                if *accepts_none && value.is_null() {
-                    return Ok(py.None().into_bound(py));
+            } => match options.as_slice() {
+                // `Optional[X]`: null is None, anything else is decoded as X (whose mismatch
+                // is the one reported), with nothing kept.
+                [option] if *accepts_none => {
+                    deserializer.deserialize_option(Optional(self.child(*option)))
                 }
-                let mut first = None;
-                for option in options {
-                    match self.node(py, *option, value) {
-                        Ok(decoded) => return Ok(decoded),
-                        Err(Failure::Python(error)) => return Err(Failure::Python(error)),
-                        Err(mismatch) => {
-                            first.get_or_insert(mismatch);
-                        }
-                    }
-                }
-                match first {
-                    Some(mismatch) if options.len() == 1 => Err(mismatch),
-                    _ => Err(Failure::at(format!("expected {names}, got {}", got(value)))),
-                }
-            }
-            Node::Dataclass(class) => self.dataclass(py, class, value),
-            Node::Unsupported(problem) => Err(Failure::at(problem.clone())),
+                [option] => self.child(*option).deserialize(deserializer),
+                _ => self.union(deserializer, *accepts_none, options, names),
+            },
+            _ => deserializer.deserialize_any(self),
+        }
+    }
+}
+
+impl<'de, 'py> Visitor<'de> for Seed<'_, 'py> {
+    type Value = Bound<'py, PyAny>;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str("a JSON value")
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        match self.node() {
+            Node::Null | Node::Any => Ok(self.py.None().into_bound(self.py)),
+            _ => Err(self.mismatch("null")),
         }
     }
 
-    fn dataclass<'py>(&self, py: Python<'py>, class: &Dataclass, value: &Value) -> Decoded<'py> {
-        let Value::Object(entries) = value else {
-            return Err(Failure::at(format!(
-                "expected a JSON object for {}, got {}",
-                class.name,
-                got(value)
-            )));
-        };
-        let instance = class.instantiate(py)?;
-        for field in &class.fields {
-            let Some(field_value) = entries.get(&field.key) else {
-                return Err(Failure::at("field is missing".to_owned())
-                    .within(Step::Field(field.key.clone())));
-            };
-            let decoded = self
-                .node(py, field.node, field_value)
-                .map_err(|f| f.within(Step::Field(field.key.clone())))?;
-            set_attribute(&instance, field.attribute.bind(py), &decoded)?;
+    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+        self.visit_unit()
+    }
+
+    fn visit_bool<E: de::Error>(self, flag: bool) -> Result<Self::Value, E> {
+        match self.node() {
+            Node::Bool | Node::Any => Ok(PyBool::new(self.py, flag).to_owned().into_any()),
+            _ => Err(self.mismatch("bool")),
         }
-        if class.post_init {
-            instance.call_method0("__post_init__")?;
+    }
+
+    fn visit_i64<E: de::Error>(self, number: i64) -> Result<Self::Value, E> {
+        match self.node() {
+            Node::Int | Node::Any => Ok(PyInt::new(self.py, number).into_any()),
+            Node::Float => Ok(PyFloat::new(self.py, number as f64).into_any()),
+            _ => Err(self.mismatch("int")),
         }
-        Ok(instance)
+    }
+
+    fn visit_u64<E: de::Error>(self, number: u64) -> Result<Self::Value, E> {
+        match self.node() {
+            Node::Int | Node::Any => Ok(PyInt::new(self.py, number).into_any()),
+            Node::Float => Ok(PyFloat::new(self.py, number as f64).into_any()),
+            _ => Err(self.mismatch("int")),
+        }
+    }
+
+    fn visit_f64<E: de::Error>(self, number: f64) -> Result<Self::Value, E> {
+        match self.node() {
+            Node::Float | Node::Any => Ok(PyFloat::new(self.py, number).into_any()),
+            _ => Err(self.mismatch("float")),
+        }
+    }
+
+    fn visit_str<E: de::Error>(self, text: &str) -> Result<Self::Value, E> {
+        match self.node() {
+            Node::Str | Node::Any => Ok(PyString::new(self.py, text).into_any()),
+            _ => Err(self.mismatch("str")),
+        }
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+        match self.node() {
+            Node::List(item) => self.items(*item, false, seq),
+            Node::Tuple(item) => self.items(*item, true, seq),
+            Node::Any => self.items(self.index, false, seq),
+            _ => Err(self.mismatch("list")),
+        }
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        match self.node() {
+            Node::Dataclass(class) => self.dataclass(class, map),
+            Node::Dict(item) => self.dict(*item, map),
+            Node::Any => self.dict(self.index, map),
+            _ => Err(self.mismatch("dict")),
+        }
+    }
+}
+
+/// The value of an `Optional[X]`: None for null, else X's seed on it.
+struct Optional<'a, 'py>(Seed<'a, 'py>);
+
+impl<'de, 'py> Visitor<'de> for Optional<'_, 'py> {
+    type Value = Bound<'py, PyAny>;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str("null or a JSON value")
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(self.0.py.None().into_bound(self.0.py))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        self.visit_none()
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        self.0.deserialize(deserializer)
+    }
+}
+
+/// A JSON object's key as a Python str (a dict's key).
+struct Key<'py>(Python<'py>);
+
+impl<'de, 'py> DeserializeSeed<'de> for Key<'py> {
+    type Value = Bound<'py, PyString>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl<'de, 'py> Visitor<'de> for Key<'py> {
+    type Value = Bound<'py, PyString>;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str("a string key")
+    }
+
+    fn visit_str<E: de::Error>(self, key: &str) -> Result<Self::Value, E> {
+        Ok(PyString::new(self.0, key))
+    }
+}
+
+/// The next key of a JSON object that is one of `fields` (the field's index and the field),
+/// the values of other keys read and dropped; the search starts at `next`, the field after
+/// the last one met, as fields usually come in order.
+pub(crate) fn next_field<'de, 'a, A: MapAccess<'de>>(
+    map: &mut A,
+    fields: &'a [Field],
+    next: usize,
+) -> Result<Option<(usize, &'a Field)>, A::Error> {
+    while let Some(found) = map.next_key_seed(FieldKey { fields, next })? {
+        match found {
+            Some(field) => return Ok(Some(field)),
+            None => map.next_value_seed(Skip)?,
+        }
+    }
+    Ok(None)
+}
+
+/// A JSON object's key matched against a dataclass's field keys, without copying it (the
+/// text's own bytes, or serde_json's buffer for a key written with escapes): the field's
+/// index and the field, or None for a key the dataclass does not declare. The search
+/// starts at `next`, the field after the last one met, as fields usually come in order.
+struct FieldKey<'a> {
+    fields: &'a [Field],
+    next: usize,
+}
+
+impl<'de, 'a> DeserializeSeed<'de> for FieldKey<'a> {
+    type Value = Option<(usize, &'a Field)>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl<'de, 'a> Visitor<'de> for FieldKey<'a> {
+    type Value = Option<(usize, &'a Field)>;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str("a string key")
+    }
+
+    fn visit_str<E: de::Error>(self, key: &str) -> Result<Self::Value, E> {
+        let start = self.next.min(self.fields.len());
+        let (before, after) = self.fields.split_at(start);
+        Ok(after
+            .iter()
+            .enumerate()
+            .map(|(offset, field)| (start + offset, field))
+            .chain(before.iter().enumerate())
+            .find(|(_, field)| field.key == key))
+    }
+}
+
+/// Whether `text` is one JSON value, read as [`Decoder::decode_text`] reads it (nothing is
+/// kept); serde_json's error says where it is not.
+fn well_formed(text: &str) -> Result<(), serde_json::Error> {
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    Skip.deserialize(&mut deserializer)?;
+    deserializer.end()
+}
+
+/// A JSON value read and dropped (an unknown field's), read as serde_json reads any value
+/// (nesting limit and number range included), so a value it refuses is refused here too.
+struct Skip;
+
+impl<'de> DeserializeSeed<'de> for Skip {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Skip {
+    type Value = ();
+
+    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str("a JSON value")
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while seq.next_element_seed(Skip)?.is_some() {}
+        Ok(())
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while map.next_key_seed(Skip)?.is_some() {
+            map.next_value_seed(Skip)?;
+        }
+        Ok(())
     }
 }
 
@@ -511,50 +782,6 @@ fn compile(node: &Bound<'_, PyTuple>, count: usize) -> PyResult<Node> {
     })
 }
 
-/// A JSON integer as a Python int (i64 or u64: every integer serde_json keeps exact).
-fn int<'py>(py: Python<'py>, number: &Number) -> PyResult<Bound<'py, PyAny>> {
-    if let Some(signed) = number.as_i64() {
-        Ok(signed.into_pyobject(py)?.into_any())
-    } else if let Some(unsigned) = number.as_u64() {
-        Ok(unsigned.into_pyobject(py)?.into_any())
-    } else {
-        Ok(number
-            .as_f64()
-            .unwrap_or(f64::NAN)
-            .into_pyobject(py)?
-            .into_any())
-    }
-}
-
-/// Any JSON value as plain Python data (the codec's `Any`).
-fn any<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
-    Ok(match value {
-        Value::Null => py.None().into_bound(py),
-        Value::Bool(flag) => flag.into_pyobject(py)?.to_owned().into_any(),
-        Value::Number(number) if number.is_f64() => number
-            .as_f64()
-            .unwrap_or(f64::NAN)
-            .into_pyobject(py)?
-            .into_any(),
-        Value::Number(number) => int(py, number)?,
-        Value::String(text) => PyString::new(py, text).into_any(),
-        Value::Array(items) => {
-            let items = items
-                .iter()
-                .map(|item| any(py, item))
-                .collect::<PyResult<Vec<_>>>()?;
-            PyList::new(py, items)?.into_any()
-        }
-        Value::Object(entries) => {
-            let dict = PyDict::new(py);
-            for (key, item) in entries {
-                dict.set_item(key, any(py, item)?)?;
-            }
-            dict.into_any()
-        }
-    })
-}
-
 /// The Python type name of a decoded JSON value, as messages say it.
 pub(crate) fn got(value: &Value) -> &'static str {
     match value {
@@ -568,8 +795,25 @@ pub(crate) fn got(value: &Value) -> &'static str {
     }
 }
 
-fn expected(name: &str, value: &Value) -> Failure {
-    Failure::at(format!("expected {name}, got {}", got(value)))
+/// What is wrong when `node` meets a JSON value of kind `got` (a Python type name), as
+/// decoding and writing along a type both say it.
+pub(crate) fn mismatch_problem(node: &Node, got: &str) -> String {
+    match node {
+        Node::Null => format!("expected null, got {got}"),
+        Node::Bool => format!("expected bool, got {got}"),
+        Node::Int => format!("expected int, got {got}"),
+        Node::Float => format!("expected float, got {got}"),
+        Node::Str => format!("expected str, got {got}"),
+        Node::List(_) | Node::Tuple(_) => format!("expected a JSON array, got {got}"),
+        Node::Dict(_) => format!("expected a JSON object, got {got}"),
+        Node::Dataclass(class) => {
+            format!("expected a JSON object for {}, got {got}", class.name)
+        }
+        Node::Union { names, .. } => format!("expected {names}, got {got}"),
+        Node::Unsupported(problem) => problem.clone(),
+        // Not met when decoding: `Any` takes every JSON value.
+        Node::Any => format!("unexpected {got}"),
+    }
 }
 
 /// The path of a mismatch as the codec writes it: `items[0].byName['k']`.
@@ -624,74 +868,4 @@ pub(crate) fn failure_error(
             mapping_error(py, message, &path)
         }
     }
-}
-
-/// `text` as a JSON string the way Python's `json.dumps` writes it with `ensure_ascii`:
-/// printable ASCII as is, the quote, the backslash and the usual control characters escaped
-/// by name, every other character as `\uXXXX` UTF-16 units in lowercase hex.
-fn write_ascii_string(text: &str, out: &mut Vec<u8>) {
-    out.push(b'"');
-    let plain = |byte: &u8| (b' '..=b'~').contains(byte) && *byte != b'"' && *byte != b'\\';
-    if text.as_bytes().iter().all(plain) {
-        out.extend_from_slice(text.as_bytes());
-    } else {
-        for character in text.chars() {
-            match (named_escape(character), character) {
-                (Some(escape), _) => out.extend_from_slice(escape.as_bytes()),
-                (None, ' '..='~') => out.push(character as u8),
-                (None, other) => {
-                    let mut units = [0_u16; 2];
-                    for unit in other.encode_utf16(&mut units) {
-                        write_unicode_escape(*unit, out);
-                    }
-                }
-            }
-        }
-    }
-    out.push(b'"');
-}
-
-/// `\uXXXX` for one UTF-16 unit, in lowercase hex as Python writes it.
-fn write_unicode_escape(unit: u16, out: &mut Vec<u8>) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    out.extend_from_slice(b"\\u");
-    for shift in [12, 8, 4, 0] {
-        out.push(HEX[usize::from((unit >> shift) & 0xf)]);
-    }
-}
-
-/// A core result written as JSON text along a decoder's type, made without the
-/// interpreter by [`encode_output`] and turned into `bytes` by [`encoded`].
-pub(crate) struct Encoded(attrflow::Result<Result<Vec<u8>, Failure>>);
-
-/// A core result written as JSON text along `decoder`'s type (see [`Decoder::encode`]).
-pub(crate) fn encode_output(result: attrflow::Result<Value>, decoder: &Decoder) -> Encoded {
-    Encoded(result.map(|value| {
-        let mut out = Vec::with_capacity(4096);
-        decoder.encode(0, &value, &mut out).map(|()| out)
-    }))
-}
-
-/// The bytes of an [`Encoded`] result, raising core errors as their exceptions and an
-/// encoding failure as `ValueMappingError` naming `what`.
-pub(crate) fn encoded<'py>(
-    py: Python<'py>,
-    result: Encoded,
-    what: &str,
-) -> PyResult<Bound<'py, PyAny>> {
-    match result.0.into_py_result(py)? {
-        Ok(bytes) => Ok(pyo3::types::PyBytes::new(py, &bytes).into_any()),
-        Err(failure) => Err(failure_error(py, failure, "decode", what)),
-    }
-}
-
-/// Decodes a core result with `decoder`, raising core errors as their exceptions.
-pub(crate) fn decoded<'py>(
-    py: Python<'py>,
-    result: attrflow::Result<Value>,
-    decoder: &Decoder,
-    what: &str,
-) -> PyResult<Bound<'py, PyAny>> {
-    let value = result.into_py_result(py)?;
-    decoder.decode(py, &value, what)
 }

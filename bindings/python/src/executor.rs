@@ -40,10 +40,9 @@ use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use attrflow::{fork, RpcRequest, Runtime};
+use attrflow::{fork, RpcOutput, RpcRequest, Runtime};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
-use serde_json::Value;
 
 /// How many store calls may run at once before further calls queue for a thread.
 const MAX_THREADS: usize = 512;
@@ -183,7 +182,7 @@ struct RpcJob {
     /// Whether it gains from running in a batch ([`Runtime::batches`]).
     batches: bool,
     /// Turns the result into what the event loop receives (on the worker thread).
-    report: Box<dyn FnOnce(attrflow::Result<Value>) -> Finished + Send>,
+    report: Box<dyn FnOnce(attrflow::Result<RpcOutput>) -> Finished + Send>,
     completions: Py<Completions>,
     in_flight: InFlight,
 }
@@ -470,7 +469,7 @@ fn run_batch(pool: &'static Pool, batch: Vec<RpcJob>) {
         };
         pending.push((refused, report, completions, in_flight));
     }
-    let mut results = runtime.invoke_rpcs(requests).into_iter();
+    let mut results = runtime.invoke_rpcs_output(requests).into_iter();
     // Free before the results are queued: the loop may submit the next calls at once, or
     // close its client, whose store then closes with the last handle (a child forked after
     // that may open the file).
@@ -896,7 +895,7 @@ pub(crate) fn submit_rpc<T, R, A, F>(
 where
     T: Send + 'static,
     R: FnOnce() -> attrflow::Result<RpcRequest> + Send + 'static,
-    A: FnOnce(attrflow::Result<Value>) -> T + Send + 'static,
+    A: FnOnce(attrflow::Result<RpcOutput>) -> T + Send + 'static,
     F: FnOnce(Python<'_>, T) -> PyResult<Py<PyAny>> + Send + 'static,
 {
     enqueue(done, |_, in_flight, completions, future| {

@@ -20,6 +20,7 @@ mod python_flow;
 mod rpc_context;
 mod runtime;
 mod text;
+mod transcode;
 
 use attrflow::flows::{chunked_subscriber, customer_directory};
 use pyo3::prelude::*;

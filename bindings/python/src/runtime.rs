@@ -5,15 +5,16 @@ use std::sync::{Arc, PoisonError, RwLock};
 
 use attrflow::definition::MapInstance;
 use attrflow::store::{StoreUrl, Synchronous};
-use attrflow::{Error, RpcInvokeOptions, RpcRequest, Runtime, StartFlowOptions};
+use attrflow::{Error, RpcInvokeOptions, RpcOutput, RpcRequest, Runtime, StartFlowOptions};
 use pyo3::prelude::*;
 use serde_json::Value;
 
-use crate::decode::{self, Decoder};
+use crate::decode::Decoder;
 use crate::errors::IntoPyResult;
 use crate::executor;
 use crate::python_flow::{self, RpcArg};
 use crate::text::{JsonText, Text};
+use crate::transcode;
 
 /// A `(map name, instance key)` pair as Python passes it.
 type InstanceArg = (Text, Text);
@@ -193,13 +194,13 @@ impl NativeRuntime {
         if as_json {
             // Encoded on the worker (or with the GIL released): no interpreter needed.
             let encoder = decoder.clone_ref(py);
-            let finish = move |py: Python<'_>, output: decode::Encoded| {
-                Ok(decode::encoded(py, output, &what)?.unbind())
+            let finish = move |py: Python<'_>, output: transcode::Encoded| {
+                Ok(transcode::encoded(py, output, &what)?.unbind())
             };
             return match done {
                 Some(done) => {
                     let (runtime, batches) = call.handed_over();
-                    let after = move |output| decode::encode_output(output, encoder.get());
+                    let after = move |output| transcode::encode_output(output, encoder.get());
                     let request = move || call.into_request();
                     submitted(
                         py,
@@ -208,18 +209,18 @@ impl NativeRuntime {
                 }
                 None => {
                     let output =
-                        py.detach(move || decode::encode_output(call.run(), encoder.get()));
+                        py.detach(move || transcode::encode_output(call.run(), encoder.get()));
                     Ok(finish(py, output)?.into_bound(py))
                 }
             };
         }
         match done {
             Some(done) => {
-                let finish = move |py: Python<'_>, output: attrflow::Result<Value>| {
+                let finish = move |py: Python<'_>, output: attrflow::Result<RpcOutput>| {
                     let output = output.into_py_result(py)?;
-                    let decoded = decoder.get().decode(py, &output, &what);
-                    if holds_a_list(&output) {
-                        // A page: its JSON is freed by a worker thread, not the loop's.
+                    let decoded = decode_output(py, &output, decoder.get(), &what);
+                    if matches!(&output, RpcOutput::Value(value) if holds_a_list(value)) {
+                        // A page's tree of values is freed by a worker thread, not the loop's.
                         executor::dispose(output);
                     }
                     Ok(decoded?.unbind())
@@ -232,8 +233,8 @@ impl NativeRuntime {
                 )
             }
             None => {
-                let output = py.detach(move || call.run());
-                decode::decoded(py, output, decoder.get(), &what)
+                let output = py.detach(move || call.run()).into_py_result(py)?;
+                decode_output(py, &output, decoder.get(), &what)
             }
         }
     }
@@ -307,10 +308,10 @@ struct RpcCall {
 }
 
 impl RpcCall {
-    fn run(self) -> attrflow::Result<Value> {
+    fn run(self) -> attrflow::Result<RpcOutput> {
         let runtime = Arc::clone(&self.runtime);
         let request = self.into_request()?;
-        runtime.invoke_rpc(
+        runtime.invoke_rpc_output(
             &request.flow_type,
             &request.flow_id,
             &request.rpc_name,
@@ -412,6 +413,19 @@ fn start_flow(
         };
     }
     runtime.start_flow(flow_type, flow_id, &options)
+}
+
+/// An RPC's output decoded by `decoder`: text in one pass, a value by walking it.
+fn decode_output<'py>(
+    py: Python<'py>,
+    output: &RpcOutput,
+    decoder: &Decoder,
+    what: &str,
+) -> PyResult<Bound<'py, PyAny>> {
+    match output {
+        RpcOutput::Json(text) => decoder.decode_text(py, text.get(), what),
+        RpcOutput::Value(value) => decoder.decode(py, value, what),
+    }
 }
 
 /// Whether `value` is or has a list among its fields: many allocations to free.

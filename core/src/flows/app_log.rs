@@ -52,6 +52,7 @@ use crate::context::RpcContext;
 use crate::definition::{FlowDefinition, RpcDefinition};
 use crate::error::{Error, Result};
 use crate::options::{RpcInvokeOptions, StartFlowOptions};
+use crate::output::RpcOutput;
 use crate::retry::RetryPolicy;
 use crate::runtime::Runtime;
 use crate::typed::{decode_input, decode_output, encode};
@@ -157,19 +158,28 @@ pub fn definition() -> FlowDefinition {
     FlowDefinition::builder(FLOW_TYPE)
         .map(LOG_STATES_MAP)
         .map(LOG_CHUNKS_MAP)
-        .rpc(RpcDefinition::new(APPEND_LOG_RECORD, append_log_record))
-        .rpc(RpcDefinition::new(GET_LOG_PAGE, get_log_page))
-        .rpc(RpcDefinition::new(
+        .rpc(RpcDefinition::new_with_output(
+            APPEND_LOG_RECORD,
+            append_log_record,
+        ))
+        .rpc(RpcDefinition::new_with_output(GET_LOG_PAGE, get_log_page))
+        .rpc(RpcDefinition::new_with_output(
             APPEND_LOG_RECORDS,
             appends::append_log_records,
         ))
-        .rpc(RpcDefinition::new(
+        .rpc(RpcDefinition::new_with_output(
             APPEND_LOG_RECORD_ONCE,
             appends::append_log_record_once,
         ))
-        .rpc(RpcDefinition::new(TRIM_LOG, retention::trim_log))
-        .rpc(RpcDefinition::new(READ_LOG_FROM, retention::read_log_from))
-        .rpc(RpcDefinition::new(
+        .rpc(RpcDefinition::new_with_output(
+            TRIM_LOG,
+            retention::trim_log,
+        ))
+        .rpc(RpcDefinition::new_with_output(
+            READ_LOG_FROM,
+            retention::read_log_from,
+        ))
+        .rpc(RpcDefinition::new_with_output(
             SET_LOG_RETENTION,
             retention::set_log_retention,
         ))
@@ -230,19 +240,19 @@ fn log_entry(sequence: u64, record: Value, index: Option<usize>) -> Result<LogEn
     Ok(LogEntry { sequence, record })
 }
 
-fn append_log_record(ctx: &mut RpcContext<'_>, input: Value) -> Result<Value> {
+fn append_log_record(ctx: &mut RpcContext<'_>, input: Value) -> Result<RpcOutput> {
     let input: AppendLogRecordInput = decode_input(APPEND_LOG_RECORD, input)?;
     validate_log_name(&input.log)?;
     let record = input.record;
     let entry = named_log(&input.log).append(ctx, |sequence| log_entry(sequence, record, None))?;
-    encode("log entry", &entry)
+    RpcOutput::encode("log entry", &entry)
 }
 
-fn get_log_page(ctx: &mut RpcContext<'_>, input: Value) -> Result<Value> {
+fn get_log_page(ctx: &mut RpcContext<'_>, input: Value) -> Result<RpcOutput> {
     let input: GetLogPageInput = decode_input(GET_LOG_PAGE, input)?;
     validate_log_name(&input.log)?;
     let page = named_log(&input.log).page::<LogEntry>(ctx, &input.page_token)?;
-    encode(
+    RpcOutput::encode(
         "log page",
         &LogPage {
             log: input.log,
@@ -304,7 +314,7 @@ impl<'r> AppLog<'r> {
             log: log.to_owned(),
             record,
         };
-        let output = self.runtime.invoke_rpc(
+        let output = self.runtime.invoke_rpc_output(
             FLOW_TYPE,
             self.flow_id,
             APPEND_LOG_RECORD,
@@ -326,7 +336,7 @@ impl<'r> AppLog<'r> {
             log: log.to_owned(),
             page_token: page_token.to_owned(),
         };
-        let output = self.runtime.invoke_rpc(
+        let output = self.runtime.invoke_rpc_output(
             FLOW_TYPE,
             self.flow_id,
             GET_LOG_PAGE,

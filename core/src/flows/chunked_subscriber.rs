@@ -27,6 +27,7 @@ use crate::context::RpcContext;
 use crate::definition::{FlowDefinition, RpcDefinition};
 use crate::error::{Error, Result};
 use crate::options::{RpcInvokeOptions, StartFlowOptions};
+use crate::output::RpcOutput;
 use crate::retry::RetryPolicy;
 use crate::runtime::Runtime;
 use crate::typed::{decode_input, decode_output, encode};
@@ -136,8 +137,14 @@ pub fn archive_chunk_token(first_sequence: u64) -> Result<String> {
 /// The flow type's definition.
 pub fn definition() -> FlowDefinition {
     LOG.declare(FlowDefinition::builder(FLOW_TYPE))
-        .rpc(LOG.appending(RpcDefinition::new(REGISTER_SUBSCRIBER, register_subscriber)))
-        .rpc(RpcDefinition::new(GET_SUBSCRIBER_PAGE, get_subscriber_page))
+        .rpc(LOG.appending(RpcDefinition::new_with_output(
+            REGISTER_SUBSCRIBER,
+            register_subscriber,
+        )))
+        .rpc(RpcDefinition::new_with_output(
+            GET_SUBSCRIBER_PAGE,
+            get_subscriber_page,
+        ))
         .rpc(appends::register_subscribers_rpc())
         .rpc(appends::register_subscriber_once_rpc())
         .rpc(layout::change_chunk_size_rpc())
@@ -149,7 +156,7 @@ pub fn definition() -> FlowDefinition {
         .unwrap_or_else(|e| unreachable!("the built-in definition is valid: {e}"))
 }
 
-fn register_subscriber(ctx: &mut RpcContext<'_>, input: Value) -> Result<Value> {
+fn register_subscriber(ctx: &mut RpcContext<'_>, input: Value) -> Result<RpcOutput> {
     let input: RegisterSubscriberInput = decode_input(REGISTER_SUBSCRIBER, input)?;
     check_required_fields(&input.subscriber_id, &input.delivery_address)?;
     let subscriber = LOG.append(ctx, |sequence| {
@@ -159,7 +166,7 @@ fn register_subscriber(ctx: &mut RpcContext<'_>, input: Value) -> Result<Value> 
             delivery_address: input.delivery_address,
         })
     })?;
-    encode("subscriber", &subscriber)
+    RpcOutput::encode("subscriber", &subscriber)
 }
 
 /// The rule every registering RPC applies: both fields are non-empty.
@@ -173,10 +180,10 @@ fn check_required_fields(subscriber_id: &str, delivery_address: &str) -> Result<
     Ok(())
 }
 
-fn get_subscriber_page(ctx: &mut RpcContext<'_>, input: Value) -> Result<Value> {
+fn get_subscriber_page(ctx: &mut RpcContext<'_>, input: Value) -> Result<RpcOutput> {
     let input: GetSubscriberPageInput = decode_input(GET_SUBSCRIBER_PAGE, input)?;
     let page = LOG.page::<Subscriber>(ctx, &input.page_token)?;
-    encode(
+    RpcOutput::encode(
         "subscriber page",
         &SubscriberPage {
             page_token: page.page_token,
@@ -255,7 +262,7 @@ impl<'r> SubscriberArchive<'r> {
         let input = GetSubscriberPageInput {
             page_token: key.clone(),
         };
-        let output = self.runtime.invoke_rpc(
+        let output = self.runtime.invoke_rpc_output(
             FLOW_TYPE,
             self.flow_id,
             GET_SUBSCRIBER_PAGE,
@@ -271,7 +278,7 @@ impl<'r> SubscriberArchive<'r> {
         rpc: &str,
         input: &I,
     ) -> Result<O> {
-        let output = self.runtime.invoke_rpc(
+        let output = self.runtime.invoke_rpc_output(
             FLOW_TYPE,
             self.flow_id,
             rpc,

@@ -24,6 +24,7 @@ use crate::definition::{FlowDefinition, RpcDefinition};
 use crate::error::{Error, Result};
 use crate::hash_partition::HashPartitions;
 use crate::options::{RpcInvokeOptions, StartFlowOptions};
+use crate::output::RpcOutput;
 use crate::retry::RetryPolicy;
 use crate::runtime::Runtime;
 use crate::typed::{decode_input, decode_output, encode, AttributeMap};
@@ -122,15 +123,15 @@ pub fn profile_partition(email_address: &str) -> Result<String> {
 pub fn definition() -> FlowDefinition {
     FlowDefinition::builder(FLOW_TYPE)
         .map(PROFILES_MAP)
-        .rpc(RpcDefinition::new(
+        .rpc(RpcDefinition::new_with_output(
             UPSERT_CUSTOMER_PROFILE,
             upsert_customer_profile,
         ))
-        .rpc(RpcDefinition::new(
+        .rpc(RpcDefinition::new_with_output(
             GET_CUSTOMER_PROFILE_BY_EMAIL,
             get_customer_profile_by_email,
         ))
-        .rpc(RpcDefinition::new(
+        .rpc(RpcDefinition::new_with_output(
             DELETE_CUSTOMER_PROFILE,
             delete_customer_profile,
         ))
@@ -138,7 +139,7 @@ pub fn definition() -> FlowDefinition {
         .unwrap_or_else(|e| unreachable!("the built-in definition is valid: {e}"))
 }
 
-fn upsert_customer_profile(ctx: &mut RpcContext<'_>, input: Value) -> Result<Value> {
+fn upsert_customer_profile(ctx: &mut RpcContext<'_>, input: Value) -> Result<RpcOutput> {
     let input: CustomerProfile = decode_input(UPSERT_CUSTOMER_PROFILE, input)?;
     let email = canonical_email(&input.email_address)?;
     for (field, value) in [
@@ -166,10 +167,10 @@ fn upsert_customer_profile(ctx: &mut RpcContext<'_>, input: Value) -> Result<Val
         .profiles_by_canonical_email
         .insert(email, profile.clone());
     BUCKETS.set(ctx, &partition, &bucket)?;
-    encode("customer profile", &profile)
+    RpcOutput::encode("customer profile", &profile)
 }
 
-fn get_customer_profile_by_email(ctx: &mut RpcContext<'_>, input: Value) -> Result<Value> {
+fn get_customer_profile_by_email(ctx: &mut RpcContext<'_>, input: Value) -> Result<RpcOutput> {
     let email_address: String = decode_input(GET_CUSTOMER_PROFILE_BY_EMAIL, input)?;
     let email = canonical_email(&email_address)?;
     let partition = PARTITIONS.instance_for(email.as_bytes());
@@ -177,10 +178,10 @@ fn get_customer_profile_by_email(ctx: &mut RpcContext<'_>, input: Value) -> Resu
         .get(ctx, &partition)?
         .and_then(|mut bucket| bucket.profiles_by_canonical_email.remove(&email))
         .ok_or_else(|| Error::RecordNotFound(format!("customer profile {email:?} not found")))?;
-    encode("customer profile", &profile)
+    RpcOutput::encode("customer profile", &profile)
 }
 
-fn delete_customer_profile(ctx: &mut RpcContext<'_>, input: Value) -> Result<Value> {
+fn delete_customer_profile(ctx: &mut RpcContext<'_>, input: Value) -> Result<RpcOutput> {
     let email_address: String = decode_input(DELETE_CUSTOMER_PROFILE, input)?;
     let email = canonical_email(&email_address)?;
     let partition = PARTITIONS.instance_for(email.as_bytes());
@@ -194,7 +195,7 @@ fn delete_customer_profile(ctx: &mut RpcContext<'_>, input: Value) -> Result<Val
     } else {
         BUCKETS.set(ctx, &partition, &bucket)?;
     }
-    encode("customer profile", &profile)
+    RpcOutput::encode("customer profile", &profile)
 }
 
 /// Typed access to one customer directory for Rust callers.
@@ -272,7 +273,7 @@ impl<'r> CustomerDirectory<'r> {
     /// [`Error::LockConflict`]; see [`CustomerDirectory::upsert_with_retry`].
     pub fn upsert(&self, profile: &CustomerProfile) -> Result<CustomerProfile> {
         let options = upsert_options(&profile.email_address)?;
-        let output = self.runtime.invoke_rpc(
+        let output = self.runtime.invoke_rpc_output(
             FLOW_TYPE,
             self.flow_id,
             UPSERT_CUSTOMER_PROFILE,
@@ -291,7 +292,7 @@ impl<'r> CustomerDirectory<'r> {
     /// its bucket; [`Error::RecordNotFound`] when none is stored.
     pub fn get(&self, email_address: &str) -> Result<CustomerProfile> {
         let options = read_options(email_address)?;
-        let output = self.runtime.invoke_rpc(
+        let output = self.runtime.invoke_rpc_output(
             FLOW_TYPE,
             self.flow_id,
             GET_CUSTOMER_PROFILE_BY_EMAIL,
@@ -305,7 +306,7 @@ impl<'r> CustomerDirectory<'r> {
     /// it; [`Error::RecordNotFound`] when none is stored.
     pub fn delete(&self, email_address: &str) -> Result<CustomerProfile> {
         let partition = profile_partition(email_address)?;
-        let output = self.runtime.invoke_rpc(
+        let output = self.runtime.invoke_rpc_output(
             FLOW_TYPE,
             self.flow_id,
             DELETE_CUSTOMER_PROFILE,

@@ -18,6 +18,7 @@ use super::{
 };
 use crate::context::RpcContext;
 use crate::error::Result;
+use crate::output::RpcOutput;
 use crate::typed::{decode_input, decode_output, encode};
 
 /// Input of `AppendLogRecords`.
@@ -53,7 +54,7 @@ pub struct AppendLogRecordOnceInput {
     pub record: Value,
 }
 
-pub(super) fn append_log_records(ctx: &mut RpcContext<'_>, input: Value) -> Result<Value> {
+pub(super) fn append_log_records(ctx: &mut RpcContext<'_>, input: Value) -> Result<RpcOutput> {
     let input: AppendLogRecordsInput = decode_input(APPEND_LOG_RECORDS, input)?;
     validate_log_name(&input.log)?;
     let log = named_log(&input.log);
@@ -65,10 +66,10 @@ pub(super) fn append_log_records(ctx: &mut RpcContext<'_>, input: Value) -> Resu
     } else {
         log.append_batch_once(ctx, &input.idempotency_key, &payload, items, make)?
     };
-    encode("log entries", &AppendedLogEntries { entries })
+    RpcOutput::encode("log entries", &AppendedLogEntries { entries })
 }
 
-pub(super) fn append_log_record_once(ctx: &mut RpcContext<'_>, input: Value) -> Result<Value> {
+pub(super) fn append_log_record_once(ctx: &mut RpcContext<'_>, input: Value) -> Result<RpcOutput> {
     let input: AppendLogRecordOnceInput = decode_input(APPEND_LOG_RECORD_ONCE, input)?;
     validate_log_name(&input.log)?;
     let record = input.record;
@@ -77,7 +78,7 @@ pub(super) fn append_log_record_once(ctx: &mut RpcContext<'_>, input: Value) -> 
         named_log(&input.log).append_once(ctx, &input.idempotency_key, &payload, |sequence| {
             log_entry(sequence, record, None)
         })?;
-    encode("log entry", &entry)
+    RpcOutput::encode("log entry", &entry)
 }
 
 impl AppLog<'_> {
@@ -128,8 +129,8 @@ impl AppLog<'_> {
         rpc: &str,
         input: Value,
         options: &crate::options::RpcInvokeOptions,
-    ) -> Result<Value> {
+    ) -> Result<RpcOutput> {
         self.runtime
-            .invoke_rpc(FLOW_TYPE, self.flow_id, rpc, input, options)
+            .invoke_rpc_output(FLOW_TYPE, self.flow_id, rpc, input, options)
     }
 }

@@ -22,6 +22,7 @@ use crate::chunked_log::{
 };
 use crate::context::RpcContext;
 use crate::error::Result;
+use crate::output::RpcOutput;
 use crate::typed::{decode_input, decode_output, encode};
 
 /// Input of `TrimLog`.
@@ -73,14 +74,14 @@ pub struct LogEntriesFrom {
     pub chunks_to_load: Vec<String>,
 }
 
-pub(super) fn trim_log(ctx: &mut RpcContext<'_>, input: Value) -> Result<Value> {
+pub(super) fn trim_log(ctx: &mut RpcContext<'_>, input: Value) -> Result<RpcOutput> {
     let input: TrimLogInput = decode_input(TRIM_LOG, input)?;
     validate_log_name(&input.log)?;
     let outcome = named_log(&input.log).trim(ctx, input.trim.trim()?)?;
-    encode("trim outcome", &outcome)
+    RpcOutput::encode("trim outcome", &outcome)
 }
 
-pub(super) fn set_log_retention(ctx: &mut RpcContext<'_>, input: Value) -> Result<Value> {
+pub(super) fn set_log_retention(ctx: &mut RpcContext<'_>, input: Value) -> Result<RpcOutput> {
     let input: SetLogRetentionInput = decode_input(SET_LOG_RETENTION, input)?;
     validate_log_name(&input.log)?;
     let retention = input
@@ -88,15 +89,15 @@ pub(super) fn set_log_retention(ctx: &mut RpcContext<'_>, input: Value) -> Resul
         .keep_newest
         .map(|keep_newest| Retention { keep_newest });
     let change = named_log(&input.log).set_retention(ctx, retention)?;
-    encode("retention change", &change)
+    RpcOutput::encode("retention change", &change)
 }
 
-pub(super) fn read_log_from(ctx: &mut RpcContext<'_>, input: Value) -> Result<Value> {
+pub(super) fn read_log_from(ctx: &mut RpcContext<'_>, input: Value) -> Result<RpcOutput> {
     let input: ReadLogFromInput = decode_input(READ_LOG_FROM, input)?;
     validate_log_name(&input.log)?;
     let read =
         named_log(&input.log).read_from::<LogEntry>(ctx, input.read.sequence, input.read.limit)?;
-    encode(
+    RpcOutput::encode(
         "log entries",
         &LogEntriesFrom {
             log: input.log,

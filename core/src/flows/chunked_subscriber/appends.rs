@@ -22,6 +22,7 @@ use super::{
 use crate::context::RpcContext;
 use crate::definition::RpcDefinition;
 use crate::error::{Error, Result};
+use crate::output::RpcOutput;
 use crate::typed::{decode_input, encode};
 
 /// One subscriber of a batch, before it has a sequence.
@@ -76,14 +77,14 @@ pub struct RegisterSubscriberOnceInput {
 }
 
 pub(super) fn register_subscribers_rpc() -> RpcDefinition {
-    LOG.appending_idempotent(RpcDefinition::new(
+    LOG.appending_idempotent(RpcDefinition::new_with_output(
         REGISTER_SUBSCRIBERS,
         register_subscribers,
     ))
 }
 
 pub(super) fn register_subscriber_once_rpc() -> RpcDefinition {
-    LOG.appending_idempotent(RpcDefinition::new(
+    LOG.appending_idempotent(RpcDefinition::new_with_output(
         REGISTER_SUBSCRIBER_ONCE,
         register_subscriber_once,
     ))
@@ -106,7 +107,7 @@ fn numbered(sequence: u64, new: NewSubscriber, index: Option<usize>) -> Result<S
     })
 }
 
-fn register_subscribers(ctx: &mut RpcContext<'_>, input: Value) -> Result<Value> {
+fn register_subscribers(ctx: &mut RpcContext<'_>, input: Value) -> Result<RpcOutput> {
     let input: RegisterSubscribersInput = decode_input(REGISTER_SUBSCRIBERS, input)?;
     let items: Vec<(usize, NewSubscriber)> = input.subscribers.into_iter().enumerate().collect();
     let make = |sequence, (index, new)| numbered(sequence, new, Some(index));
@@ -119,17 +120,17 @@ fn register_subscribers(ctx: &mut RpcContext<'_>, input: Value) -> Result<Value>
         )?;
         LOG.append_batch_once(ctx, &input.idempotency_key, &payload, items, make)?
     };
-    encode("subscribers", &RegisteredSubscribers { subscribers })
+    RpcOutput::encode("subscribers", &RegisteredSubscribers { subscribers })
 }
 
-fn register_subscriber_once(ctx: &mut RpcContext<'_>, input: Value) -> Result<Value> {
+fn register_subscriber_once(ctx: &mut RpcContext<'_>, input: Value) -> Result<RpcOutput> {
     let input: RegisterSubscriberOnceInput = decode_input(REGISTER_SUBSCRIBER_ONCE, input)?;
     let new = NewSubscriber::new(input.subscriber_id, input.delivery_address);
     let payload = encode("payload", &new)?;
     let subscriber = LOG.append_once(ctx, &input.idempotency_key, &payload, |sequence| {
         numbered(sequence, new, None)
     })?;
-    encode("subscriber", &subscriber)
+    RpcOutput::encode("subscriber", &subscriber)
 }
 
 impl SubscriberArchive<'_> {

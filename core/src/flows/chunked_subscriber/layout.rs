@@ -18,7 +18,8 @@ use crate::chunked_log::{ChunkLayout, IdempotencyWindow};
 use crate::context::RpcContext;
 use crate::definition::RpcDefinition;
 use crate::error::Result;
-use crate::typed::{decode_input, encode};
+use crate::output::RpcOutput;
+use crate::typed::decode_input;
 
 /// Input of `ChangeSubscriberChunkSize`.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -41,22 +42,22 @@ pub struct ChunkSizeChange {
 }
 
 pub(super) fn change_chunk_size_rpc() -> RpcDefinition {
-    LOG.appending(RpcDefinition::new(
+    LOG.appending(RpcDefinition::new_with_output(
         CHANGE_SUBSCRIBER_CHUNK_SIZE,
         change_chunk_size,
     ))
 }
 
 pub(super) fn set_idempotency_window_rpc() -> RpcDefinition {
-    RpcDefinition::new(SET_SUBSCRIBER_IDEMPOTENCY_WINDOW, set_idempotency_window)
+    RpcDefinition::new_with_output(SET_SUBSCRIBER_IDEMPOTENCY_WINDOW, set_idempotency_window)
         .lock_attribute(super::ARCHIVE_STATE_ATTRIBUTE)
 }
 
-fn change_chunk_size(ctx: &mut RpcContext<'_>, input: Value) -> Result<Value> {
+fn change_chunk_size(ctx: &mut RpcContext<'_>, input: Value) -> Result<RpcOutput> {
     let input: ChangeChunkSizeInput = decode_input(CHANGE_SUBSCRIBER_CHUNK_SIZE, input)?;
     let from_sequence = LOG.change_chunk_size(ctx, input.chunk_size)?;
     let layouts = LOG.layout_history(ctx)?.layouts().to_vec();
-    encode(
+    RpcOutput::encode(
         "chunk size change",
         &ChunkSizeChange {
             chunk_size: input.chunk_size,
@@ -66,10 +67,10 @@ fn change_chunk_size(ctx: &mut RpcContext<'_>, input: Value) -> Result<Value> {
     )
 }
 
-fn set_idempotency_window(ctx: &mut RpcContext<'_>, input: Value) -> Result<Value> {
+fn set_idempotency_window(ctx: &mut RpcContext<'_>, input: Value) -> Result<RpcOutput> {
     let window: IdempotencyWindow = decode_input(SET_SUBSCRIBER_IDEMPOTENCY_WINDOW, input)?;
     LOG.set_idempotency_window(ctx, window)?;
-    encode("idempotency window", &window)
+    RpcOutput::encode("idempotency window", &window)
 }
 
 impl SubscriberArchive<'_> {

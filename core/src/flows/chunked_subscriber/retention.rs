@@ -26,6 +26,7 @@ use crate::chunked_log::{
 use crate::context::RpcContext;
 use crate::definition::RpcDefinition;
 use crate::error::Result;
+use crate::output::RpcOutput;
 use crate::typed::{decode_input, decode_output, encode};
 
 /// Output of `ReadSubscribersFrom`.
@@ -43,39 +44,42 @@ pub struct SubscribersFrom {
 }
 
 pub(super) fn trim_subscribers_rpc() -> RpcDefinition {
-    LOG.appending(RpcDefinition::new(TRIM_SUBSCRIBERS, trim_subscribers))
+    LOG.appending(RpcDefinition::new_with_output(
+        TRIM_SUBSCRIBERS,
+        trim_subscribers,
+    ))
 }
 
 pub(super) fn read_subscribers_from_rpc() -> RpcDefinition {
-    RpcDefinition::new(READ_SUBSCRIBERS_FROM, read_subscribers_from)
+    RpcDefinition::new_with_output(READ_SUBSCRIBERS_FROM, read_subscribers_from)
 }
 
 pub(super) fn set_subscriber_retention_rpc() -> RpcDefinition {
-    LOG.appending(RpcDefinition::new(
+    LOG.appending(RpcDefinition::new_with_output(
         SET_SUBSCRIBER_RETENTION,
         set_subscriber_retention,
     ))
 }
 
-fn set_subscriber_retention(ctx: &mut RpcContext<'_>, input: Value) -> Result<Value> {
+fn set_subscriber_retention(ctx: &mut RpcContext<'_>, input: Value) -> Result<RpcOutput> {
     let input: RetentionInput = decode_input(SET_SUBSCRIBER_RETENTION, input)?;
     let retention = input
         .keep_newest
         .map(|keep_newest| Retention { keep_newest });
     let change = LOG.set_retention(ctx, retention)?;
-    encode("retention change", &change)
+    RpcOutput::encode("retention change", &change)
 }
 
-fn trim_subscribers(ctx: &mut RpcContext<'_>, input: Value) -> Result<Value> {
+fn trim_subscribers(ctx: &mut RpcContext<'_>, input: Value) -> Result<RpcOutput> {
     let input: TrimInput = decode_input(TRIM_SUBSCRIBERS, input)?;
     let outcome = LOG.trim(ctx, input.trim()?)?;
-    encode("trim outcome", &outcome)
+    RpcOutput::encode("trim outcome", &outcome)
 }
 
-fn read_subscribers_from(ctx: &mut RpcContext<'_>, input: Value) -> Result<Value> {
+fn read_subscribers_from(ctx: &mut RpcContext<'_>, input: Value) -> Result<RpcOutput> {
     let input: ReadFromInput = decode_input(READ_SUBSCRIBERS_FROM, input)?;
     let read = LOG.read_from::<Subscriber>(ctx, input.sequence, input.limit)?;
-    encode(
+    RpcOutput::encode(
         "subscribers",
         &SubscribersFrom {
             subscribers: read.records,
@@ -126,7 +130,7 @@ impl SubscriberArchive<'_> {
         crate::chunked_log::validate_read_limit(limit)?;
         let input = encode("input", &ReadFromInput { sequence, limit })?;
         LOG.read_forward(|options| {
-            let output = self.runtime.invoke_rpc(
+            let output = self.runtime.invoke_rpc_output(
                 FLOW_TYPE,
                 self.flow_id,
                 READ_SUBSCRIBERS_FROM,
