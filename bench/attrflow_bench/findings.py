@@ -89,8 +89,11 @@ twice as long (the worker's call 48 → 110 µs, the loop's decoding 24 → 46 �
 hand-offs, while the same process pinned to one CPU took 38 µs a call: the output crosses
 from the worker to the loop as a tree of hundreds of allocations, and what one virtual CPU
 reads of what the other just wrote costs more or less depending on where the host runs
-them. An output crossing as one contiguous buffer, decoded in one pass, would not depend
-on it (the closing note's JSON text item).
+them. Since 2026-12-05 (13:45 UTC) the built-in flows' outputs cross as JSON text, one
+buffer of about 10 KB for the page, which the loop decodes into the dataclasses in one
+pass: `AsyncClient` archived pages one at a time went from 10,511–11,221 to 16,804–16,921
+a second (three alternating rounds with the build before; the Rust-native page, which
+decodes the same text into its structs, from 16,807–17,271 to 23,296–23,625).
 
 Since 2026-12-03 (18:00 UTC) the native module allocates with mimalloc instead of glibc's
 `malloc` (bench/notes/3b-python.md): the archived page, whose output tree is hundreds of
@@ -292,9 +295,11 @@ and uvicorn, SQLite's page cache (bounded per connection) and the one page in fl
 CLOSING = """\
 What would close the remaining gaps, in the order of their payoff:
 
-- Python one call at a time (targets 3-async-*): the two thread hand-offs of an
-  `AsyncClient` call (handing it to a watching worker, the loop watching for its result)
-  and about 5 µs of the loop's own work beyond the call are what remains of its fixed cost;
+- Python one call at a time (target 3-async-register; the archived page's output now
+  crosses as JSON text, one buffer, which a register's small output gains nothing from):
+  the two thread hand-offs of an `AsyncClient` call (handing it to a watching worker, the
+  loop watching for its result) and about 5 µs of the loop's own work beyond the call are
+  what remains of its fixed cost;
   a lone call the loop sees finish returns without further turns of the loop. The rest is
   the slow calls (about 1.5 % of registers, beside the store's checkpoint) that outlast the
   loop's 200 µs watch and then wait for its wake-up.
@@ -302,11 +307,6 @@ What would close the remaining gaps, in the order of their payoff:
   run as one batch on one worker; what is left at FULL is the loop's own CPU per append
   (the task's step, the future, encoding the input and decoding the output) competing on
   two cores with the group's members and COMMIT.
-- Outputs cross the core's RPC boundary as a `serde_json::Value`: for a page of 100
-  records, building that tree and freeing it cost about a third of the page's instructions
-  in the Rust API (callgrind: `typed::encode` 182K and decoding the typed page back 90K of
-  727K). A handler output written straight to JSON text (and kept typed for the Rust API)
-  would make every binding's page cheaper.
 - Appends against Redis one at a time (targets 4-*) and on many flows at once (section 6):
   an append still rewrites the whole open chunk (up to about 8 KB) and its WAL pages, but
   writing fewer bytes alone did not buy appends here: values padded so that SQLite
