@@ -17,7 +17,8 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
-use crate::decode::{failure_error, Decoder, Failure, Node, Step};
+use crate::decode::{Decoder, Node};
+use crate::mismatch::{failure_error, Failure, Step};
 use crate::text::lone_surrogate_in_json;
 
 /// How deeply containers may nest: what the core's JSON parser accepts.

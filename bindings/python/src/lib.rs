@@ -16,6 +16,7 @@ mod flow_clients;
 mod functions;
 mod integers;
 mod metrics;
+mod mismatch;
 mod python_flow;
 mod rpc_context;
 mod runtime;

@@ -22,12 +22,10 @@ use pyo3::prelude::*;
 use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
-use crate::decode::{
-    failure_error, got, mismatch_problem, next_field, Decoder, Failure, Node, Stash, Step,
-    INLINE_FIELDS, STASHED,
-};
+use crate::decode::{next_field, Dataclass, Decoder, Node, INLINE_FIELDS};
 use crate::encode::named_escape;
 use crate::errors::IntoPyResult;
+use crate::mismatch::{failure_error, got, mismatch_problem, Failure, Stash, Step, STASHED};
 
 /// A core result written as JSON text along a decoder's type, made without the
 /// interpreter by [`encode_output`] and turned into `bytes` by [`encoded`].
@@ -236,7 +234,7 @@ impl<'a> Writer<'a> {
     /// in declared order if they came in another.
     fn dataclass<'de, A: MapAccess<'de>>(
         self,
-        class: &crate::decode::Dataclass,
+        class: &Dataclass,
         mut map: A,
     ) -> Result<(), A::Error> {
         let Writer {
