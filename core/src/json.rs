@@ -4,6 +4,10 @@
 //! nearest float, so the record would come back changed. Such an integer is refused with
 //! an [`Error::InvalidInput`] that names where it is and what it was.
 
+use std::fmt;
+
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 use crate::error::{Error, Result};
@@ -19,16 +23,103 @@ pub fn parse(text: &str, what: impl Fn() -> String) -> Result<Value> {
     if !holds_a_non_integer(&value) {
         return Ok(value);
     }
-    if let Some((path, number)) = inexact_integer(text) {
-        return Err(Error::invalid_input(format!(
+    refuse_inexact_integers(text, &what)?;
+    Ok(value)
+}
+
+/// `text` checked as [`parse`] checks it (JSON, with no integer outside the range attrflow
+/// holds exactly) and kept as text, with no tree of values built: a handler's output written
+/// by a binding, which its callers decode from the text ([`crate::RpcOutput::Json`]).
+pub fn check_text(text: String, what: impl Fn() -> String) -> Result<Box<RawValue>> {
+    let not_json =
+        |e: serde_json::Error| Error::invalid_input(format!("{} is not JSON: {e}", what()));
+    let mut deserializer = serde_json::Deserializer::from_str(&text);
+    let floats = HoldsAFloat
+        .deserialize(&mut deserializer)
+        .and_then(|floats| deserializer.end().map(|()| floats))
+        .map_err(not_json)?;
+    if floats {
+        refuse_inexact_integers(&text, &what)?;
+    }
+    RawValue::from_string(text).map_err(not_json)
+}
+
+/// Refuses `text` (valid JSON) when it holds an integer outside the 64-bit range, naming
+/// where.
+fn refuse_inexact_integers(text: &str, what: &impl Fn() -> String) -> Result<()> {
+    match inexact_integer(text) {
+        Some((path, number)) => Err(Error::invalid_input(format!(
             "{} holds the integer {number} at {path}, outside the range attrflow stores \
              exactly ({} to {}); send it as a string",
             what(),
             i64::MIN,
             u64::MAX
-        )));
+        ))),
+        None => Ok(()),
     }
-    Ok(value)
+}
+
+/// Reads one JSON value and says whether it holds a number that is not a 64-bit integer
+/// (as [`holds_a_non_integer`] says of a value), keeping nothing.
+struct HoldsAFloat;
+
+impl<'de> DeserializeSeed<'de> for HoldsAFloat {
+    type Value = bool;
+
+    fn deserialize<D: Deserializer<'de>>(
+        self,
+        deserializer: D,
+    ) -> std::result::Result<bool, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for HoldsAFloat {
+    type Value = bool;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str("a JSON value")
+    }
+
+    fn visit_unit<E: de::Error>(self) -> std::result::Result<bool, E> {
+        Ok(false)
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> std::result::Result<bool, E> {
+        Ok(false)
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> std::result::Result<bool, E> {
+        Ok(false)
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> std::result::Result<bool, E> {
+        Ok(false)
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> std::result::Result<bool, E> {
+        Ok(true)
+    }
+
+    fn visit_str<E: de::Error>(self, _: &str) -> std::result::Result<bool, E> {
+        Ok(false)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<bool, A::Error> {
+        let mut floats = false;
+        while let Some(item) = seq.next_element_seed(HoldsAFloat)? {
+            floats |= item;
+        }
+        Ok(floats)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<bool, A::Error> {
+        let mut floats = false;
+        while map.next_key::<de::IgnoredAny>()?.is_some() {
+            floats |= map.next_value_seed(HoldsAFloat)?;
+        }
+        Ok(floats)
+    }
 }
 
 /// Whether `value` holds a number that is not a 64-bit integer: a float, or an integer
@@ -191,6 +282,32 @@ mod tests {
         );
         let message = refused("[1,{\"x\":2},3,\n 100000000000000000000000]");
         assert!(message.contains("at $[3]"), "{message}");
+    }
+
+    #[test]
+    fn text_is_kept_when_it_passes_what_parse_passes_and_refused_as_parse_refuses_it() {
+        let what = || "the output".to_owned();
+        for text in [
+            "18446744073709551615",
+            "[0,-0,1.5,1e300,-2.5E-3]",
+            r#"{"a\"b":{"c":[1,"99999999999999999999999"]}}"#,
+            " {\"spaced\": [1, 2.5]} ",
+        ] {
+            let kept = check_text(text.to_owned(), what).expect("valid JSON");
+            let reread: Value = serde_json::from_str(kept.get()).expect("JSON");
+            assert_eq!(reread, parse(text, what).expect("valid JSON"), "{text}");
+        }
+        for text in [
+            r#"{"name":"x","counts":[1.5,18446744073709551616]}"#,
+            "[1,100000000000000000000000]",
+            "[1,",
+            "1 2",
+            r#"{"a":}"#,
+        ] {
+            let refused = check_text(text.to_owned(), what).expect_err("refused");
+            let parsed = parse(text, what).expect_err("refused");
+            assert_eq!(refused.to_string(), parsed.to_string(), "{text}");
+        }
     }
 
     #[test]

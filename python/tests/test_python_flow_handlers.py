@@ -6,7 +6,7 @@ stores nothing, releases its locks and reaches the caller as WorkerInvocationErr
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 
 import pytest
 
@@ -83,6 +83,14 @@ class LedgerFlow(Flow):
     def keep(self, context: Context) -> RPCResult[str]:
         kept_contexts.append(context)
         return RPCResult(context.flow_id)
+
+    @rpc(name="Echo")
+    def echo(self, context: Context, value: Any) -> RPCResult[Any]:
+        return RPCResult({"written": value, "after": 1})
+
+    @rpc(name="Huge")
+    def huge(self, context: Context) -> RPCResult[Any]:
+        return RPCResult({"count": [1.5, 2**64]})
 
     @rpc(name="Wrong")  # type: ignore[arg-type]
     def wrong(self, context: Context) -> int:
@@ -171,3 +179,19 @@ def test_stored_values_use_camel_case_json(client: Client, ledger: LedgerFlow):
     client.start_flow(flow, "notes-1")
     assert client.invoke_rpc(flow.put, "notes-1", "hello") is None
     assert client.invoke_rpc(flow.raw, "notes-1") == '{"noteText":"hello"}'
+
+
+def test_an_output_comes_back_as_the_handler_wrote_it_with_no_inexact_integer(
+    client: Client, ledger: LedgerFlow
+):
+    value = {"z": [1.5, -(2**63), 2**64 - 1], "a": {"nested": None, "text": "é\u2028"}}
+    echoed = client.invoke_rpc(ledger.echo, FLOW_ID, value)
+    assert echoed == {"written": value, "after": 1}
+    assert list(echoed) == ["written", "after"]  # the order the handler wrote
+
+    with pytest.raises(WorkerInvocationError) as raised:
+        client.invoke_rpc(ledger.huge, FLOW_ID)
+    assert "the output of a Python handler holds the integer 18446744073709551616" in str(
+        raised.value
+    )
+    assert "at $.count[1]" in str(raised.value)

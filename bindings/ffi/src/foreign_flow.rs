@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use attrflow::definition::{FlowDefinition, RpcDefinition};
 use attrflow::retry::RetryPolicy as CorePolicy;
 use attrflow::store::StoreUrl;
-use attrflow::{Error, MapInstance, RpcInvokeOptions, Runtime, StartFlowOptions};
+use attrflow::{Error, MapInstance, RpcInvokeOptions, RpcOutput, Runtime, StartFlowOptions};
 use serde_json::Value;
 
 use crate::clients::{core_policy, RetryPolicy};
@@ -175,8 +175,9 @@ impl FlowTypeBuilder {
         loads: Vec<MapInstanceRef>,
         transactional: bool,
     ) {
-        let mut rpc =
-            RpcDefinition::new(name, move |ctx, input| call_foreign(&*handler, ctx, input));
+        let mut rpc = RpcDefinition::new_with_output(name, move |ctx, input| {
+            call_foreign(&*handler, ctx, input)
+        });
         for lock in locks {
             rpc = match lock.instance {
                 Some(instance) => rpc.lock_map_instance(lock.target, instance),
@@ -346,7 +347,7 @@ fn call_foreign(
     handler: &dyn RpcHandler,
     ctx: &mut attrflow::RpcContext<'_>,
     input: Value,
-) -> attrflow::Result<Value> {
+) -> attrflow::Result<RpcOutput> {
     let context = Arc::new(RpcContext::new(ctx.flow_id().to_owned()));
     let output = {
         let _window = ContextWindow::open(&context, ctx);
@@ -359,8 +360,10 @@ fn call_foreign(
                 message: reason,
             },
         )?;
-    serde_json::from_str(&output)
-        .map_err(|e| Error::handler(format!("a foreign handler returned invalid JSON: {e}")))
+    // Kept as the handler wrote it, checked as the core checks JSON from callers.
+    attrflow::json::check_text(output, || "the output of a foreign handler".into())
+        .map(RpcOutput::Json)
+        .map_err(|e| Error::handler(e.to_string()))
 }
 
 /// The core context of the call in progress, its lifetime erased.

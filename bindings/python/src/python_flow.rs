@@ -10,7 +10,7 @@
 //! (every store call detaches first).
 
 use attrflow::definition::FlowDefinition;
-use attrflow::{Error, RpcContext, RpcDefinition};
+use attrflow::{Error, RpcContext, RpcDefinition, RpcOutput};
 use pyo3::prelude::*;
 use pyo3::types::PyTypeMethods;
 use serde_json::Value;
@@ -43,7 +43,9 @@ pub(crate) fn definition(
         builder = builder.map(map);
     }
     for (name, locks, loads, transactional, handler) in rpcs {
-        let mut rpc = RpcDefinition::new(name, move |ctx, input| call_python(&handler, ctx, input));
+        let mut rpc = RpcDefinition::new_with_output(name, move |ctx, input| {
+            call_python(&handler, ctx, input)
+        });
         for (target, instance) in locks {
             rpc = match instance {
                 Some(instance) => rpc.lock_map_instance(target, instance),
@@ -65,7 +67,7 @@ fn call_python(
     handler: &Py<PyAny>,
     ctx: &mut RpcContext<'_>,
     input: Value,
-) -> attrflow::Result<Value> {
+) -> attrflow::Result<RpcOutput> {
     let input_json = input.to_string();
     let flow_id = ctx.flow_id().to_owned();
     Python::attach(|py| {
@@ -77,7 +79,9 @@ fn call_python(
         let output: String = output
             .and_then(|value| value.extract(py))
             .map_err(|e| failure(py, &e))?;
-        attrflow::json::parse(&output, || "the output of a Python handler".into())
+        // Kept as the handler wrote it: its caller decodes the text in one pass.
+        attrflow::json::check_text(output, || "the output of a Python handler".into())
+            .map(RpcOutput::Json)
             .map_err(|e| Error::handler(e.to_string()))
     })
 }
