@@ -85,6 +85,20 @@ impl RpcDefinition {
     /// An RPC whose handler returns an [`RpcOutput`]: typically its output written once as
     /// JSON text from typed data ([`RpcOutput::encode`]), which spares every caller a tree
     /// of values; otherwise as [`RpcDefinition::new`].
+    ///
+    /// ```
+    /// use attrflow::{RpcDefinition, RpcOutput};
+    /// #[derive(serde::Serialize)]
+    /// struct Greeting {
+    ///     text: String,
+    /// }
+    /// let greet = RpcDefinition::new_with_output("Greet", |_ctx, input| {
+    ///     let name = input.as_str().unwrap_or("world");
+    ///     let text = format!("hello, {name}");
+    ///     RpcOutput::encode("greeting", &Greeting { text })
+    /// });
+    /// assert_eq!(greet.name(), "Greet");
+    /// ```
     pub fn new_with_output(
         name: impl Into<String>,
         handler: impl Fn(&mut RpcContext<'_>, Value) -> Result<RpcOutput> + Send + Sync + 'static,
