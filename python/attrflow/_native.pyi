@@ -149,7 +149,9 @@ class Decoder:
 
     def __new__(cls, nodes: list[tuple[Any, ...]]) -> Decoder: ...
     def decode_json(self, text: str, what: str) -> Any:
-        """``text`` decoded as the type; raises ``ValueMappingError`` naming a mismatch."""
+        """``text`` decoded as the type in one pass (a dict or ``Any`` part keeps the text's
+        key order); raises ``ValueMappingError`` naming a mismatch, or saying the text is
+        not JSON."""
     def encode_json(self, value: Any, what: str) -> str:
         """``value`` as compact JSON text along the type; raises ``ValueMappingError`` naming
         a mismatch."""
