@@ -15,7 +15,6 @@ use serde_json::Value;
 
 use crate::context::RpcContext;
 use crate::error::{Error, Result};
-use crate::output::RpcOutput;
 
 /// An AttributeMap whose instances each hold a `T`.
 #[derive(Debug)]
@@ -72,13 +71,6 @@ pub(crate) fn decode_stored<T: DeserializeOwned>(physical: &str, value: &Value) 
             std::any::type_name::<T>()
         ))
     })
-}
-
-/// Decodes the output of the RPC `rpc` of a built-in flow for its typed client (see
-/// [`RpcOutput::decode`]); a mismatch means the handler and its client disagree about the
-/// output's shape.
-pub(crate) fn decode_output<T: DeserializeOwned>(rpc: &str, output: RpcOutput) -> Result<T> {
-    output.decode(rpc)
 }
 
 /// Decodes the stored JSON text of a value (or of one record of a chunk) as `T`, naming

@@ -51,18 +51,23 @@ def loads(token: str) -> RPCInvokeOptions:
     return RPCInvokeOptions(load_attribute_map_instances=(FLOW.subscriber_chunks.load(token),))
 
 
+async def start_with_awkward_ids(client: AsyncClient) -> None:
+    """Starts the archive and registers a subscriber under each of ``AWKWARD_IDS``."""
+    await client.start_flow(FLOW, FLOW_ID)
+    for subscriber_id in AWKWARD_IDS:
+        await client.invoke_rpc(
+            FLOW.register_subscriber,
+            FLOW_ID,
+            RegisterSubscriberInput(subscriber_id, f"{subscriber_id}@example.com"),
+        )
+
+
 def test_the_json_output_is_what_json_dumps_writes_for_the_decoded_output(
     store_url: str,
 ) -> None:
     async def main() -> None:
         async with await AsyncClient.open(store_url) as client:
-            await client.start_flow(FLOW, FLOW_ID)
-            for subscriber_id in AWKWARD_IDS:
-                await client.invoke_rpc(
-                    FLOW.register_subscriber,
-                    FLOW_ID,
-                    RegisterSubscriberInput(subscriber_id, "a@example.com"),
-                )
+            await start_with_awkward_ids(client)
             decoded = await client.invoke_rpc(
                 FLOW.get_subscriber_page,
                 FLOW_ID,
@@ -116,13 +121,7 @@ def page_as(output_type: type[object], name: str) -> BoundRpc[GetSubscriberPageI
 def test_the_json_output_follows_the_declared_order_of_the_output_type(store_url: str) -> None:
     async def main() -> None:
         async with await AsyncClient.open(store_url) as client:
-            await client.start_flow(FLOW, FLOW_ID)
-            for subscriber_id in AWKWARD_IDS:
-                await client.invoke_rpc(
-                    FLOW.register_subscriber,
-                    FLOW_ID,
-                    RegisterSubscriberInput(subscriber_id, f"{subscriber_id}@example.com"),
-                )
+            await start_with_awkward_ids(client)
             rpc = page_as(RegisteredPage, "reordered_page")
             page = GetSubscriberPageInput("current")
             decoded = await client.invoke_rpc(rpc, FLOW_ID, page, options=loads("current"))

@@ -62,7 +62,22 @@ impl Failure {
 pub(crate) type Stash = Cell<Option<Failure>>;
 
 /// The message of the placeholder error serde carries while the failure waits in a [`Stash`].
-pub(crate) const STASHED: &str = "the value does not fit its type";
+const STASHED: &str = "the value does not fit its type";
+
+/// `failure` put in `stash`, and the placeholder error that carries it up through serde.
+pub(crate) fn stashed<E: serde::de::Error>(stash: &Stash, failure: Failure) -> E {
+    stash.set(Some(failure));
+    E::custom(STASHED)
+}
+
+/// `error`, a part's, passed on with `step` (where the part is) added to the failure waiting
+/// in `stash`, if there is one (serde_json's own errors carry their position instead).
+pub(crate) fn within<E>(stash: &Stash, error: E, step: impl FnOnce() -> Step) -> E {
+    if let Some(failure) = stash.take() {
+        stash.set(Some(failure.within(step())));
+    }
+    error
+}
 
 /// The Python type name of a decoded JSON value, as messages say it.
 pub(crate) fn got(value: &Value) -> &'static str {

@@ -25,7 +25,7 @@ use serde_json::Value;
 use crate::decode::{next_field, Dataclass, Decoder, Node, INLINE_FIELDS};
 use crate::encode::named_escape;
 use crate::errors::IntoPyResult;
-use crate::mismatch::{failure_error, got, mismatch_problem, Failure, Stash, Step, STASHED};
+use crate::mismatch::{self, failure_error, got, mismatch_problem, Failure, Stash, Step};
 
 /// A core result written as JSON text along a decoder's type, made without the
 /// interpreter by [`encode_output`] and turned into `bytes` by [`encoded`].
@@ -108,16 +108,13 @@ impl<'a> Writer<'a> {
 
     /// `failure` stashed, and the placeholder error that carries it up through serde.
     fn fail<E: de::Error>(&self, failure: Failure) -> E {
-        self.stash.set(Some(failure));
-        E::custom(STASHED)
+        mismatch::stashed(self.stash, failure)
     }
 
-    /// The failure of a JSON value of kind `got` met by this node.
+    /// The failure of a JSON value of kind `got` met by this node (one that writes values of
+    /// some kind: see [`Writer::refusal`]).
     fn mismatch<E: de::Error>(&self, got: &str) -> E {
-        self.fail(Failure::at(match self.node() {
-            Node::Any | Node::Float => REFUSED.to_owned(),
-            node => mismatch_problem(node, got),
-        }))
+        self.fail(Failure::at(mismatch_problem(self.node(), got)))
     }
 
     /// Whether this node writes values of its kind, or refuses every value (a float or an
@@ -168,14 +165,6 @@ impl<'a> Writer<'a> {
         }))
     }
 
-    /// `error`, a part's, passed on with `step` added to the stashed failure.
-    fn within<E>(stash: &Stash, error: E, step: impl FnOnce() -> Step) -> E {
-        if let Some(failure) = stash.take() {
-            stash.set(Some(failure.within(step())));
-        }
-        error
-    }
-
     /// A JSON array's items as node `item`.
     fn items<'de, A: SeqAccess<'de>>(self, item: usize, mut seq: A) -> Result<(), A::Error> {
         let Writer {
@@ -193,7 +182,7 @@ impl<'a> Writer<'a> {
             }
             let next = seq
                 .next_element_seed(Writer::child(decoder, item, out, stash))
-                .map_err(|error| Self::within(stash, error, || Step::Index(index)))?;
+                .map_err(|error| mismatch::within(stash, error, || Step::Index(index)))?;
             if next.is_none() {
                 out.truncate(before);
                 break;
@@ -222,7 +211,7 @@ impl<'a> Writer<'a> {
             write_ascii_string(&key, out);
             out.push(b':');
             map.next_value_seed(Writer::child(decoder, item, out, stash))
-                .map_err(|error| Self::within(stash, error, || Step::Key(key.clone())))?;
+                .map_err(|error| mismatch::within(stash, error, || Step::Key(key.clone())))?;
         }
         out.push(b'}');
         Ok(())
@@ -266,7 +255,9 @@ impl<'a> Writer<'a> {
             write_ascii_string(&field.key, out);
             out.push(b':');
             map.next_value_seed(Writer::child(decoder, field.node, out, stash))
-                .map_err(|error| Self::within(stash, error, || Step::Field(field.key.clone())))?;
+                .map_err(|error| {
+                    mismatch::within(stash, error, || Step::Field(field.key.clone()))
+                })?;
             if let Some(span) = spans.get_mut(index) {
                 *span = Some((from, out.len()));
             }
@@ -278,10 +269,9 @@ impl<'a> Writer<'a> {
             .zip(spans.iter())
             .find_map(|(field, span)| span.is_none().then_some(field))
         {
-            stash.set(Some(
-                Failure::at("field is missing".to_owned()).within(Step::Field(field.key.clone())),
-            ));
-            return Err(de::Error::custom(STASHED));
+            let missing =
+                Failure::at("field is missing".to_owned()).within(Step::Field(field.key.clone()));
+            return Err(mismatch::stashed(stash, missing));
         }
         if !in_order {
             let written = out.split_off(start + 1);

@@ -55,7 +55,7 @@ use crate::options::{RpcInvokeOptions, StartFlowOptions};
 use crate::output::RpcOutput;
 use crate::retry::RetryPolicy;
 use crate::runtime::Runtime;
-use crate::typed::{decode_input, decode_output, encode};
+use crate::typed::{decode_input, encode};
 
 /// The flow type.
 pub const FLOW_TYPE: &str = "ChunkedLogFlow";
@@ -321,7 +321,7 @@ impl<'r> AppLog<'r> {
             encode("input", &input)?,
             &append_options(log),
         )?;
-        decode_output(APPEND_LOG_RECORD, output)
+        output.decode(APPEND_LOG_RECORD)
     }
 
     /// Appends `record` to `log`, retrying lock conflicts by the client's [`RetryPolicy`].
@@ -343,7 +343,7 @@ impl<'r> AppLog<'r> {
             encode("input", &input)?,
             &options,
         )?;
-        decode_output(GET_LOG_PAGE, output)
+        output.decode(GET_LOG_PAGE)
     }
 }
 

@@ -30,7 +30,7 @@ use crate::options::{RpcInvokeOptions, StartFlowOptions};
 use crate::output::RpcOutput;
 use crate::retry::RetryPolicy;
 use crate::runtime::Runtime;
-use crate::typed::{decode_input, decode_output, encode};
+use crate::typed::{decode_input, encode};
 
 /// The flow type.
 pub const FLOW_TYPE: &str = "ChunkedSubscriberFlow";
@@ -269,7 +269,7 @@ impl<'r> SubscriberArchive<'r> {
             encode("input", &input)?,
             &RpcInvokeOptions::new().load_attribute_map_instance(SUBSCRIBER_CHUNKS_MAP, key),
         )?;
-        decode_output(GET_SUBSCRIBER_PAGE, output)
+        output.decode(GET_SUBSCRIBER_PAGE)
     }
 
     /// Invokes one of the archive's RPCs with typed input and output, no per-call options.
@@ -285,6 +285,6 @@ impl<'r> SubscriberArchive<'r> {
             encode("input", input)?,
             &RpcInvokeOptions::new(),
         )?;
-        decode_output(rpc, output)
+        output.decode(rpc)
     }
 }

@@ -27,7 +27,7 @@ use crate::options::{RpcInvokeOptions, StartFlowOptions};
 use crate::output::RpcOutput;
 use crate::retry::RetryPolicy;
 use crate::runtime::Runtime;
-use crate::typed::{decode_input, decode_output, encode, AttributeMap};
+use crate::typed::{decode_input, encode, AttributeMap};
 
 /// The flow type.
 pub const FLOW_TYPE: &str = "CustomerDirectoryFlow";
@@ -280,7 +280,7 @@ impl<'r> CustomerDirectory<'r> {
             encode("input", profile)?,
             &options,
         )?;
-        decode_output(UPSERT_CUSTOMER_PROFILE, output)
+        output.decode(UPSERT_CUSTOMER_PROFILE)
     }
 
     /// Saves a profile, retrying lock conflicts by the client's [`RetryPolicy`].
@@ -299,7 +299,7 @@ impl<'r> CustomerDirectory<'r> {
             Value::String(email_address.to_owned()),
             &options,
         )?;
-        decode_output(GET_CUSTOMER_PROFILE_BY_EMAIL, output)
+        output.decode(GET_CUSTOMER_PROFILE_BY_EMAIL)
     }
 
     /// Deletes the profile of `email_address`, locking and loading its bucket, and returns
@@ -315,7 +315,7 @@ impl<'r> CustomerDirectory<'r> {
                 .lock_attribute_map_instance(PROFILES_MAP, partition.clone())
                 .load_attribute_map_instance(PROFILES_MAP, partition),
         )?;
-        decode_output(DELETE_CUSTOMER_PROFILE, output)
+        output.decode(DELETE_CUSTOMER_PROFILE)
     }
 }
 

@@ -10,7 +10,7 @@ use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, MapAccess, Seq
 use serde_json::Value;
 
 use super::{next_field, set_attribute, Dataclass, Decoder, Node, INLINE_FIELDS};
-use crate::mismatch::{got, mismatch_problem, Failure, Stash, Step, STASHED};
+use crate::mismatch::{self, got, mismatch_problem, Failure, Stash, Step};
 
 /// Decodes one JSON value as node `index` of `decoder`'s table, from any serde
 /// `Deserializer` (JSON text, or a core value), into the Python object it declares. It is
@@ -46,8 +46,7 @@ impl<'a, 'py> Seed<'a, 'py> {
 
     /// `failure` stashed, and the placeholder error that carries it up through serde.
     fn fail<E: de::Error>(self, failure: Failure) -> E {
-        self.stash.set(Some(failure));
-        E::custom(STASHED)
+        mismatch::stashed(self.stash, failure)
     }
 
     /// A Python error as a stashed failure.
@@ -55,13 +54,9 @@ impl<'a, 'py> Seed<'a, 'py> {
         result.map_err(|error| self.fail(Failure::Python(error)))
     }
 
-    /// `error`, a part's, passed on with `step` (where the part is) added to the stashed
-    /// failure, if there is one (serde_json's own errors carry their position instead).
+    /// `error`, a part's, passed on with `step` added to the stashed failure.
     fn within<E>(self, error: E, step: impl FnOnce() -> Step) -> E {
-        if let Some(failure) = self.stash.take() {
-            self.stash.set(Some(failure.within(step())));
-        }
-        error
+        mismatch::within(self.stash, error, step)
     }
 
     /// The failure of a JSON value of kind `got` (a Python type name) met by this node.

@@ -19,7 +19,7 @@ use super::{
 use crate::context::RpcContext;
 use crate::error::Result;
 use crate::output::RpcOutput;
-use crate::typed::{decode_input, decode_output, encode};
+use crate::typed::{decode_input, encode};
 
 /// Input of `AppendLogRecords`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -103,7 +103,7 @@ impl AppLog<'_> {
             append_options(log)
         };
         let output = self.invoke(APPEND_LOG_RECORDS, encode("input", &input)?, &options)?;
-        let appended: AppendedLogEntries = decode_output(APPEND_LOG_RECORDS, output)?;
+        let appended: AppendedLogEntries = output.decode(APPEND_LOG_RECORDS)?;
         Ok(appended.entries)
     }
 
@@ -121,7 +121,7 @@ impl AppLog<'_> {
             encode("input", &input)?,
             &idempotent_append_options(log),
         )?;
-        decode_output(APPEND_LOG_RECORD_ONCE, output)
+        output.decode(APPEND_LOG_RECORD_ONCE)
     }
 
     pub(super) fn invoke(

@@ -23,7 +23,7 @@ use crate::chunked_log::{
 use crate::context::RpcContext;
 use crate::error::Result;
 use crate::output::RpcOutput;
-use crate::typed::{decode_input, decode_output, encode};
+use crate::typed::{decode_input, encode};
 
 /// Input of `TrimLog`.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -119,7 +119,7 @@ impl AppLog<'_> {
             trim: trim.into(),
         };
         let output = self.invoke(TRIM_LOG, encode("input", &input)?, &append_options(log))?;
-        decode_output(TRIM_LOG, output)
+        output.decode(TRIM_LOG)
     }
 
     /// Makes every append to `log` keep at least its newest `keep_newest` entries (dropping
@@ -135,7 +135,7 @@ impl AppLog<'_> {
             encode("input", &input)?,
             &append_options(log),
         )?;
-        decode_output(SET_LOG_RETENTION, output)
+        output.decode(SET_LOG_RETENTION)
     }
 
     /// Waits up to `timeout` for entries of `log` after `after` (0: from the start) and
@@ -178,7 +178,7 @@ impl AppLog<'_> {
         )?;
         named_log(log).read_forward(|options| {
             let output = self.invoke(READ_LOG_FROM, input.clone(), &options)?;
-            let mut read: LogEntriesFrom = decode_output(READ_LOG_FROM, output)?;
+            let mut read: LogEntriesFrom = output.decode(READ_LOG_FROM)?;
             let to_load = std::mem::take(&mut read.chunks_to_load);
             Ok((read, to_load))
         })

@@ -27,7 +27,7 @@ use crate::context::RpcContext;
 use crate::definition::RpcDefinition;
 use crate::error::Result;
 use crate::output::RpcOutput;
-use crate::typed::{decode_input, decode_output, encode};
+use crate::typed::{decode_input, encode};
 
 /// Output of `ReadSubscribersFrom`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -137,7 +137,7 @@ impl SubscriberArchive<'_> {
                 input.clone(),
                 &options,
             )?;
-            let mut read: SubscribersFrom = decode_output(READ_SUBSCRIBERS_FROM, output)?;
+            let mut read: SubscribersFrom = output.decode(READ_SUBSCRIBERS_FROM)?;
             let to_load = std::mem::take(&mut read.chunks_to_load);
             Ok((read, to_load))
         })
