@@ -3,8 +3,10 @@
 
 attrflow is measured as Rust threads (the ``concurrency`` command of ``attrflow-bench``,
 with group commit and with one COMMIT per call) and as ``AsyncClient`` tasks (public API
-only); Redis as 16 asyncio redis-py clients. Every figure is interleaved repeat by repeat
-with the Redis figure it is divided by. Also: lock conflicts per 1,000 appends, COMMITs
+only); Redis twice, each client against its own kind: 16 connections of redis-benchmark
+(Redis's own load generator, in C) against the Rust threads, and 16 asyncio redis-py
+clients against the ``AsyncClient`` tasks. Every figure is interleaved repeat by repeat
+with the Redis figures it is divided by. Also: lock conflicts per 1,000 appends, COMMITs
 (fsyncs) per append, and a lone appender's latency grouped against one COMMIT per call.
 
 Run just this section::
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -141,6 +144,12 @@ def figures(rust: RustBench, smoke: bool, results: Results) -> None:
             for shape, flows in SHAPES.items():
                 server.flushall()
                 results.add(
+                    f"concurrency.redis_benchmark.{shape}.appends_per_s",
+                    "ops/s",
+                    redis_streams.benchmark_xadd_rate(port, APPENDERS, flows, plan.seconds),
+                )
+                server.flushall()
+                results.add(
                     f"concurrency.redis.{shape}.appends_per_s",
                     "ops/s",
                     asyncio.run(_redis_rate(port, flows, plan.seconds)),
@@ -211,6 +220,42 @@ def _write_volume(results: Results, native: str) -> list[str]:
     ]
 
 
+REDIS_CLIENTS = {
+    "redis_benchmark": "redis-benchmark (C), 16 connections",
+    "redis": "redis-py, 16 asyncio clients",
+}
+"""The two ways this section drives Redis, as the table names them."""
+
+
+def against_redis(results: Results, prefix: str, redis: str, target: float | None = None) -> str:
+    """``prefix``'s appends/s as a multiple of the Redis figure ``redis`` (a prefix of
+    ``redis_rows``), with the verdict when ``target`` is judged against that one ("—" when
+    the run did not measure it)."""
+    if f"{redis}.appends_per_s" not in results.series:
+        return "—"
+    ratio = _ratio(results, f"{prefix}.appends_per_s", f"{redis}.appends_per_s")
+    if target is None:
+        return f"{ratio.median:.2f}"
+    return f"{ratio.median:.2f} ({target:g}×, {'met' if ratio.median >= target else '**missed**'})"
+
+
+def redis_rows(
+    results: Results, section: str, shape: str, label: str, cells: Callable[[str], str]
+) -> list[str]:
+    """A table row for each way Redis was driven in ``section`` on ``shape`` (its figures
+    named ``{section}.{client}.{shape}``), ``cells(prefix)`` filling the columns after the
+    appends/s."""
+    rows = []
+    for client, described in REDIS_CLIENTS.items():
+        prefix = f"{section}.{client}.{shape}"
+        if f"{prefix}.appends_per_s" in results.series:
+            rows.append(
+                f"| Redis XADD, {described} | {label} | "
+                f"{_figure(results, f'{prefix}.appends_per_s')} | {cells(prefix)} |"
+            )
+    return rows
+
+
 def render(results: Results) -> list[str]:
     """This section of BENCHMARKS.md (empty when the run did not measure it)."""
     if "concurrency.redis.one_flow.appends_per_s" not in results.series:
@@ -221,40 +266,52 @@ def render(results: Results) -> list[str]:
         "",
         f"{results.facts['concurrency.appenders']} appenders for "
         f"{results.facts['concurrency.seconds']} s each at `synchronous=FULL`, against Redis "
-        "Streams XADD with `appendfsync always` and as many asyncio redis-py clients. "
-        "Rust threads call the core directly; `AsyncClient` tasks share one client. "
+        "Streams XADD with `appendfsync always`, driven twice: by redis-benchmark, Redis's "
+        "own load generator in C, with as many connections (on 16 streams each XADD goes to "
+        "one picked at random), and by as many asyncio redis-py clients. Each attrflow "
+        "figure is judged against the Redis client of its own kind: Rust threads, which "
+        "call the core directly, against redis-benchmark; `AsyncClient` tasks, sharing one "
+        "client, against redis-py. "
         '"one COMMIT per call" is the same build with `group_max_calls=1`. Lock conflicts '
         "are retried at once and counted; COMMITs per append come from the store's own "
         "counter (one fsync each); bytes written per append are the process's own (`wchar` "
         "of `/proc/self/io`: the WAL frames of every COMMIT, 4 KiB pages, and what "
         "checkpoints copy into the database file).",
         "",
-        "| appenders | shape | appends/s | × Redis (target) | conflicts / 1,000 | "
-        "COMMITs / append | bytes written / append |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
+        "| appenders | shape | appends/s | × Redis, redis-benchmark (target) | "
+        "× Redis, redis-py (target) | conflicts / 1,000 | COMMITs / append | "
+        "bytes written / append |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for shape in SHAPES:
-        redis = f"concurrency.redis.{shape}.appends_per_s"
         label = "one flow" if shape == "one_flow" else f"{SHAPES[shape]} flows"
         rows = [
-            ("Rust threads, group commit", f"{native}.grouped.{shape}", RUST_TARGET),
-            ("Rust threads, one COMMIT per call", f"{native}.per_call.{shape}", None),
-            ("`AsyncClient` tasks, group commit", f"concurrency.async.{shape}", ASYNC_TARGET),
+            ("Rust threads, group commit", f"{native}.grouped.{shape}", RUST_TARGET, None),
+            ("Rust threads, one COMMIT per call", f"{native}.per_call.{shape}", None, None),
+            ("`AsyncClient` tasks, group commit", f"concurrency.async.{shape}", None, ASYNC_TARGET),
         ]
-        for who, prefix, target in rows:
-            ratio = _ratio(results, f"{prefix}.appends_per_s", redis)
-            verdict = ""
-            if target is not None:
-                verdict = f" ({target:g}×, {'met' if ratio.median >= target else '**missed**'})"
+        c_driven = f"concurrency.redis_benchmark.{shape}"
+        py_driven = f"concurrency.redis.{shape}"
+        for who, prefix, native_target, python_target in rows:
             commits = _optional(results, f"{prefix}.commits_per_append", 2)
             written = _optional(results, f"{prefix}.written_per_append")
             lines.append(
                 f"| {who} | {label} | {_figure(results, f'{prefix}.appends_per_s')} | "
-                f"{ratio.median:.2f}{verdict} | "
+                f"{against_redis(results, prefix, c_driven, native_target)} | "
+                f"{against_redis(results, prefix, py_driven, python_target)} | "
                 f"{_figure(results, f'{prefix}.conflicts_per_1000', 1)} | {commits} | "
                 f"{written} |"
             )
-        lines.append(f"| Redis XADD | {label} | {_figure(results, redis)} | 1.00 | — | — | — |")
+        lines += redis_rows(
+            results,
+            "concurrency",
+            shape,
+            label,
+            lambda prefix, c=c_driven, py=py_driven: (
+                f"{against_redis(results, prefix, c)} | "
+                f"{against_redis(results, prefix, py)} | — | — | —"
+            ),
+        )
     latency = _ratio(
         results, f"{native}.grouped.single_append_us", f"{native}.per_call.single_append_us"
     )

@@ -27,7 +27,14 @@ from pathlib import Path
 from types import TracebackType
 
 from attrflow_bench import redis_streams
-from attrflow_bench.concurrency import _figure, _ratio, _redis_rate
+from attrflow_bench.concurrency import (
+    REDIS_CLIENTS,
+    _figure,
+    _ratio,
+    _redis_rate,
+    against_redis,
+    redis_rows,
+)
 from attrflow_bench.notes import note
 from attrflow_bench.results import Results
 from attrflow_bench.rust_bench import RustBench
@@ -147,10 +154,23 @@ def figures(rust: RustBench, smoke: bool, results: Results) -> None:
             for shape, flows in SHAPES.items():
                 server.flushall()
                 results.add(
+                    f"pg.redis_benchmark.{shape}.appends_per_s",
+                    "ops/s",
+                    redis_streams.benchmark_xadd_rate(port, APPENDERS, flows, plan.seconds),
+                )
+                server.flushall()
+                results.add(
                     f"pg.redis.{shape}.appends_per_s",
                     "ops/s",
                     asyncio.run(_redis_rate(port, flows, plan.seconds)),
                 )
+
+
+def _against_redis(results: Results, prefix: str, shape: str) -> str:
+    """``prefix``'s appends/s as a multiple of each Redis figure of ``shape``: two cells."""
+    return " | ".join(
+        against_redis(results, prefix, f"pg.{client}.{shape}") for client in REDIS_CLIENTS
+    )
 
 
 def render(results: Results) -> list[str]:
@@ -166,18 +186,18 @@ def render(results: Results) -> list[str]:
         "default, with the store's default pool of 8 connections and 4 lanes) and with one "
         "transaction per call (`group_commit=off`, a pool of one connection per thread), "
         "against Redis "
-        "Streams XADD with `appendfsync always` and as many asyncio redis-py clients; "
+        "Streams XADD with `appendfsync always`, driven by redis-benchmark (Redis's own load "
+        "generator, in C) with as many connections and by as many asyncio redis-py clients; "
         "PostgreSQL is scripts/postgres.sh's server with `POSTGRES_DURABLE=1` (default "
         "`fsync`, `synchronous_commit=on`) on loopback. Each ratio is taken repeat by repeat.",
         "",
-        "| path | shape | appends/s | × one transaction per call | × Redis | "
-        "conflicts / 1,000 | COMMITs / append |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
+        "| path | shape | appends/s | × one transaction per call | × Redis, redis-benchmark | "
+        "× Redis, redis-py | conflicts / 1,000 | COMMITs / append |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     verdicts = []
     for shape, flows in SHAPES.items():
         label = "one archive" if flows == 1 else f"{flows} archives"
-        redis = f"pg.redis.{shape}.appends_per_s"
         per_call = f"pg.per_call.{shape}.appends_per_s"
         for path, who in (("grouped", "group commit"), ("per_call", "one transaction per call")):
             prefix = f"pg.{path}.{shape}"
@@ -189,10 +209,16 @@ def render(results: Results) -> list[str]:
             lines.append(
                 f"| {who} | {label} | {_figure(results, f'{prefix}.appends_per_s')} | "
                 f"{_ratio(results, f'{prefix}.appends_per_s', per_call).median:.2f} | "
-                f"{_ratio(results, f'{prefix}.appends_per_s', redis).median:.2f} | "
+                f"{_against_redis(results, prefix, shape)} | "
                 f"{_figure(results, f'{prefix}.conflicts_per_1000', 1)} | {commits} |"
             )
-        lines.append(f"| Redis XADD | {label} | {_figure(results, redis)} | — | 1.00 | — | — |")
+        lines += redis_rows(
+            results,
+            "pg",
+            shape,
+            label,
+            lambda prefix, shape=shape: f"— | {_against_redis(results, prefix, shape)} | — | —",
+        )
         grouped = results.summary(f"pg.grouped.{shape}.appends_per_s").median
         target = ISSUE_TARGETS[shape]
         verdicts.append(

@@ -4,6 +4,7 @@ against the ``current`` page); and the latency of a tailer waiting in XREAD BLOC
 
 from __future__ import annotations
 
+import csv
 import shutil
 import subprocess
 import tempfile
@@ -79,6 +80,34 @@ def xadd_rate(client: redis.Redis, first: int, calls: int) -> float:
             },
         )
     return calls / (time.perf_counter() - started)
+
+
+BENCHMARK_RATE_GUESS = 30_000
+"""XADDs a second redis-benchmark is asked for per second of a run: about what Redis with
+``appendfsync always`` reaches with 16 connections on a 2-core machine, so a run lasts about
+as long as asked."""
+
+
+def benchmark_xadd_rate(port: int, clients: int, streams: int, seconds: float) -> float:
+    """XADDs per second from Redis's own C load generator, ``redis-benchmark``, with
+    ``clients`` connections on one stream or, with ``streams`` > 1, each XADD on one of
+    ``streams`` streams picked at random; the records as :func:`xadd_rate` writes them.
+
+    redis-benchmark drives all its connections from one thread with an event loop, so the
+    load generator costs far less CPU than ``clients`` Python clients on the same cores:
+    what it measures is Redis, not the client."""
+    key = STREAM if streams == 1 else f"{STREAM}-__rand_int__"
+    argv = ["redis-benchmark", "-h", HOST, "-p", str(port), "-c", str(clients)]
+    argv += ["-n", str(max(1_000, round(seconds * BENCHMARK_RATE_GUESS))), "--csv"]
+    if streams > 1:
+        argv += ["-r", str(streams)]
+    argv += ["XADD", key, "*", "subscriberId", "subscriber-0000001"]
+    argv += ["deliveryAddress", "subscriber-0000001@example.com"]
+    finished = subprocess.run(argv, capture_output=True, text=True, check=True, timeout=600)
+    rows = list(csv.DictReader(finished.stdout.splitlines()))
+    if len(rows) != 1 or not rows[0].get("rps"):
+        raise RuntimeError(f"redis-benchmark printed no rate: {finished.stdout!r}")
+    return float(rows[0]["rps"])
 
 
 def xrevrange_latency_us(client: redis.Redis, calls: int) -> float:

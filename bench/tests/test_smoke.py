@@ -68,6 +68,7 @@ def test_the_smoke_run_writes_every_figure_and_target(tmp_path: Path) -> None:
         expected += ["redis.xadd_per_s@full", "attrflow.current_page_us@normal"]
         expected += [
             "concurrency.redis.one_flow.appends_per_s",
+            "concurrency.redis_benchmark.many_flows.appends_per_s",
             "concurrency.native.grouped.many_flows.appends_per_s",
             "concurrency.native.grouped.many_flows.written_per_append",
             "concurrency.native.delayed.single_append_us",
@@ -82,6 +83,7 @@ def test_the_smoke_run_writes_every_figure_and_target(tmp_path: Path) -> None:
             "pg.grouped.one_flow.appends_per_s",
             "pg.per_call.many_flows.appends_per_s",
             "pg.redis.one_flow.appends_per_s",
+            "pg.redis_benchmark.many_flows.appends_per_s",
         ]
     for name in expected:
         assert len(results["series"][name]) == 2, name
