@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -240,18 +239,25 @@ def against_redis(results: Results, prefix: str, redis: str, target: float | Non
 
 
 def redis_rows(
-    results: Results, section: str, shape: str, label: str, cells: Callable[[str], str]
+    results: Results, section: str, shape: str, label: str, dashes: tuple[int, int]
 ) -> list[str]:
     """A table row for each way Redis was driven in ``section`` on ``shape`` (its figures
-    named ``{section}.{client}.{shape}``), ``cells(prefix)`` filling the columns after the
-    appends/s."""
+    named ``{section}.{client}.{shape}``): its appends/s, ``dashes[0]`` empty cells, its
+    multiples of each Redis figure (one cell each, as ``REDIS_CLIENTS`` orders them), then
+    ``dashes[1]`` empty cells."""
     rows = []
     for client, described in REDIS_CLIENTS.items():
         prefix = f"{section}.{client}.{shape}"
         if f"{prefix}.appends_per_s" in results.series:
+            cells = ["—"] * dashes[0]
+            cells += [
+                against_redis(results, prefix, f"{section}.{other}.{shape}")
+                for other in REDIS_CLIENTS
+            ]
+            cells += ["—"] * dashes[1]
             rows.append(
                 f"| Redis XADD, {described} | {label} | "
-                f"{_figure(results, f'{prefix}.appends_per_s')} | {cells(prefix)} |"
+                f"{_figure(results, f'{prefix}.appends_per_s')} | {' | '.join(cells)} |"
             )
     return rows
 
@@ -302,16 +308,7 @@ def render(results: Results) -> list[str]:
                 f"{_figure(results, f'{prefix}.conflicts_per_1000', 1)} | {commits} | "
                 f"{written} |"
             )
-        lines += redis_rows(
-            results,
-            "concurrency",
-            shape,
-            label,
-            lambda prefix, c=c_driven, py=py_driven: (
-                f"{against_redis(results, prefix, c)} | "
-                f"{against_redis(results, prefix, py)} | — | — | —"
-            ),
-        )
+        lines += redis_rows(results, "concurrency", shape, label, (0, 3))
     latency = _ratio(
         results, f"{native}.grouped.single_append_us", f"{native}.per_call.single_append_us"
     )

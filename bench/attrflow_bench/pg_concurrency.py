@@ -212,13 +212,7 @@ def render(results: Results) -> list[str]:
                 f"{_against_redis(results, prefix, shape)} | "
                 f"{_figure(results, f'{prefix}.conflicts_per_1000', 1)} | {commits} |"
             )
-        lines += redis_rows(
-            results,
-            "pg",
-            shape,
-            label,
-            lambda prefix, shape=shape: f"— | {_against_redis(results, prefix, shape)} | — | —",
-        )
+        lines += redis_rows(results, "pg", shape, label, (1, 2))
         grouped = results.summary(f"pg.grouped.{shape}.appends_per_s").median
         target = ISSUE_TARGETS[shape]
         verdicts.append(
