@@ -314,11 +314,12 @@ What would close the remaining gaps, in the order of their payoff:
   on its own (17.4 KB to 8–10 KB) and cut those of 16 flows grouped by 38 %, and neither
   rate moved beyond the noise. A lone FULL append waits on the fsync itself; on many flows
   a member costs about 17 µs more CPU than on one (57 against 40 µs per append), on the
-  path every member of a group waits behind (bench/notes/6-concurrency.md). Against Redis
-  driven by its own C client (section 6's target since 2026-12-05; the redis-py clients
-  held Redis to about half its rate) 2× is out of reach of today's CPU per append: the
-  process spends 33–41 µs of CPU per append against Redis's 15 µs per XADD, so two cores
-  fully used would give 1.5–1.9× at most, before the serial path of each group.
+  path every member of a group waits behind (bench/notes/6-concurrency.md). Since
+  2026-12-05 section 6 judges the Rust threads against Redis driven by its own C client
+  (redis-py clients held Redis to about half its rate). That Redis syncs once per about
+  eight XADDs, as attrflow commits once per about nine appends: 2× of it with the same 16
+  writers needs every group to hold all 16 (the writers one COMMIT answers back in line
+  before the next group closes), not cheaper members alone.
 - Measurement: every ratio pairs figures taken seconds apart on two shared cores; the
   min–max columns show how far that moves them.
 """
