@@ -262,6 +262,31 @@ def redis_rows(
     return rows
 
 
+JUDGED = {
+    "rust": ("concurrency.native.grouped", "redis_benchmark", RUST_TARGET),
+    "async": ("concurrency.async", "redis", ASYNC_TARGET),
+}
+"""Each judged figure of this section: its prefix, the Redis figure it is divided by and
+its target."""
+
+SHAPE_KEYS = {"one_flow": "one-flow", "many_flows": f"{APPENDERS}-flows"}
+"""How a shape is named in a target's key (``6-rust-one-flow``, say)."""
+
+
+def missed(results: Results) -> list[str]:
+    """The keys of this section's targets the run missed (none when it did not run)."""
+    keys = []
+    for who, (prefix, redis, target) in JUDGED.items():
+        for shape, key in SHAPE_KEYS.items():
+            baseline = f"concurrency.{redis}.{shape}.appends_per_s"
+            if baseline not in results.series:
+                continue
+            ratio = _ratio(results, f"{prefix}.{shape}.appends_per_s", baseline)
+            if ratio.median < target:
+                keys.append(f"6-{who}-{key}")
+    return keys
+
+
 def render(results: Results) -> list[str]:
     """This section of BENCHMARKS.md (empty when the run did not measure it)."""
     if "concurrency.redis.one_flow.appends_per_s" not in results.series:

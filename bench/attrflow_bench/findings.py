@@ -266,6 +266,39 @@ same as `fsync` there. So the FULL register is the disk's sync plus the call, an
 whose AOF grows with each entry (183 µs to append 4 KB and fsync it on that disk), pays
 its own sync plus a round trip."""
 
+_GROUP_COMMIT = """\
+Section 6: 16 Rust threads at FULL against Redis driven by redis-benchmark. Both serve their
+16 writers in two cohorts: Redis syncs its AOF once per about eight XADDs, one sync every
+267 µs (`perf stat -e syscalls:sys_enter_fdatasync` on the server), and attrflow commits
+once per about nine appends (the COMMITs per append column), one group about every 330 µs
+on one flow. On one flow the difference is the members' own work on the turn holder (about
+11 µs each: the handler's reads and the open chunk's split, the upsert, the savepoint); on
+16 flows each group also rewrites about eight open chunks, 26–28 WAL frames per COMMIT
+against 5, some 13 µs more CPU per append on that path. With the same writers and disk, 2×
+of this Redis needs groups holding all 16 writers (the writers one COMMIT answers back in
+line before the next group closes); a commit delay that waits for them grows the groups
+but costs each member more than it saves. The process spends 33–41 µs of CPU per append
+and uses 0.85–0.9 of its two cores (bench/notes/6-concurrency.md has the measurements)."""
+
+_GROUP_COMMIT_PYTHON = """\
+Section 6: 16 `AsyncClient` tasks at FULL against 16 asyncio redis-py clients, each side's
+client code on one event loop's thread. The calls the tasks submit in one turn of the loop
+run as one batch on one worker thread (one group, one COMMIT), so what is left is the
+loop's own CPU per append (the task's step, the future, encoding the input and decoding the
+output) competing with that worker for the two cores, as in target 3-concurrent-full's
+profile; this ratio has moved between 0.96× and 1.31× from one run to the next."""
+
+_POSTGRES = """\
+Section 7: on 16 archives a lane's groups hold only the callers of the flows hashed to it,
+about four with the default four lanes (0.27–0.29 COMMITs per append), and the two cores
+are busy: measured on 2026-12-05 at about 6,300 appends/s, the client took about 79 µs of
+CPU per append and the four lanes' backends about 209 µs, spread over executing the
+prepared statements, parsing, the loopback sockets and the commit's WAL flush, with nothing
+standing out (bench/notes/7-postgresql.md). The goal is an absolute figure set on another
+machine; it has been met and missed in runs a few hours apart. An append that does not
+write the open chunk's value (up to 8 KB) again, a row per record behind a layout version
+and a migration, is what would cut the server's work."""
+
 FINDINGS: dict[str, str] = {
     "1": _GROWTH,
     "2-full": _DURABLE,
@@ -287,6 +320,12 @@ pairs of bytes; the attrflow page arrives as 100 checked `Subscriber` dataclasse
 the native decoder (the same profile as target 3's page reads).
 Without hiredis (redis-py's pure-Python parser) the same comparison came out 2.3–9.4× in
 attrflow's favour on this machine; the target is judged against the faster client.""",
+    "6-rust-one-flow": _GROUP_COMMIT,
+    "6-rust-16-flows": _GROUP_COMMIT,
+    "6-async-one-flow": _GROUP_COMMIT_PYTHON,
+    "6-async-16-flows": _GROUP_COMMIT_PYTHON,
+    "7-pg-one-archive": _POSTGRES,
+    "7-pg-16-archives": _POSTGRES,
     "5": """\
 The service keeps no page after answering it; its resident set is the interpreter, Quart
 and uvicorn, SQLite's page cache (bounded per connection) and the one page in flight.""",

@@ -173,6 +173,16 @@ def _against_redis(results: Results, prefix: str, shape: str) -> str:
     )
 
 
+def missed(results: Results) -> list[str]:
+    """The keys of this section's targets the run missed (none when it did not run)."""
+    return [
+        f"7-pg-{'one-archive' if shape == 'one_flow' else f'{APPENDERS}-archives'}"
+        for shape, target in ISSUE_TARGETS.items()
+        if f"pg.grouped.{shape}.appends_per_s" in results.series
+        and results.summary(f"pg.grouped.{shape}.appends_per_s").median < target
+    ]
+
+
 def render(results: Results) -> list[str]:
     """This section of BENCHMARKS.md (empty when the run did not measure it)."""
     if "pg.redis.one_flow.appends_per_s" not in results.series:

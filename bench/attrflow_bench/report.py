@@ -139,6 +139,7 @@ def render(results: Results, plotted: bool) -> str:
     lines += concurrency.render(results)
     lines += pg_concurrency.render(results)
     lines += tailing.render(results)
+    missed += concurrency.missed(results) + pg_concurrency.missed(results)
     lines += ["## Missed targets and their profiles", ""]
     if not missed:
         lines += ["Every target was met in this run.", ""]
