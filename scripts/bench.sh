@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs every benchmark and writes BENCHMARKS.md (and BENCHMARKS-append-growth.png): installs
-# redis-server and wrk from Debian's packages, attrflow and the driver's Python packages into
-# .venv, builds the benchmark binary with --release, then runs bench/run.py, which starts and
-# stops redis-server and the HTTP service itself. Options are passed on to bench/run.py
+# redis-server, redis-benchmark and wrk from Debian's packages, attrflow and the driver's
+# Python packages into .venv, builds the benchmark binary with --release, then runs
+# bench/run.py, which starts and stops redis-server and the HTTP service itself. Options are passed on to bench/run.py
 # (--smoke runs every part at the smallest sizes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,6 +11,7 @@ section() { printf '\n==> %s\n' "$*"; }
 
 missing=()
 command -v redis-server >/dev/null || missing+=(redis-server)
+command -v redis-benchmark >/dev/null || missing+=(redis-tools)
 command -v wrk >/dev/null || missing+=(wrk)
 if [ ${#missing[@]} -gt 0 ]; then
     section "Debian packages: ${missing[*]}"

@@ -220,16 +220,16 @@ def _write_volume(results: Results, native: str) -> list[str]:
 
 
 REDIS_CLIENTS = {
-    "redis_benchmark": "redis-benchmark (C), 16 connections",
-    "redis": "redis-py, 16 asyncio clients",
+    "redis_benchmark": f"redis-benchmark (C), {APPENDERS} connections",
+    "redis": f"redis-py, {APPENDERS} asyncio clients",
 }
 """The two ways this section drives Redis, as the table names them."""
 
 
 def against_redis(results: Results, prefix: str, redis: str, target: float | None = None) -> str:
-    """``prefix``'s appends/s as a multiple of the Redis figure ``redis`` (a prefix of
-    ``redis_rows``), with the verdict when ``target`` is judged against that one ("—" when
-    the run did not measure it)."""
+    """``prefix``'s appends/s as a multiple of those of ``redis``, the prefix of a Redis
+    figure (``concurrency.redis_benchmark.one_flow``, say), with the verdict when ``target``
+    is judged against that one ("—" when the run did not measure it)."""
     if f"{redis}.appends_per_s" not in results.series:
         return "—"
     ratio = _ratio(results, f"{prefix}.appends_per_s", f"{redis}.appends_per_s")
