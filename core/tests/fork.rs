@@ -115,10 +115,50 @@ const CHILD_DEADLINE: Duration = Duration::from_secs(20);
 enum Ending {
     Exited(i32),
     Killed(i32),
-    Hung,
+    /// Still running at the deadline: the stacks of its threads, taken before it was killed
+    /// (see [`stacks_of`]), so that a hang seen once tells where it waited.
+    Hung(String),
 }
 
-/// Waits for `pid` until it ends or `CHILD_DEADLINE` passes (then kills it).
+/// How long [`stacks_of`] gives the debugger.
+const DEBUGGER_DEADLINE: Duration = Duration::from_secs(60);
+
+/// The stacks of every thread of the process `pid`, as `gdb` prints them, or why there are
+/// none (no `gdb` on the machine, or not allowed to attach).
+fn stacks_of(pid: libc::pid_t) -> String {
+    let debugger = std::process::Command::new("gdb")
+        .args([
+            "-p",
+            &pid.to_string(),
+            "-batch",
+            "-ex",
+            "thread apply all bt",
+        ])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn();
+    let mut debugger = match debugger {
+        Ok(debugger) => debugger,
+        Err(error) => return format!("no stacks: gdb could not be started ({error})"),
+    };
+    let deadline = std::time::Instant::now() + DEBUGGER_DEADLINE;
+    while matches!(debugger.try_wait(), Ok(None)) && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = debugger.kill();
+    match debugger.wait_with_output() {
+        Ok(output) => format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        ),
+        Err(error) => format!("no stacks: gdb failed ({error})"),
+    }
+}
+
+/// Waits for `pid` until it ends or `CHILD_DEADLINE` passes (then takes its threads' stacks
+/// and kills it).
 fn ending_within_deadline(pid: libc::pid_t) -> Ending {
     let deadline = std::time::Instant::now() + CHILD_DEADLINE;
     loop {
@@ -133,12 +173,13 @@ fn ending_within_deadline(pid: libc::pid_t) -> Ending {
             };
         }
         if std::time::Instant::now() >= deadline {
+            let stacks = stacks_of(pid);
             // SAFETY: kills and reaps the hung child.
             unsafe {
                 libc::kill(pid, libc::SIGKILL);
                 libc::waitpid(pid, &mut status, 0);
             }
-            return Ending::Hung;
+            return Ending::Hung(stacks);
         }
         std::thread::sleep(Duration::from_millis(5));
     }
@@ -218,9 +259,16 @@ fn children_forked_amid_contended_calls_finish_contended_calls_of_their_own() {
     // With `parking_lot`'s locks in the core, about one child in 25 hung or aborted
     // ("aborting due to panic in parking lot"): a thread of the parent was inside the
     // process-wide table those locks wait through as the fork happened.
-    assert_eq!(
-        endings,
-        [],
-        "children of {FORKS} that did not finish their calls"
+    let report: Vec<String> = endings
+        .iter()
+        .map(|(child, ending)| match ending {
+            Ending::Hung(stacks) => format!("child {child} hung; its threads:\n{stacks}"),
+            other => format!("child {child}: {other:?}"),
+        })
+        .collect();
+    assert!(
+        endings.is_empty(),
+        "children of {FORKS} that did not finish their calls:\n{}",
+        report.join("\n")
     );
 }
