@@ -273,6 +273,19 @@ SHAPE_KEYS = {"one_flow": "one-flow", "many_flows": f"{APPENDERS}-flows"}
 """How a shape is named in a target's key (``6-rust-one-flow``, say)."""
 
 
+def _target(figure: str, client: str) -> float | None:
+    """The target ``figure`` (a prefix of ``JUDGED``'s, without the shape) is judged by
+    against Redis driven by ``client``, if any."""
+    return next(
+        (
+            target
+            for judged, redis, target in JUDGED.values()
+            if (judged, redis) == (figure, client)
+        ),
+        None,
+    )
+
+
 def missed(results: Results) -> list[str]:
     """The keys of this section's targets the run missed (none when it did not run)."""
     keys = []
@@ -317,21 +330,24 @@ def render(results: Results) -> list[str]:
     for shape in SHAPES:
         label = "one flow" if shape == "one_flow" else f"{SHAPES[shape]} flows"
         rows = [
-            ("Rust threads, group commit", f"{native}.grouped.{shape}", RUST_TARGET, None),
-            ("Rust threads, one COMMIT per call", f"{native}.per_call.{shape}", None, None),
-            ("`AsyncClient` tasks, group commit", f"concurrency.async.{shape}", None, ASYNC_TARGET),
+            ("Rust threads, group commit", f"{native}.grouped"),
+            ("Rust threads, one COMMIT per call", f"{native}.per_call"),
+            ("`AsyncClient` tasks, group commit", "concurrency.async"),
         ]
-        c_driven = f"concurrency.redis_benchmark.{shape}"
-        py_driven = f"concurrency.redis.{shape}"
-        for who, prefix, native_target, python_target in rows:
+        for who, figure in rows:
+            prefix = f"{figure}.{shape}"
+            ratios = " | ".join(
+                against_redis(
+                    results, prefix, f"concurrency.{client}.{shape}", _target(figure, client)
+                )
+                for client in REDIS_CLIENTS
+            )
             commits = _optional(results, f"{prefix}.commits_per_append", 2)
             written = _optional(results, f"{prefix}.written_per_append")
             lines.append(
                 f"| {who} | {label} | {_figure(results, f'{prefix}.appends_per_s')} | "
-                f"{against_redis(results, prefix, c_driven, native_target)} | "
-                f"{against_redis(results, prefix, py_driven, python_target)} | "
-                f"{_figure(results, f'{prefix}.conflicts_per_1000', 1)} | {commits} | "
-                f"{written} |"
+                f"{ratios} | {_figure(results, f'{prefix}.conflicts_per_1000', 1)} | "
+                f"{commits} | {written} |"
             )
         lines += redis_rows(results, "concurrency", shape, label, (0, 3))
     latency = _ratio(
