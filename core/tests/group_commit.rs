@@ -1,7 +1,9 @@
 //! Group commit, on the backend under test (SQLite, or PostgreSQL with
 //! `ATTRFLOW_TEST_BACKEND=postgres`; tests of SQLite itself open an SQLite store either way):
-//! concurrent RPCs share one transaction and one COMMIT, each in a savepoint of its own. A handler that fails inside a group leaves no trace while the
-//! others commit; a COMMIT that fails fails every member and shows nothing of the group; a
+//! concurrent RPCs share one transaction and one COMMIT, each in a savepoint of its own. A
+//! member that fails inside a group (its handler's error, or writes over a limit) leaves no
+//! trace while the others commit; the group bounds and the commit delay a store URL gives
+//! shape its groups; a COMMIT that fails fails every member and shows nothing of the group; a
 //! reader during a group sees the state before it; nobody is answered before the COMMIT
 //! holding their writes; and a lock-free read-modify-write loses no update. On PostgreSQL,
 //! a group whose COMMIT answer is lost (a proxy cuts the connection once the server has
@@ -69,6 +71,17 @@ fn grouped(first: Pause, second: Pause) -> FlowDefinition {
             })
             .lock_attribute("v"),
         )
+        .rpc(
+            RpcDefinition::new("Oversize", |ctx, _| {
+                // One byte over the stored-value limit once its quotes are counted.
+                ctx.set_attribute(
+                    "v",
+                    json!("x".repeat(attrflow::limits::MAX_VALUE_BYTES - 1)),
+                )?;
+                Ok(Value::Null)
+            })
+            .lock_attribute("v"),
+        )
         .rpc(RpcDefinition::new("Read", |ctx, _| {
             Ok(ctx.attribute("v")?.cloned().unwrap_or(Value::Null))
         }))
@@ -84,7 +97,21 @@ fn grouped(first: Pause, second: Pause) -> FlowDefinition {
 /// A store with `flows` started. On PostgreSQL its RPCs share one lane, so calls on
 /// different flows join one group.
 fn store_with(first: Pause, second: Pause, flows: &[&str]) -> TestStore {
-    let t = TestStore::fast_with_postgres_parameters("group_lanes=1");
+    store_with_url_parameters(first, second, flows, "")
+}
+
+/// [`store_with`], with `parameters` (group bounds, a commit delay) in its store URL.
+fn store_with_url_parameters(
+    first: Pause,
+    second: Pause,
+    flows: &[&str],
+    parameters: &str,
+) -> TestStore {
+    let t = if parameters.is_empty() {
+        TestStore::fast_with_postgres_parameters("group_lanes=1")
+    } else {
+        TestStore::fast_with_url_parameters(parameters)
+    };
     t.runtime.register(grouped(first, second)).unwrap();
     for flow in flows {
         t.runtime
@@ -159,6 +186,12 @@ fn assert_every_append_stored_once(archive: &SubscriberArchive<'_>, calls: u64) 
     );
 }
 
+/// The COMMITs and the members they committed since `before`.
+fn since(t: &TestStore, before: attrflow::store::GroupStats) -> (u64, u64) {
+    let now = t.store.group_stats();
+    (now.commits - before.commits, now.members - before.members)
+}
+
 /// Waits (without a time limit of its own) until `n` callers queue for the turn.
 fn until_waiting(t: &TestStore, n: usize) {
     while t.store.group_stats().waiting < n {
@@ -166,53 +199,162 @@ fn until_waiting(t: &TestStore, n: usize) {
     }
 }
 
-#[test]
-fn a_failing_handler_in_a_group_leaves_no_trace_and_the_others_commit_together() {
-    let (checkpoint, pause) = checkpoint();
-    let (_unused, second) = common::checkpoint();
-    let t = store_with(pause, second, &["f0", "f1", "f2", "f3"]);
-    let before = t.store.group_stats();
-
-    let results = thread::scope(|s| {
+/// Runs `Hold` on `f0`, parked on `checkpoint` while `queued` calls (flow, RPC, input) queue
+/// behind it, then lets it go: the results in that order, the holder's first.
+fn held_then_queued(
+    t: &TestStore,
+    checkpoint: common::Checkpoint,
+    queued: &[(&str, &str, Value)],
+) -> Vec<attrflow::Result<Value>> {
+    thread::scope(|s| {
         let mut checkpoint = checkpoint;
         let rt = &t.runtime;
         let holder = s.spawn(move || call(rt, "f0", "Hold", json!("a")));
         checkpoint.wait_until_entered();
-        let queued: Vec<_> = [("f1", "Set", "b"), ("f2", "Fail", "c"), ("f3", "Set", "d")]
-            .into_iter()
-            .map(|(flow, rpc, value)| s.spawn(move || call(rt, flow, rpc, json!(value))))
+        let queued: Vec<_> = queued
+            .iter()
+            .map(|(flow, rpc, input)| s.spawn(move || call(rt, flow, rpc, input.clone())))
             .collect();
-        until_waiting(&t, 3);
+        until_waiting(t, queued.len());
         checkpoint.release();
         let mut results = vec![holder.join().unwrap()];
         results.extend(queued.into_iter().map(|q| q.join().unwrap()));
         results
+    })
+}
+
+/// A member that fails, by its handler's error or by writes over a limit, leaves no trace and
+/// gets its own error, while the others commit together.
+#[test]
+fn a_failing_member_of_a_group_leaves_no_trace_and_the_others_commit_together() {
+    fn handler_refused(e: &Error) -> bool {
+        matches!(e, Error::HandlerFailure { message, .. } if message == "refused")
+    }
+    fn over_the_limit(e: &Error) -> bool {
+        matches!(e, Error::InvalidInput(m)
+            if m.contains("stored value \"v\"") && m.contains("the limit is 1048576 bytes"))
+    }
+    type Expected = fn(&Error) -> bool;
+    let cases: [(&str, Expected); 2] = [("Fail", handler_refused), ("Oversize", over_the_limit)];
+    for (failing, expected) in cases {
+        let (checkpoint, pause) = checkpoint();
+        let (_unused, second) = common::checkpoint();
+        let t = store_with(pause, second, &["f0", "f1", "f2", "f3"]);
+        let before = t.store.group_stats();
+
+        let results = held_then_queued(
+            &t,
+            checkpoint,
+            &[
+                ("f1", "Set", json!("b")),
+                ("f2", failing, json!("c")),
+                ("f3", "Set", json!("d")),
+            ],
+        );
+
+        assert_eq!(results[0], Ok(Value::Null), "{failing}");
+        assert_eq!(results[1], Ok(Value::Null), "{failing}");
+        assert!(
+            matches!(&results[2], Err(e) if expected(e)),
+            "{failing}: {:?}",
+            results[2]
+        );
+        assert_eq!(results[3], Ok(Value::Null), "{failing}");
+        assert_eq!(
+            since(&t, before),
+            (1, 3),
+            "{failing}: one COMMIT for the group; the failed call is no member"
+        );
+        assert_eq!(read(&t, "f0"), "a");
+        assert_eq!(read(&t, "f1"), "b");
+        assert_eq!(read(&t, "f2"), Value::Null, "{failing}: no trace");
+        assert_eq!(read(&t, "f3"), "d");
+        assert_eq!(t.held_locks(), 0);
+    }
+}
+
+/// The group bounds a store URL gives reach the store it opens: four callers, queued as
+/// they would join one group, commit two at a time with `group_max_calls=2` and one at a
+/// time with `group_max_bytes=1`, each call's writes stored.
+#[test]
+fn group_bounds_given_in_the_store_url_bound_its_groups() {
+    for (parameters, commits) in [("group_max_calls=2", 2), ("group_max_bytes=1", 4)] {
+        let (checkpoint, pause) = checkpoint();
+        let (_unused, second) = common::checkpoint();
+        let t = store_with_url_parameters(pause, second, &["f0", "f1", "f2", "f3"], parameters);
+        let before = t.store.group_stats();
+
+        let results = held_then_queued(
+            &t,
+            checkpoint,
+            &[
+                ("f1", "Set", json!("b")),
+                ("f2", "Set", json!("c")),
+                ("f3", "Set", json!("d")),
+            ],
+        );
+
+        assert!(
+            results.iter().all(Result::is_ok),
+            "{parameters}: {results:?}"
+        );
+        assert_eq!(
+            since(&t, before),
+            (commits, 4),
+            "{parameters}: COMMITs and members"
+        );
+        for (flow, value) in [("f0", "a"), ("f1", "b"), ("f2", "c"), ("f3", "d")] {
+            assert_eq!(read(&t, flow), value, "{parameters}");
+        }
+    }
+}
+
+/// With a commit delay, a lone caller's group stays open after its handler has run, and a
+/// caller arriving within the delay joins it: one COMMIT for both, and neither is answered
+/// before it (without the delay the first would have committed alone long before).
+#[test]
+fn a_commit_delay_keeps_a_lone_callers_group_open_for_a_later_caller() {
+    const DELAY: Duration = Duration::from_millis(1_500);
+    let (checkpoint, pause) = checkpoint();
+    let (_unused, second) = common::checkpoint();
+    let t = store_with_url_parameters(
+        pause,
+        second,
+        &["f0", "f1"],
+        &format!("commit_delay_us={}", DELAY.as_micros()),
+    );
+    let before = t.store.group_stats();
+
+    thread::scope(|s| {
+        let mut checkpoint = checkpoint;
+        let rt = &t.runtime;
+        let first = s.spawn(move || {
+            let started = std::time::Instant::now();
+            call(rt, "f0", "Hold", json!("a")).map(|_| started.elapsed())
+        });
+        checkpoint.wait_until_entered();
+        checkpoint.release();
+        // The first caller's handler is done by now; its group waits out the delay.
+        thread::sleep(Duration::from_millis(100));
+        assert!(
+            !first.is_finished(),
+            "committed before its delay had passed"
+        );
+        call(rt, "f1", "Set", json!("b")).unwrap();
+        let waited = first.join().unwrap().unwrap();
+        assert!(
+            waited >= DELAY,
+            "the first caller was answered after {waited:?}"
+        );
     });
 
-    assert_eq!(results[0], Ok(Value::Null));
-    assert_eq!(results[1], Ok(Value::Null));
-    assert!(
-        matches!(&results[2], Err(Error::HandlerFailure { message, .. }) if message == "refused"),
-        "{:?}",
-        results[2]
-    );
-    assert_eq!(results[3], Ok(Value::Null));
-    let after = t.store.group_stats();
     assert_eq!(
-        after.commits - before.commits,
-        1,
-        "one COMMIT for the group"
-    );
-    assert_eq!(
-        after.members - before.members,
-        3,
-        "the failed call is no member"
+        since(&t, before),
+        (1, 2),
+        "the later caller joined the open group"
     );
     assert_eq!(read(&t, "f0"), "a");
     assert_eq!(read(&t, "f1"), "b");
-    assert_eq!(read(&t, "f2"), Value::Null, "the failed call left no trace");
-    assert_eq!(read(&t, "f3"), "d");
-    assert_eq!(t.held_locks(), 0);
 }
 
 #[test]
@@ -225,22 +367,12 @@ fn a_failed_commit_fails_every_member_shows_nothing_and_the_store_goes_on() {
         .map(|f| t.stored_values(f))
         .collect();
 
-    let results = thread::scope(|s| {
-        let mut checkpoint = checkpoint;
-        let rt = &t.runtime;
-        let holder = s.spawn(move || call(rt, "f0", "Hold", json!("a")));
-        checkpoint.wait_until_entered();
-        t.store.faults().fail_at(FaultPoint::AtCommit, 0);
-        let queued: Vec<_> = [("f1", "b"), ("f2", "c")]
-            .into_iter()
-            .map(|(flow, value)| s.spawn(move || call(rt, flow, "Set", json!(value))))
-            .collect();
-        until_waiting(&t, 2);
-        checkpoint.release();
-        let mut results = vec![holder.join().unwrap()];
-        results.extend(queued.into_iter().map(|q| q.join().unwrap()));
-        results
-    });
+    t.store.faults().fail_at(FaultPoint::AtCommit, 0);
+    let results = held_then_queued(
+        &t,
+        checkpoint,
+        &[("f1", "Set", json!("b")), ("f2", "Set", json!("c"))],
+    );
 
     assert_eq!(t.store.faults().fired(), 1, "one COMMIT failed");
     for result in &results {
@@ -275,7 +407,12 @@ fn a_reader_during_a_group_sees_the_state_before_it_and_no_member_is_answered_ea
         // The first member is done and handed the open group to the second, which is
         // parked inside it: the first's write is in the group, not committed.
         second_checkpoint.wait_until_entered();
-        assert!(!first.is_finished(), "answered before its COMMIT");
+        // An answer given before the COMMIT would reach the first caller within these
+        // 200 ms; a correct pipeline holds it however long they last.
+        for _ in 0..200 {
+            assert!(!first.is_finished(), "answered before its COMMIT");
+            thread::sleep(Duration::from_millis(1));
+        }
         assert_eq!(read(&t, "f0"), Value::Null, "a lock-free reader");
         assert!(
             !t.stored_values("f0").contains_key("v"),
@@ -304,21 +441,11 @@ fn a_row_lock_held_by_another_transaction_fails_only_its_own_member_of_a_group()
         ))
         .unwrap();
     let before = t.store.group_stats();
-    let results = thread::scope(|s| {
-        let mut checkpoint = checkpoint;
-        let rt = &t.runtime;
-        let holder = s.spawn(move || call(rt, "f0", "Hold", json!("a")));
-        checkpoint.wait_until_entered();
-        let queued: Vec<_> = [("f1", "b"), ("f2", "c")]
-            .into_iter()
-            .map(|(flow, value)| s.spawn(move || call(rt, flow, "Set", json!(value))))
-            .collect();
-        until_waiting(&t, 2);
-        checkpoint.release();
-        let mut results = vec![holder.join().unwrap()];
-        results.extend(queued.into_iter().map(|q| q.join().unwrap()));
-        results
-    });
+    let results = held_then_queued(
+        &t,
+        checkpoint,
+        &[("f1", "Set", json!("b")), ("f2", "Set", json!("c"))],
+    );
     assert_eq!(results[0], Ok(Value::Null));
     assert!(
         matches!(&results[1], Err(Error::LockConflict(m)) if m.contains("locked")),
@@ -326,12 +453,8 @@ fn a_row_lock_held_by_another_transaction_fails_only_its_own_member_of_a_group()
         results[1]
     );
     assert_eq!(results[2], Ok(Value::Null));
-    let after = t.store.group_stats();
     assert_eq!(
-        (
-            after.commits - before.commits,
-            after.members - before.members
-        ),
+        since(&t, before),
         (1, 2),
         "one COMMIT for the two calls that ran"
     );

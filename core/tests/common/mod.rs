@@ -213,6 +213,21 @@ impl TestStore {
         }
     }
 
+    /// [`TestStore::fast`] with `parameters` added to its store URL on either backend (group
+    /// bounds, say); on PostgreSQL with `group_lanes=1` too, so that calls on different flows
+    /// share groups there as they do on SQLite.
+    pub fn fast_with_url_parameters(parameters: &str) -> Self {
+        match Backend::under_test() {
+            Backend::Sqlite => {
+                let dir = tempfile::tempdir().expect("create a temporary folder");
+                let path = dir.path().join("attrflow.db");
+                let url = format!("sqlite:{}?synchronous=normal&{parameters}", path.display());
+                Self::open_in(url, path, Place::Folder(dir))
+            }
+            Backend::Postgres => Self::postgres_with(&format!("group_lanes=1&{parameters}")),
+        }
+    }
+
     /// A store with the given SQLite options (used by the SQLite backend only).
     pub fn with_options(options: SqliteOptions) -> Self {
         match Backend::under_test() {
