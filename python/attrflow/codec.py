@@ -5,6 +5,10 @@ unions, tried in order), ``list[T]``, ``tuple[T, ...]``, ``dict[str, T]``, ``Any
 through) and dataclasses of these, nested freely. Field names are written in camelCase
 (``next_sequence`` → ``nextSequence``), the layout every attrflow front end shares.
 
+A whole value may be ``None`` (JSON ``null``) whatever its declared type, as Dex maps it:
+an RPC returning ``RPCResult(None)``, an input of ``None``, an Attribute set to ``None``
+(which, stored, reads as unset). Below the whole value, types are as declared.
+
 Both directions are strict. Encoding checks each value against its declared type;
 decoding requires every declared field to be present and checks primitive types exactly
 (``True`` is not an ``int``; an ``int`` is accepted where a ``float`` is declared). A
@@ -111,9 +115,11 @@ def _cached_decoder(tp: Any) -> _native.Decoder:
 
 
 def _describe(tp: Any) -> _native.Decoder:
-    """``tp`` as the native decoder's node table: node 0 is ``tp``, children are indices
-    (a dataclass appears once, so it may refer to itself)."""
-    nodes: list[tuple[Any, ...]] = []
+    """``tp`` as the native decoder's node table: node 0 is ``tp`` or ``None`` (a whole value
+    may be ``None`` whatever its type, as Dex maps ``None`` to JSON ``null``; its fields are
+    checked as declared), node 1 is ``tp``, children are indices (a dataclass appears once,
+    so it may refer to itself)."""
+    nodes: list[tuple[Any, ...]] = [("union", True, [1], _type_name(tp))]
     classes: dict[Any, int] = {}
 
     def add(tp: Any) -> int:
