@@ -15,43 +15,70 @@ from __future__ import annotations
 
 import builtins
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar, cast
+from typing import Any, ClassVar, Generic, TypeVar, cast
 
 from attrflow import _native, codec
 from attrflow.context import Context
+from attrflow.errors import FlowDefinitionError
 
 __all__ = ["Attribute", "AttributeLock", "AttributeMap", "AttributeMapLoad", "AttributeMapLock"]
 
 T = TypeVar("T")
 
 
-class Attribute(Generic[T]):
-    """A singleton Attribute named ``name`` holding a ``type`` value (see
-    :mod:`attrflow.codec` for the supported types).
+class _Declared(Generic[T]):
+    """What an Attribute and an AttributeMap are declared with, as the Dex SDK declares them:
+    ``(name, value_type, index=None, sync_to_attribute_store=False)``."""
+
+    __slots__ = ("name", "sync_to_attribute_store", "type")
+    _kind: ClassVar[str]
+
+    name: str
+    type: builtins.type[T]
+    sync_to_attribute_store: bool
+
+    def __init__(
+        self,
+        name: str,
+        value_type: builtins.type[T],
+        index: None = None,
+        sync_to_attribute_store: bool = False,
+    ) -> None:
+        _check_name(self._kind, name)
+        if index is not None:
+            raise FlowDefinitionError(
+                f"{self._kind} {name!r} declares a search index ({index!r}); attrflow has no "
+                "search indexes, so index must be None"
+            )
+        self.name = name
+        self.type = value_type
+        self.sync_to_attribute_store = sync_to_attribute_store
+
+    @property
+    def value_type(self) -> builtins.type[T]:
+        """The declared type, by the Dex SDK's name for it."""
+        return self.type
+
+
+class Attribute(_Declared[T]):
+    """A singleton Attribute named ``name`` holding a ``value_type`` value (see
+    :mod:`attrflow.codec` for the supported types), declared as in the Dex SDK. Dex's
+    ``sync_to_attribute_store`` (a projection to an attribute store the flow's configuration
+    selects) is kept on the handle and has no effect: attrflow selects no attribute store, as
+    Dex does nothing with it when none is selected. ``index`` (a Dex server's search index)
+    must be ``None``.
 
     >>> counter = Attribute("counter", int)
     >>> counter.lock().physical_name
     'counter'
     """
 
-    __slots__ = ("name", "type")
-
-    name: str
-    type: builtins.type[T]
-
-    def __init__(self, name: str, type: builtins.type[T]) -> None:
-        _check_name("Attribute", name)
-        self.name = name
-        self.type = type
+    __slots__ = ()
+    _kind = "Attribute"
 
     def lock(self) -> AttributeLock:
         """A lock selector on this Attribute."""
         return AttributeLock(self)
-
-    @property
-    def value_type(self) -> builtins.type[T]:
-        """The declared type, by the Dex SDK's name for it."""
-        return self.type
 
     def get(self, context: Context) -> T:
         """The value in this call's snapshot (or staged by it). An Attribute that holds no
@@ -81,28 +108,17 @@ class Attribute(Generic[T]):
         return f"Attribute({self.name!r}, {_type_repr(self.type)})"
 
 
-class AttributeMap(Generic[T]):
-    """An AttributeMap named ``name`` whose instances each hold a ``type`` value.
+class AttributeMap(_Declared[T]):
+    """An AttributeMap named ``name`` whose instances each hold a ``value_type`` value;
+    ``index`` and ``sync_to_attribute_store`` as for :class:`Attribute`.
 
     >>> chunks = AttributeMap("chunks", list)
     >>> chunks.load("current").physical_name
     'chunks/current'
     """
 
-    __slots__ = ("name", "type")
-
-    name: str
-    type: builtins.type[T]
-
-    def __init__(self, name: str, type: builtins.type[T]) -> None:
-        _check_name("AttributeMap", name)
-        self.name = name
-        self.type = type
-
-    @property
-    def value_type(self) -> builtins.type[T]:
-        """The declared type, by the Dex SDK's name for it."""
-        return self.type
+    __slots__ = ()
+    _kind = "AttributeMap"
 
     def load(self, instance: str) -> AttributeMapLoad:
         """A selector that loads ``instance`` into an RPC call's snapshot. Raises

@@ -1,9 +1,12 @@
 """The dataclass codec: Python values ⇄ the JSON the core stores and passes to handlers.
 
 Supported types: ``str``, ``int``, ``float``, ``bool``, ``None``, ``Optional[T]`` (and other
-unions, tried in order), ``list[T]``, ``tuple[T, ...]``, ``dict[str, T]``, ``Any`` (passed
-through) and dataclasses of these, nested freely. Field names are written in camelCase
-(``next_sequence`` → ``nextSequence``), the layout every attrflow front end shares.
+unions, tried in order), ``list[T]`` (or ``Sequence[T]``), ``tuple[T, ...]``,
+``dict[str, T]`` (or ``Mapping[str, T]``), ``Any`` (passed through) and dataclasses of these,
+nested freely; and, as Dex's codec takes them, ``datetime`` (stored as its ``isoformat()``
+text), ``Enum`` subclasses (stored as their member's value) and ``bytes`` (stored as base64
+text). Field names are written in camelCase (``next_sequence`` → ``nextSequence``), the
+layout every attrflow front end shares.
 
 A whole value may be ``None`` (JSON ``null``) whatever its declared type, as Dex maps it:
 an RPC returning ``RPCResult(None)``, an input of ``None``, an Attribute set to ``None``
@@ -36,11 +39,15 @@ State(next_sequence=3)
 
 from __future__ import annotations
 
+import base64
+import collections.abc
 import dataclasses
+import enum
 import functools
 import json
 import sys
 import typing
+from datetime import datetime
 from typing import Any, TypeVar, Union, cast
 
 from attrflow import _native
@@ -144,11 +151,11 @@ def _describe(tp: Any) -> _native.Decoder:
                 options = [add(arg) for arg in args if arg is not type(None)]
                 names = " | ".join(_type_name(arg) for arg in args)
                 return ("union", type(None) in args, options, names)
-            if origin is list:
+            if origin is list or origin is collections.abc.Sequence:
                 return ("list", add((args or (Any,))[0]))
             if origin is tuple:
                 return ("tuple", add(_homogeneous_tuple_item(tp, args)))
-            if origin is dict:
+            if origin is dict or origin is collections.abc.Mapping:
                 return ("dict", add(_dict_value_type(tp, args)))
             if _is_dataclass_type(tp):
                 fields = [(name, key, add(field_type)) for name, key, field_type in _fields(tp)]
@@ -158,10 +165,59 @@ def _describe(tp: Any) -> _native.Decoder:
         for scalar in (bool, int, float, str):
             if tp is scalar:
                 return (scalar.__name__,)
+        if tp is datetime:
+            return ("convert", add(Any), _datetime_to_json, _datetime_from_json, "datetime")
+        if tp is bytes:
+            return ("convert", add(Any), _bytes_to_json, _bytes_from_json, "bytes")
+        if isinstance(tp, type) and issubclass(tp, enum.Enum):
+            return ("convert", add(Any), _EnumValue(tp), tp, tp.__name__)
         return ("unsupported", f"type {_type_name(tp)} is not supported by the attrflow codec")
 
     add(tp)
     return _native.Decoder(nodes)
+
+
+# How the types stored as the JSON of another are written and read: each raises TypeError or
+# ValueError for a value that does not fit, which the native decoder reports as a mismatch
+# naming the type and the field.
+
+
+def _datetime_to_json(value: object) -> str:
+    if not isinstance(value, datetime):
+        raise TypeError
+    return value.isoformat()
+
+
+def _datetime_from_json(text: object) -> datetime:
+    if not isinstance(text, str):
+        raise TypeError
+    return datetime.fromisoformat(text)
+
+
+def _bytes_to_json(value: object) -> str:
+    if type(value) is not bytes:
+        raise TypeError
+    return base64.b64encode(value).decode("ascii")
+
+
+def _bytes_from_json(text: object) -> bytes:
+    if not isinstance(text, str):
+        raise TypeError
+    return base64.b64decode(text, validate=True)
+
+
+class _EnumValue:
+    """An ``Enum`` member's stored form: its value, for members of ``cls`` only."""
+
+    __slots__ = ("cls",)
+
+    def __init__(self, cls: type[enum.Enum]) -> None:
+        self.cls = cls
+
+    def __call__(self, member: object) -> object:
+        if not isinstance(member, self.cls):
+            raise TypeError
+        return member.value
 
 
 def _type_name(tp: Any) -> str:

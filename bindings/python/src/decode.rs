@@ -46,7 +46,59 @@ pub(crate) enum Node {
         names: String,
     },
     Dataclass(Dataclass),
+    Convert(Convert),
     Unsupported(String),
+}
+
+/// A type stored as the JSON of another (a `datetime` as its ISO 8601 text, an `Enum` as its
+/// value, `bytes` as base64 text): written by calling `to_json` on the value and writing
+/// what it returns as node `inner`; read by decoding node `inner` and calling `from_json`
+/// on it. Either call raising `TypeError` or `ValueError` is a mismatch naming `name`.
+pub(crate) struct Convert {
+    pub(crate) inner: usize,
+    pub(crate) to_json: Py<PyAny>,
+    pub(crate) from_json: Py<PyAny>,
+    pub(crate) name: String,
+}
+
+impl Convert {
+    /// `function` called on `value`: its result, or the mismatch (a `TypeError` or
+    /// `ValueError` it raised) naming this type and what `value` was, or its other error.
+    pub(crate) fn call<'py>(
+        &self,
+        function: &Py<PyAny>,
+        value: &Bound<'py, PyAny>,
+    ) -> Result<Bound<'py, PyAny>, crate::mismatch::Failure> {
+        use crate::mismatch::Failure;
+        let py = value.py();
+        function.bind(py).call1((value,)).map_err(|error| {
+            let refused = error.is_instance_of::<pyo3::exceptions::PyTypeError>(py)
+                || error.is_instance_of::<PyValueError>(py);
+            if refused {
+                Failure::at(format!("expected {}, got {}", self.name, described(value)))
+            } else {
+                Failure::Python(error)
+            }
+        })
+    }
+}
+
+/// A value as a mismatch names it: a str by its (shortened) repr, anything else by its type.
+fn described(value: &Bound<'_, PyAny>) -> String {
+    if value.is_instance_of::<PyString>() {
+        if let Ok(repr) = value.repr() {
+            let repr = repr.to_string();
+            return match repr.char_indices().nth(60) {
+                Some((cut, _)) => format!("{}...", &repr[..cut]),
+                None => repr,
+            };
+        }
+    }
+    value
+        .get_type()
+        .name()
+        .map(|name| name.to_string())
+        .unwrap_or_else(|_| "an object".to_owned())
 }
 
 /// How a dataclass is built: `cls.__new__(cls)`, each field set as by `object.__setattr__`
@@ -78,8 +130,8 @@ impl Decoder {
     /// is a tuple: `("any",)`, `("null",)`, `("bool",)`, `("int",)`, `("float",)`,
     /// `("str",)`, `("list", i)`, `("tuple", i)`, `("dict", i)`,
     /// `("union", accepts_none, [i, ...], names)`,
-    /// `("dataclass", cls, name, [(attribute, key, i), ...], has_post_init)` or
-    /// `("unsupported", problem)`.
+    /// `("dataclass", cls, name, [(attribute, key, i), ...], has_post_init)`,
+    /// `("convert", i, to_json, from_json, name)` or `("unsupported", problem)`.
     #[new]
     fn new(nodes: Vec<Bound<'_, PyTuple>>) -> PyResult<Self> {
         let count = nodes.len();
@@ -401,6 +453,12 @@ fn compile(node: &Bound<'_, PyTuple>, count: usize) -> PyResult<Node> {
                 post_init: node.get_item(4)?.extract()?,
             })
         }
+        "convert" => Node::Convert(Convert {
+            inner: child(1)?,
+            to_json: node.get_item(2)?.unbind(),
+            from_json: node.get_item(3)?.unbind(),
+            name: node.get_item(4)?.extract()?,
+        }),
         "unsupported" => Node::Unsupported(node.get_item(1)?.extract()?),
         other => {
             return Err(PyValueError::new_err(format!(

@@ -173,6 +173,10 @@ impl Decoder {
                 out.push('}');
                 Ok(())
             }
+            Node::Convert(convert) => {
+                let stored = convert.call(&convert.to_json, value)?;
+                self.write(py, convert.inner, &stored, depth, out)
+            }
             Node::Unsupported(problem) => Err(Failure::at(problem.clone())),
         }
     }

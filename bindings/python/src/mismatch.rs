@@ -107,6 +107,7 @@ pub(crate) fn mismatch_problem(node: &Node, got: &str) -> String {
             format!("expected a JSON object for {}, got {got}", class.name)
         }
         Node::Union { names, .. } => format!("expected {names}, got {got}"),
+        Node::Convert(convert) => format!("expected {}, got {got}", convert.name),
         Node::Unsupported(problem) => problem.clone(),
         // Not met when decoding: `Any` takes every JSON value.
         Node::Any => format!("unexpected {got}"),

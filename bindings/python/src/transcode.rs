@@ -5,8 +5,9 @@
 //! writes for the value the decoder would build: a dataclass's fields in their declared
 //! order under their JSON names (other keys left out), lists, tuples and dicts as they come,
 //! strings with every character outside printable ASCII escaped. It is checked against the
-//! type as decoding checks it (the same messages and paths, [`crate::decode`]); a float or an
-//! untyped (`Any`) part is refused, as Python writes floats its own way.
+//! type as decoding checks it (the same messages and paths, [`crate::decode`]); a float, an
+//! untyped (`Any`) part or a converted one (a `datetime`, an `Enum`, `bytes`) is refused, as
+//! Python writes floats its own way and only Python checks the converted ones.
 //!
 //! Like decoding, this is one [`DeserializeSeed`] generic over serde's `Deserializer`: an
 //! output that is JSON text is rewritten in one pass, with no tree of values on the way, and
@@ -121,7 +122,7 @@ impl<'a> Writer<'a> {
     /// untyped part, or an unsupported type).
     fn refusal(&self) -> Option<Failure> {
         match self.node() {
-            Node::Any | Node::Float => Some(Failure::at(REFUSED.to_owned())),
+            Node::Any | Node::Float | Node::Convert(_) => Some(Failure::at(REFUSED.to_owned())),
             Node::Unsupported(problem) => Some(Failure::at(problem.clone())),
             _ => None,
         }
@@ -287,8 +288,9 @@ impl<'a> Writer<'a> {
     }
 }
 
-/// Why a float or an untyped part is not written.
-const REFUSED: &str = "only values without floats or untyped parts are re-encoded";
+/// Why a float, an untyped or a converted part is not written.
+const REFUSED: &str =
+    "only values without floats, untyped parts or datetime, Enum and bytes parts are re-encoded";
 
 impl<'de> DeserializeSeed<'de> for Writer<'_> {
     type Value = ();

@@ -195,6 +195,12 @@ impl<'de, 'py> DeserializeSeed<'de> for Seed<'_, 'py> {
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
         match self.node() {
             Node::Unsupported(problem) => Err(self.fail(Failure::at(problem.clone()))),
+            Node::Convert(convert) => {
+                let stored = self.child(convert.inner).deserialize(deserializer)?;
+                convert
+                    .call(&convert.from_json, &stored)
+                    .map_err(|failure| self.fail(failure))
+            }
             Node::Union {
                 accepts_none,
                 options,
