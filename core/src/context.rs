@@ -106,6 +106,7 @@ fn encode(physical: &str, value: &Value) -> Result<String> {
 #[derive(Debug)]
 pub struct RpcContext<'a> {
     flow_id: &'a str,
+    run_id: &'a str,
     definition: &'a dyn DeclaredNames,
     loaded: HashSet<String>,
     snapshot: HashMap<String, Held>,
@@ -117,12 +118,14 @@ impl<'a> RpcContext<'a> {
     /// physical name (`loaded` names the map instances the call loaded).
     pub(crate) fn new(
         flow_id: &'a str,
+        run_id: &'a str,
         definition: &'a dyn DeclaredNames,
         loaded: HashSet<String>,
         snapshot: Vec<(String, String)>,
     ) -> Self {
         RpcContext {
             flow_id,
+            run_id,
             definition,
             loaded,
             snapshot: snapshot
@@ -136,6 +139,11 @@ impl<'a> RpcContext<'a> {
     /// The ID of the flow the RPC was invoked on.
     pub fn flow_id(&self) -> &str {
         self.flow_id
+    }
+
+    /// The ID of the flow's run (what starting it returned).
+    pub fn run_id(&self) -> &str {
+        self.run_id
     }
 
     /// The singleton Attribute `name`, or `None` when it holds no value. Staged writes are
@@ -280,7 +288,7 @@ mod tests {
             ("state".to_owned(), "1".to_owned()),
             ("chunks/a".to_owned(), "\"old\"".to_owned()),
         ];
-        let mut ctx = RpcContext::new("f", &def, loaded, snapshot);
+        let mut ctx = RpcContext::new("f", "r", &def, loaded, snapshot);
         assert_eq!(ctx.attribute("state").unwrap(), Some(&json!(1)));
         ctx.set_attribute("state", json!(2)).unwrap();
         assert_eq!(ctx.attribute("state").unwrap(), Some(&json!(2)));
@@ -304,7 +312,7 @@ mod tests {
             ("chunks/a".to_owned(), r#"{"n":[1,2]}"#.to_owned()),
             ("chunks/bad".to_owned(), "{".to_owned()),
         ];
-        let mut ctx = RpcContext::new("f", &def, loaded, snapshot);
+        let mut ctx = RpcContext::new("f", "r", &def, loaded, snapshot);
         assert_eq!(
             ctx.map_instance_json("chunks", "a").unwrap().as_deref(),
             Some(r#"{"n":[1,2]}"#)
@@ -345,7 +353,7 @@ mod tests {
     fn not_loaded_differs_from_absent() {
         let def = definition();
         let loaded = HashSet::from(["chunks/a".to_owned()]);
-        let mut ctx = RpcContext::new("f", &def, loaded, Vec::new());
+        let mut ctx = RpcContext::new("f", "r", &def, loaded, Vec::new());
         assert_eq!(ctx.map_instance("chunks", "a").unwrap(), None);
         assert_eq!(
             ctx.map_instance("chunks", "b").unwrap_err(),
@@ -360,7 +368,7 @@ mod tests {
     #[test]
     fn undeclared_names_are_rejected() {
         let def = definition();
-        let mut ctx = RpcContext::new("f", &def, HashSet::new(), Vec::new());
+        let mut ctx = RpcContext::new("f", "r", &def, HashSet::new(), Vec::new());
         assert!(ctx.attribute("chunks").is_err());
         assert!(ctx.set_attribute("nope", json!(1)).is_err());
         assert!(ctx.set_map_instance("state", "x", json!(1)).is_err());

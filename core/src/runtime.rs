@@ -301,7 +301,7 @@ impl CallPlan {
         }
         let snapshot = reader.read(&self.loads)?;
         let loaded: HashSet<String> = self.loads.iter().cloned().collect();
-        let mut ctx = RpcContext::new(&flow.flow_id, definition, loaded, snapshot);
+        let mut ctx = RpcContext::new(&flow.flow_id, &flow.run_id, definition, loaded, snapshot);
         let handler = rpc.handler();
         let span = tracing::info_span!(crate::metrics::SPAN_HANDLER, rpc = rpc.name());
         let output = span

@@ -30,6 +30,11 @@ class Context:
         return self._native.flow_id
 
     @property
+    def run_id(self) -> str:
+        """The ID of the flow's run: what ``start_flow`` returned."""
+        return self._native.run_id
+
+    @property
     def native(self) -> _native.RpcContext:
         """The core's context of this call (JSON in, JSON out)."""
         return self._native

@@ -193,6 +193,22 @@ def test_get_flow_type_names_the_flow_type(store_url: str) -> None:
         assert client.invoke_rpc(flow.name, "renamed") == "renamed"
 
 
+def test_a_handler_sees_its_flow_id_and_run_id(store_url: str) -> None:
+    class NoStateFlow(Flow[None]):
+        @rpc
+        def invoke(self, context: Context, input: str) -> RPCResult[str]:
+            if not context.flow_id or not context.run_id:
+                raise RuntimeError("invalid RPC context")
+            return RPCResult(f"{context.flow_id}/{context.run_id}/{input}")
+
+    flow = NoStateFlow()
+    with Client(store_url) as client:
+        run_id = client.start_flow(flow, "no-state", None)
+        assert client.invoke_rpc(flow.invoke, "no-state", "rpc-input") == (
+            f"no-state/{run_id}/rpc-input"
+        )
+
+
 def test_rpc_timeouts_take_a_timedelta_and_refuse_negative_ones() -> None:
     rpc(timeout=timedelta(seconds=1))
     rpc(timeout=2.5)

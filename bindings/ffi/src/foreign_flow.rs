@@ -348,7 +348,10 @@ fn call_foreign(
     ctx: &mut attrflow::RpcContext<'_>,
     input: Value,
 ) -> attrflow::Result<RpcOutput> {
-    let context = Arc::new(RpcContext::new(ctx.flow_id().to_owned()));
+    let context = Arc::new(RpcContext::new(
+        ctx.flow_id().to_owned(),
+        ctx.run_id().to_owned(),
+    ));
     let output = {
         let _window = ContextWindow::open(&context, ctx);
         handler.handle(Arc::clone(&context), input.to_string())
@@ -382,6 +385,7 @@ unsafe impl Send for OpenContext {}
 #[derive(uniffi::Object)]
 pub struct RpcContext {
     flow_id: String,
+    run_id: String,
     context: Mutex<Option<OpenContext>>,
 }
 
@@ -389,6 +393,7 @@ impl std::fmt::Debug for RpcContext {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RpcContext")
             .field("flow_id", &self.flow_id)
+            .field("run_id", &self.run_id)
             .field("open", &self.lock().is_some())
             .finish()
     }
@@ -415,9 +420,10 @@ impl Drop for ContextWindow<'_> {
 }
 
 impl RpcContext {
-    fn new(flow_id: String) -> Self {
+    fn new(flow_id: String, run_id: String) -> Self {
         RpcContext {
             flow_id,
+            run_id,
             context: Mutex::new(None),
         }
     }
@@ -449,6 +455,11 @@ impl RpcContext {
     /// The ID of the flow the RPC runs on.
     pub fn flow_id(&self) -> String {
         self.flow_id.clone()
+    }
+
+    /// The ID of the flow's run (what starting it returned).
+    pub fn run_id(&self) -> String {
+        self.run_id.clone()
     }
 
     /// The singleton Attribute's value as JSON text, absent when it holds none.

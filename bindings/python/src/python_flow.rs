@@ -69,9 +69,10 @@ fn call_python(
     input: Value,
 ) -> attrflow::Result<RpcOutput> {
     let input_json = input.to_string();
-    let flow_id = ctx.flow_id().to_owned();
+    let (flow_id, run_id) = (ctx.flow_id().to_owned(), ctx.run_id().to_owned());
     Python::attach(|py| {
-        let handle = Bound::new(py, NativeRpcContext::new(flow_id)).map_err(|e| failure(py, &e))?;
+        let handle =
+            Bound::new(py, NativeRpcContext::new(flow_id, run_id)).map_err(|e| failure(py, &e))?;
         let output = {
             let _window = ContextWindow::open(handle.get(), ctx);
             handler.call1(py, (handle.clone(), input_json))

@@ -29,6 +29,7 @@ unsafe impl Send for OpenContext {}
 #[pyclass(frozen, name = "RpcContext", module = "attrflow._native")]
 pub(crate) struct NativeRpcContext {
     flow_id: String,
+    run_id: String,
     context: Mutex<Option<OpenContext>>,
 }
 
@@ -54,10 +55,12 @@ impl Drop for ContextWindow<'_> {
 }
 
 impl NativeRpcContext {
-    /// A closed context for the flow `flow_id`; open it with [`ContextWindow::open`].
-    pub(crate) fn new(flow_id: String) -> Self {
+    /// A closed context for the run `run_id` of the flow `flow_id`; open it with
+    /// [`ContextWindow::open`].
+    pub(crate) fn new(flow_id: String, run_id: String) -> Self {
         NativeRpcContext {
             flow_id,
+            run_id,
             context: Mutex::new(None),
         }
     }
@@ -89,6 +92,12 @@ impl NativeRpcContext {
     #[getter]
     fn flow_id(&self) -> &str {
         &self.flow_id
+    }
+
+    /// The ID of the flow's run (what starting it returned).
+    #[getter]
+    fn run_id(&self) -> &str {
+        &self.run_id
     }
 
     /// The singleton Attribute's value as JSON text, `None` when it holds none.

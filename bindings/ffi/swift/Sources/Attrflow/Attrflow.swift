@@ -1440,6 +1440,11 @@ public protocol RpcContextProtocol: AnyObject, Sendable {
     func mapInstance(map: String, instance: String) throws  -> String?
     
     /**
+     * The ID of the flow's run (what starting it returned).
+     */
+    func runId()  -> String
+    
+    /**
      * Stages a new value (JSON text) of a singleton Attribute.
      */
     func setAttribute(name: String, json: String) throws 
@@ -1570,6 +1575,18 @@ open func mapInstance(map: String, instance: String)throws  -> String?  {
             self.uniffiCloneHandle(),
         FfiConverterString.lower(map),
         FfiConverterString.lower(instance),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * The ID of the flow's run (what starting it returned).
+     */
+open func runId() -> String  {
+    return try!  FfiConverterString.lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_rpccontext_run_id(
+            self.uniffiCloneHandle(),uniffiCallStatus
     )
 })
 }
@@ -5597,6 +5614,9 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_attrflow_ffi_checksum_method_rpccontext_map_instance() != 46324) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_rpccontext_run_id() != 53957) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_attrflow_ffi_checksum_method_rpccontext_set_attribute() != 37541) {

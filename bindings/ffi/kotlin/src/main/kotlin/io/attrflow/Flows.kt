@@ -91,6 +91,9 @@ class FlowContext(val raw: RpcContext, val json: Json) {
     /** The ID of the flow the RPC runs on. */
     val flowId: String get() = raw.flowId()
 
+    /** The ID of the flow's run: what starting it returned. */
+    val runId: String get() = raw.runId()
+
     /** The singleton Attribute [name], `null` when it holds no value. */
     inline fun <reified T> attribute(name: String): T? =
         raw.attribute(name)?.let { json.decodeFromString(serializer<T>(), it) }

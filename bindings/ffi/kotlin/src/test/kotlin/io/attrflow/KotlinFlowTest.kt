@@ -90,6 +90,7 @@ class KotlinFlowTest {
         }
         rpc<String, Note?>("ReadDraft") { mapInstance<Note>("drafts", it) }
         rpc<String, Unit>("SaveDraft") { setMapInstance("drafts", it, Note(it)) }
+        rpc<Unit, List<String>>("Ids") { listOf(flowId, runId) }
         rpc<Note, Unit>("WriteThroughStore", locks = listOf(lock("note"))) {
             setAttribute("note", it)
             storeOf.getValue(flowId).invoke<String, Unit>("Notes", flowId, "SaveDraft", it.text)
@@ -120,6 +121,15 @@ class KotlinFlowTest {
             // The lock was released: the next locking call runs at once, without a retry.
             store.invoke<Note, Unit>("Notes", "notes", "Write", Note("after"))
             assertEquals(Note("after"), store.invoke<Unit, Note?>("Notes", "notes", "Read", Unit))
+        }
+    }
+
+    @Test
+    fun `a handler sees its flow's ID and the run ID its start returned`() {
+        freshBareStore().use { store ->
+            store.registerFlowType(notes)
+            val runId = store.startFlow("Notes", "ids")
+            assertEquals(listOf("ids", runId), store.invoke<Unit, List<String>>("Notes", "ids", "Ids", Unit))
         }
     }
 
