@@ -28,6 +28,7 @@ from typing import Any, Callable, TypeVar
 
 from attrflow import _native
 from attrflow.client import DEFAULT_STORE, Client, _check_store
+from attrflow.errors import DexServiceError, annotated
 from attrflow.flow import BoundRpc, Flow
 from attrflow.metrics import Metrics
 from attrflow.options import RPCInvokeOptions, StartFlowOptions
@@ -120,7 +121,11 @@ class AsyncClient:
     ) -> str:
         """See :meth:`attrflow.Client.start_flow`. Cancelled, the start may still happen."""
         arguments = self._client._start_arguments(flow, flow_id, input, options)
-        run_id: str = await _call(self._client._runtime.start_flow, *arguments)
+        try:
+            run_id: str = await _call(self._client._runtime.start_flow, *arguments)
+        except DexServiceError as error:
+            annotated(error, "start_flow", flow_id)
+            raise
         return run_id
 
     async def invoke_rpc(
@@ -135,7 +140,11 @@ class AsyncClient:
         """See :meth:`attrflow.Client.invoke_rpc`. Cancelled, the call still runs to its end
         and may commit; its result is dropped."""
         arguments = self._client._rpc_call(rpc, flow_id, input, run_id, options)
-        output: O = await _call(self._client._runtime.call_rpc, *arguments)
+        try:
+            output: O = await _call(self._client._runtime.call_rpc, *arguments)
+        except DexServiceError as error:
+            annotated(error, "invoke_rpc", flow_id)
+            raise
         return output
 
     async def invoke_rpc_json(
@@ -155,9 +164,13 @@ class AsyncClient:
         against its type as when decoded (``ValueMappingError`` names a mismatch); an output
         type with a ``float`` or an untyped (``Any``) part also raises it."""
         arguments = self._client._rpc_call(rpc, flow_id, input, run_id, options)
-        output: bytes = await _call(
-            functools.partial(self._client._runtime.call_rpc, as_json=True), *arguments
-        )
+        try:
+            output: bytes = await _call(
+                functools.partial(self._client._runtime.call_rpc, as_json=True), *arguments
+            )
+        except DexServiceError as error:
+            annotated(error, "invoke_rpc_json", flow_id)
+            raise
         return output
 
     def metrics(self) -> Metrics:

@@ -13,7 +13,7 @@ from typing import Any, TypeVar, cast
 
 from attrflow import _native, registration
 from attrflow import metrics as _metrics
-from attrflow.errors import FlowDefinitionError
+from attrflow.errors import DexServiceError, FlowDefinitionError, annotated
 from attrflow.flow import BoundRpc, Flow, resolve_rpc
 from attrflow.metrics import Metrics
 from attrflow.options import RPCInvokeOptions, StartFlowOptions
@@ -123,7 +123,12 @@ class Client:
         ``options.ignore_already_started``, which returns the running flow's run ID.
 
         attrflow flows are RPC-only (no start Step), so ``input`` must be None."""
-        return self._runtime.start_flow(*self._start_arguments(flow, flow_id, input, options))
+        arguments = self._start_arguments(flow, flow_id, input, options)
+        try:
+            return self._runtime.start_flow(*arguments)
+        except DexServiceError as error:
+            annotated(error, "start_flow", flow_id)
+            raise
 
     def invoke_rpc(
         self,
@@ -141,9 +146,12 @@ class Client:
         ``RpcLockConflictError``, to be retried), loads its fixed instances plus
         ``options``', and commits all of its writes or none. ``run_id`` ``""`` means the
         flow's current run; any other value must be that run's ID."""
-        return cast(
-            O, self._runtime.call_rpc(*self._rpc_call(rpc, flow_id, input, run_id, options))
-        )
+        arguments = self._rpc_call(rpc, flow_id, input, run_id, options)
+        try:
+            return cast(O, self._runtime.call_rpc(*arguments))
+        except DexServiceError as error:
+            annotated(error, "invoke_rpc", flow_id)
+            raise
 
     def _start_arguments(
         self, flow: Flow, flow_id: str, input: None, options: StartFlowOptions

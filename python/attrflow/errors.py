@@ -20,8 +20,11 @@ __all__ = [
     "CORE_ERROR_CLASSES",
     "AttrflowError",
     "AttributeMapNotLoadedError",
+    "DexServiceError",
     "FlowAlreadyStartedError",
     "FlowDefinitionError",
+    "FlowNotActiveError",
+    "FlowNotActiveOrNotFoundError",
     "FlowNotFoundError",
     "InvalidInputError",
     "InvalidPageTokenError",
@@ -50,31 +53,55 @@ class AttrflowError(Exception):
         return self.message
 
 
-class RpcLockConflictError(AttrflowError):
+class DexServiceError(AttrflowError):
+    """The outcome of a call on a flow that Dex reports as a service error (Dex's base of the
+    same name): ``detail`` is the message, ``operation`` the client method that failed
+    (``"start_flow"``, ``"invoke_rpc"``, ``"invoke_rpc_json"``) and ``flow_id`` the flow it
+    targeted (both empty when raised outside a client call). Dex's gRPC ``code`` and
+    ``sub_status`` have no counterpart: there is no server."""
+
+    flow_id: str
+    operation: str
+
+    def __init__(self, message: str, flow_id: str = "") -> None:
+        super().__init__(message)
+        self.flow_id = flow_id
+        self.operation = ""
+
+    @property
+    def detail(self) -> str:
+        """The message, by Dex's name for it."""
+        return self.message
+
+
+class RpcLockConflictError(DexServiceError):
     """Another call holds a lock this RPC needs (or another process holds the store's write
     lock for longer than its busy timeout). Nothing was read or written; retry, ideally with
     a short backoff."""
 
 
-class FlowNotFoundError(AttrflowError, LookupError):
+class FlowNotFoundError(DexServiceError, LookupError):
     """No flow with this ID has been started in the store."""
 
-    flow_id: str
 
-    def __init__(self, message: str, flow_id: str = "") -> None:
-        super().__init__(message)
-        self.flow_id = flow_id
+class FlowNotActiveOrNotFoundError(FlowNotFoundError):
+    """An RPC or a start's check found no flow with this ID: what attrflow raises for a
+    missing flow, under Dex's name for it (an attrflow flow never ends, so a flow that is not
+    active is one that was never started). Also a :class:`FlowNotFoundError`, and
+    :data:`FlowNotActiveError` names the same class, as older Dex SDKs spelt it."""
 
 
-class FlowAlreadyStartedError(AttrflowError):
+FlowNotActiveError = FlowNotActiveOrNotFoundError
+"""The name older Dex SDKs give :class:`FlowNotActiveOrNotFoundError`."""
+
+
+class FlowAlreadyStartedError(DexServiceError):
     """A flow with this ID is already running and the start did not ask to ignore that."""
 
-    flow_id: str
     run_id: str
 
     def __init__(self, message: str, flow_id: str = "", run_id: str = "") -> None:
-        super().__init__(message)
-        self.flow_id = flow_id
+        super().__init__(message, flow_id)
         self.run_id = run_id
 
 
@@ -147,7 +174,7 @@ class AttributeMapNotLoadedError(AttrflowError):
         self.physical_name = physical_name
 
 
-class WorkerInvocationError(AttrflowError):
+class WorkerInvocationError(DexServiceError):
     """An RPC handler failed; nothing it wrote was stored.
 
     ``worker_error_type`` names the handler's error type when known (empty otherwise);
@@ -178,7 +205,7 @@ class StorageFullError(StorageError):
 CORE_ERROR_CLASSES: MappingProxyType[str, type[AttrflowError]] = MappingProxyType(
     {
         "lock_conflict": RpcLockConflictError,
-        "flow_not_found": FlowNotFoundError,
+        "flow_not_found": FlowNotActiveOrNotFoundError,
         "flow_already_started": FlowAlreadyStartedError,
         "invalid_input": InvalidInputError,
         "invalid_page_token": InvalidPageTokenError,
@@ -193,6 +220,15 @@ CORE_ERROR_CLASSES: MappingProxyType[str, type[AttrflowError]] = MappingProxyTyp
 )
 """The one table from a core error kind (by its name in the core) to the class raised for
 it."""
+
+
+def annotated(error: DexServiceError, operation: str, flow_id: str) -> DexServiceError:
+    """``error`` with the client ``operation`` that raised it and its target ``flow_id``
+    (kept when the core already named one)."""
+    error.operation = operation
+    if not error.flow_id:
+        error.flow_id = flow_id
+    return error
 
 
 def from_core_error(kind: str, message: str, **fields: Any) -> AttrflowError:
