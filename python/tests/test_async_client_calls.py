@@ -13,6 +13,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
 
 import pytest
@@ -98,6 +99,9 @@ def test_many_tasks_calls_run_at_once(store_url: str) -> None:
     flow = GateFlow(gate)
 
     async def main() -> list[int]:
+        # A loop whose default executor runs one thing at a time: calls that went through it
+        # (asyncio.to_thread) could not overlap at all, on a machine of any size.
+        asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(max_workers=1))
         async with await AsyncClient.open(store_url, built_in_flows=False) as client:
             await client.start_flow(flow, FLOW_ID, None, start_options(flow))
             calls = [client.invoke_rpc(flow.meet, FLOW_ID, n) for n in range(IN_FLIGHT)]
