@@ -1,7 +1,9 @@
 """What the HTTP server answers before the app sees a request is JSON too, like every answer
 of the app: a request head over the limit (a long path or a long header) is a 431, a
-request that is not HTTP/1.1 (a raw ``\\xff`` in the path) a 400, and ``OPTIONS`` a 200
-listing the allowed methods. Each is sent over a raw socket to a real service process.
+request that is not HTTP/1.1 (a raw ``\\xff`` in the path) a 400, ``OPTIONS`` a 200
+listing the allowed methods, and a POST without ``Content-Length`` or chunked framing (so
+with an empty body) the app's JSON 400, storing nothing. Each is sent over a raw socket to a
+real service process.
 
 A request refused part-way is answered, and then the rest of what the client sends is read
 and discarded, so that a client still sending gets the answer and a clean end of the
@@ -134,3 +136,27 @@ def test_a_head_just_under_the_limit_is_served(service: ServiceProcess) -> None:
     request = b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n" + header + b"\r\n"
     status, _, body = exchange(service, request)
     assert (status, body) == (200, {"status": "ok"})
+
+
+def test_a_post_without_a_length_or_chunked_framing_is_a_json_400_storing_nothing(
+    service: ServiceProcess,
+) -> None:
+    prefix = "/patterns/sequentially-chunked-attribute-map"
+    start = (
+        f"POST {prefix}/start HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    )
+    assert exchange(service, start.encode())[0] == 200
+    body = b'{"subscriberId": "s-1", "deliveryAddress": "s-1@example.com"}'
+    register = (
+        f"POST {prefix}/register HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        "Connection: close\r\n\r\n"
+    ).encode()
+    status, headers, answer = exchange(service, register + body)
+    assert (status, answer) == (400, {"error": "JSON request body is required"})
+    assert headers["content-type"] == "application/json"
+    page = (
+        f"GET {prefix}/subscribers?pageToken=current HTTP/1.1\r\n"
+        "Host: x\r\nConnection: close\r\n\r\n"
+    )
+    status, _, listed = exchange(service, page.encode())
+    assert (status, listed["subscribers"]) == (200, [])
