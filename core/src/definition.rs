@@ -170,6 +170,11 @@ impl RpcDefinition {
     }
 }
 
+/// A check of the values a start would write (the type's defaults overridden by the start's
+/// options, by physical name), run before anything is written: a built-in flow type refuses
+/// values that would leave the data its RPCs keep whole broken.
+pub type StartCheck = fn(&BTreeMap<String, Value>) -> Result<()>;
+
 /// A flow type: its Attributes, AttributeMaps, default initial values and RPCs.
 #[derive(Debug, Clone)]
 pub struct FlowDefinition {
@@ -177,6 +182,7 @@ pub struct FlowDefinition {
     attributes: BTreeSet<String>,
     maps: BTreeSet<String>,
     defaults: BTreeMap<String, Value>,
+    start_check: Option<StartCheck>,
     rpcs: BTreeMap<String, RpcDefinition>,
 }
 
@@ -188,6 +194,7 @@ impl FlowDefinition {
             attributes: Vec::new(),
             maps: Vec::new(),
             defaults: Vec::new(),
+            start_check: None,
             rpcs: Vec::new(),
         }
     }
@@ -216,6 +223,11 @@ impl FlowDefinition {
     /// name.
     pub fn defaults(&self) -> &BTreeMap<String, Value> {
         &self.defaults
+    }
+
+    /// Runs the type's [`StartCheck`], if it has one, on the values a start would write.
+    pub fn check_start(&self, values: &BTreeMap<String, Value>) -> Result<()> {
+        self.start_check.map_or(Ok(()), |check| check(values))
     }
 
     /// The RPC called `name`.
@@ -291,10 +303,18 @@ pub struct FlowDefinitionBuilder {
     attributes: Vec<String>,
     maps: Vec<String>,
     defaults: Vec<(String, Value)>,
+    start_check: Option<StartCheck>,
     rpcs: Vec<RpcDefinition>,
 }
 
 impl FlowDefinitionBuilder {
+    /// Checks the values every start of this type would write before it writes them (see
+    /// [`StartCheck`]).
+    pub fn check_start(mut self, check: StartCheck) -> Self {
+        self.start_check = Some(check);
+        self
+    }
+
     /// Declares a singleton Attribute.
     pub fn attribute(mut self, name: impl Into<String>) -> Self {
         self.attributes.push(name.into());
@@ -337,6 +357,7 @@ impl FlowDefinitionBuilder {
             attributes: self.attributes.into_iter().collect(),
             maps: self.maps.into_iter().collect(),
             defaults: BTreeMap::new(),
+            start_check: self.start_check,
             rpcs: BTreeMap::new(),
         };
         for (name, value) in self.defaults {

@@ -135,10 +135,15 @@ impl Runtime {
         self.check_process()?;
         validate_flow_id(flow_id)?;
         let definition = self.definition(flow_type)?;
-        let initial = initial_values(&definition, options)?;
+        let values = initial_values(&definition, options)?;
+        let initial: Vec<(String, String)> = values
+            .iter()
+            .map(|(name, value)| (name.clone(), value.to_string()))
+            .collect();
         for (name, json) in &initial {
             crate::limits::check_stored_value(name, json)?;
         }
+        definition.check_start(&values)?;
         let record = FlowRecord {
             flow_id: flow_id.to_owned(),
             flow_type: flow_type.to_owned(),
@@ -338,10 +343,12 @@ fn per_call_names(
     Ok(seen.into_iter().collect())
 }
 
+/// The values a start writes, by physical name: the type's defaults overridden by the
+/// options' (a null one writes nothing).
 fn initial_values(
     definition: &FlowDefinition,
     options: &StartFlowOptions,
-) -> Result<Vec<(String, String)>> {
+) -> Result<BTreeMap<String, Value>> {
     let mut values: BTreeMap<String, Value> = definition.defaults().clone();
     let mut given = BTreeSet::new();
     for (target, value) in options.initial_values() {
@@ -363,11 +370,8 @@ fn initial_values(
         }
         values.insert(name, value.clone());
     }
-    Ok(values
-        .into_iter()
-        .filter(|(_, value)| !value.is_null())
-        .map(|(name, value)| (name, value.to_string()))
-        .collect())
+    values.retain(|_, value| !value.is_null());
+    Ok(values)
 }
 
 /// The staged values as JSON text, each checked against the stored-value limit.

@@ -131,6 +131,32 @@ fn a_file_that_is_not_a_database_is_a_storage_error_naming_the_path() {
 }
 
 #[test]
+fn an_sqlite_database_of_another_program_is_refused_and_left_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("app.db");
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch("CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT); INSERT INTO users (name) VALUES ('ada');")
+            .unwrap();
+    }
+    let before = std::fs::read(&path).unwrap();
+
+    let message = storage_message(Runtime::open(path.to_str().unwrap()));
+    assert!(
+        message.contains(&path.display().to_string())
+            && message.contains("an SQLite database of another program"),
+        "{message:?}"
+    );
+    assert_eq!(std::fs::read(&path).unwrap(), before, "not a byte changed");
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let mode: String = conn
+        .query_row("PRAGMA journal_mode", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(mode, "delete", "its journal mode kept");
+    assert!(!dir.path().join("app.db-wal").exists());
+}
+
+#[test]
 fn a_store_written_by_a_newer_schema_version_is_refused() {
     let t = TestStore::new();
     t.archive().start().unwrap();

@@ -237,6 +237,100 @@ fn bad_initial_values_are_invalid_input_and_create_no_flow() {
     }
 }
 
+/// A built-in flow type keeps its chunked logs whole from the start: initial values that
+/// would break one (a state that does not decode, a broken layout history, records that do
+/// not continue from the state) are refused before anything is written, with the broken
+/// invariant named; a start whose values make a whole log is accepted, and appends continue
+/// it.
+#[test]
+fn initial_values_that_would_break_a_built_in_log_are_invalid_input_and_create_no_flow() {
+    use attrflow::flows::app_log::{self, LOG_CHUNKS_MAP, LOG_STATES_MAP};
+    let t = TestStore::fast();
+    let subscriber = |n: u64| json!({ "sequence": n, "subscriberId": format!("s-{n}"), "deliveryAddress": "a@example.com" });
+    let current = |records: Vec<Value>| json!({ "subscribers": records });
+    let state = ARCHIVE_STATE_ATTRIBUTE;
+    let cases = [
+        (
+            StartFlowOptions::new().with_attribute(state, json!({ "nextSequence": -5 })),
+            "subscriber_archive_state: not a log state",
+        ),
+        (
+            StartFlowOptions::new().with_attribute(
+                state,
+                json!({ "nextSequence": 1, "layouts": [{ "fromSequence": 1, "chunkSize": 100000 }] }),
+            ),
+            "subscriber_archive_state: ",
+        ),
+        (
+            StartFlowOptions::new()
+                .with_attribute(state, json!({ "nextSequence": 1 }))
+                .with_map_instance("subscriber_chunks", "current", current(vec![subscriber(7); 99])),
+            "subscriber_chunks/current: ",
+        ),
+        (
+            StartFlowOptions::new().with_attribute(state, json!({ "nextSequence": 41 })),
+            "subscriber_archive_state: ",
+        ),
+        (
+            StartFlowOptions::new().with_attribute(state, Value::Null),
+            "subscriber_archive_state: missing",
+        ),
+    ];
+    for (options, located) in cases {
+        match t.runtime.start_flow(SUBSCRIBER_FLOW, "broken", &options) {
+            Err(Error::InvalidInput(message)) => assert!(
+                message.starts_with("initial values would leave the chunked log broken: ")
+                    && message.contains(located),
+                "{message:?} names {located:?}"
+            ),
+            other => panic!("{located}: expected InvalidInput, got {other:?}"),
+        }
+        assert_eq!(t.flow("broken"), None, "{located}");
+        assert!(t.stored_values("broken").is_empty(), "{located}");
+    }
+
+    // Three records already, as a caller moving a log in would seed it.
+    let seeded = StartFlowOptions::new()
+        .with_attribute(state, json!({ "nextSequence": 4 }))
+        .with_map_instance(
+            "subscriber_chunks",
+            "current",
+            current((1..=3).map(subscriber).collect()),
+        );
+    t.runtime
+        .start_flow(SUBSCRIBER_FLOW, "seeded", &seeded)
+        .unwrap();
+    let archive = attrflow::flows::chunked_subscriber::SubscriberArchive::new(&t.runtime, "seeded");
+    assert_eq!(
+        archive.register("s-4", "a@example.com").unwrap().sequence,
+        4
+    );
+
+    // The app log's named logs likewise.
+    let broken_log = StartFlowOptions::new().with_map_instance(
+        LOG_CHUNKS_MAP,
+        "chat.current",
+        json!({ "entries": [{ "sequence": 9, "record": {} }] }),
+    );
+    match t.runtime.start_flow(app_log::FLOW_TYPE, "log", &broken_log) {
+        Err(Error::InvalidInput(message)) => {
+            assert!(message.contains("log_chunks/chat.current"), "{message:?}")
+        }
+        other => panic!("expected InvalidInput, got {other:?}"),
+    }
+    assert_eq!(t.flow("log"), None);
+    let bad_state = StartFlowOptions::new().with_map_instance(
+        LOG_STATES_MAP,
+        "chat",
+        json!({ "nextSequence": "x" }),
+    );
+    assert!(matches!(
+        t.runtime.start_flow(app_log::FLOW_TYPE, "log", &bad_state),
+        Err(Error::InvalidInput(_))
+    ));
+    assert_eq!(t.flow("log"), None);
+}
+
 #[test]
 fn flow_ids_that_are_empty_or_hold_reserved_characters_are_invalid_input() {
     let t = TestStore::fast();

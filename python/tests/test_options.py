@@ -11,6 +11,7 @@ from archive_support import Archive
 
 from attrflow import (
     Client,
+    FlowNotFoundError,
     InvalidInputError,
     RPCInvokeOptions,
     StartFlowOptions,
@@ -78,17 +79,17 @@ def test_timeouts_and_request_ids() -> None:
 def test_initial_values_are_what_the_first_rpc_sees(
     client: Client, flow: ChunkedSubscriberFlow
 ) -> None:
-    earlier = Subscriber(500, "earlier", "earlier@example.com")
+    earlier = [Subscriber(n, f"earlier-{n}", "earlier@example.com") for n in (1, 2)]
     options = (
         StartFlowOptions()
-        .with_attribute(flow.archive_state, SubscriberArchiveState(next_sequence=501))
-        .with_attribute(flow.subscriber_chunks, "current", SubscriberChunk([earlier]))
+        .with_attribute(flow.archive_state, SubscriberArchiveState(next_sequence=3))
+        .with_attribute(flow.subscriber_chunks, "current", SubscriberChunk(earlier))
     )
     client.start_flow(flow, FLOW_ID, options=options)
     added = client.invoke_rpc(
         flow.register_subscriber, FLOW_ID, RegisterSubscriberInput("new", "new@example.com")
     )
-    assert added.sequence == 501
+    assert added.sequence == 3
     page = client.invoke_rpc(
         flow.get_subscriber_page,
         FLOW_ID,
@@ -97,7 +98,21 @@ def test_initial_values_are_what_the_first_rpc_sees(
             load_attribute_map_instances=(flow.subscriber_chunks.load("current"),)
         ),
     )
-    assert page.subscribers == [added, earlier]
+    assert page.subscribers == [added, *reversed(earlier)]
+
+
+def test_initial_values_that_would_break_the_archive_are_refused_and_start_nothing(
+    client: Client, flow: ChunkedSubscriberFlow
+) -> None:
+    options = StartFlowOptions().with_attribute(
+        flow.archive_state, SubscriberArchiveState(next_sequence=501)
+    )
+    with pytest.raises(InvalidInputError, match="next sequence"):
+        client.start_flow(flow, FLOW_ID, options=options)
+    with pytest.raises(FlowNotFoundError):
+        client.invoke_rpc(
+            flow.register_subscriber, FLOW_ID, RegisterSubscriberInput("new", "new@example.com")
+        )
 
 
 def test_the_core_rejects_an_initial_value_given_twice(

@@ -13,7 +13,9 @@ from attrflow.flows.chunked_subscriber import (
     FLOW_ID,
     ChunkedSubscriberFlow,
     RegisterSubscriberInput,
+    Subscriber,
     SubscriberArchiveState,
+    SubscriberChunk,
 )
 
 
@@ -62,8 +64,11 @@ def test_state_and_chunks_use_camel_case(store_path: Path) -> None:
 
 def test_initial_values_from_python_are_stored_in_camel_case(store_path: Path) -> None:
     flow = ChunkedSubscriberFlow()
-    options = StartFlowOptions().with_attribute(
-        flow.archive_state, SubscriberArchiveState(next_sequence=41)
+    seeded = [Subscriber(n, f"s-{n}", f"s-{n}@example.com") for n in (1, 2)]
+    options = (
+        StartFlowOptions()
+        .with_attribute(flow.archive_state, SubscriberArchiveState(next_sequence=3))
+        .with_attribute(flow.subscriber_chunks, "current", SubscriberChunk(seeded))
     )
     with Client(store_path) as client:
         client.start_flow(flow, FLOW_ID, options=options)
@@ -80,7 +85,7 @@ def test_initial_values_from_python_are_stored_in_camel_case(store_path: Path) -
     # layout history, the absent window, the first sequence as the oldest retained one
     # and the absent retention as the defaults it leaves out itself.
     assert json.loads(text) == {
-        "nextSequence": 41,
+        "nextSequence": 3,
         "latestArchivedChunkToken": "",
         "layouts": [],
         "idempotencyWindow": None,
@@ -91,4 +96,4 @@ def test_initial_values_from_python_are_stored_in_camel_case(store_path: Path) -
         added = client.invoke_rpc(
             flow.register_subscriber, FLOW_ID, RegisterSubscriberInput("s", "s@example.com")
         )
-    assert added.sequence == 41
+    assert added.sequence == 3

@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use crate::error::{Error, Result};
+
 use super::{
     archive_token, ChunkedLog, LayoutHistory, LogState, ARCHIVE_TOKEN_DIGITS, CURRENT_CHUNK,
 };
@@ -36,6 +38,16 @@ fn violation(location: &str, reason: impl Into<String>) -> Violation {
 }
 
 impl ChunkedLog {
+    /// [`ChunkedLog::verify`] as a start's check ([`crate::definition::StartCheck`]): initial
+    /// values that would break the log are [`Error::InvalidInput`] naming what is wrong.
+    pub fn check_start(&self, values: &BTreeMap<String, Value>) -> Result<()> {
+        self.verify(values).map(drop).map_err(|violation| {
+            Error::invalid_input(format!(
+                "initial values would leave the chunked log broken: {violation}"
+            ))
+        })
+    }
+
     /// Checks the log in `values` (one flow's stored values, physical name → JSON) and
     /// returns the first broken invariant:
     /// - the state decodes and its layout history is valid;

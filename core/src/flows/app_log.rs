@@ -44,6 +44,8 @@ mod retention;
 pub use appends::{AppendLogRecordOnceInput, AppendLogRecordsInput, AppendedLogEntries};
 pub use retention::{LogEntriesFrom, ReadLogFromInput, SetLogRetentionInput, TrimLogInput};
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -153,11 +155,31 @@ pub fn chunk_key(log: &str, token: PageToken) -> String {
     named_log(log).chunk_key(&token.instance_key())
 }
 
+/// Refuses initial values that would leave one of the named logs broken: every log that
+/// has a state or a chunk among them is checked as `attrflow verify` checks a stored one.
+fn check_start(values: &BTreeMap<String, Value>) -> Result<()> {
+    let states = format!("{LOG_STATES_MAP}/");
+    let chunks = format!("{LOG_CHUNKS_MAP}/");
+    let logs: BTreeSet<&str> = values
+        .keys()
+        .filter_map(|name| {
+            name.strip_prefix(&states).or_else(|| {
+                name.strip_prefix(&chunks)
+                    .and_then(|key| key.rsplit_once('.'))
+                    .map(|(log, _)| log)
+            })
+        })
+        .collect();
+    logs.into_iter()
+        .try_for_each(|log| named_log(log).check_start(values))
+}
+
 /// The flow type's definition.
 pub fn definition() -> FlowDefinition {
     FlowDefinition::builder(FLOW_TYPE)
         .map(LOG_STATES_MAP)
         .map(LOG_CHUNKS_MAP)
+        .check_start(check_start)
         .rpc(RpcDefinition::new_with_output(
             APPEND_LOG_RECORD,
             append_log_record,

@@ -137,6 +137,7 @@ pub fn archive_chunk_token(first_sequence: u64) -> Result<String> {
 /// The flow type's definition.
 pub fn definition() -> FlowDefinition {
     LOG.declare(FlowDefinition::builder(FLOW_TYPE))
+        .check_start(|values| LOG.check_start(values))
         .rpc(LOG.appending(RpcDefinition::new_with_output(
             REGISTER_SUBSCRIBER,
             register_subscriber,

@@ -299,6 +299,7 @@ impl SqliteStore {
         let mut conn = opened.map_err(|e| self.sql_error("opening", e))?;
         busy_wait::install(&conn, self.options.busy_timeout)
             .map_err(|e| self.sql_error("setting busy timeout", e))?;
+        self.refuse_foreign_database(&conn)?;
         // Reading the mode takes no lock once the file is in WAL mode; switching it needs an
         // exclusive lock, for which SQLite's busy handler does not always wait (another
         // connection may be switching the same fresh file), so that step waits here.
@@ -327,6 +328,31 @@ impl SqliteStore {
             .map_err(|e| self.sql_error("installing the fault hook", e))?;
         self.watch_log(&mut conn)?;
         Ok(conn)
+    }
+
+    /// Refuses, before anything is written to it (its journal mode included), an SQLite
+    /// database of another program: one that holds tables, indexes, views or triggers but no
+    /// attrflow schema. An empty file, or one attrflow made, passes. (attrflow creates its
+    /// schema table and its other tables in one transaction, so no reader sees one without
+    /// the other.)
+    fn refuse_foreign_database(&self, conn: &Connection) -> Result<()> {
+        let (ours, objects): (bool, i64) = self.while_opening("reading the schema", || {
+            conn.query_row(
+                "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE name = 'attrflow_schema'), \
+                        (SELECT count(*) FROM sqlite_master)",
+                [],
+                |row| Ok((row.get(0)?, row.get(1)?)),
+            )
+        })?;
+        if ours || objects == 0 {
+            return Ok(());
+        }
+        Err(Error::storage(format!(
+            "store {}: the file is an SQLite database of another program ({objects} tables, \
+             indexes or other objects and no attrflow schema); attrflow leaves it untouched: \
+             open a new or an attrflow file",
+            self.path.display()
+        )))
     }
 
     /// At `synchronous=NORMAL`, makes `conn` leave checkpoints to the file's checkpoint
