@@ -5,9 +5,16 @@ from __future__ import annotations
 
 import pytest
 
-from attrflow import Client, InvalidInputError, InvalidPageTokenError, PageNotFoundError
+from attrflow import (
+    Client,
+    InvalidInputError,
+    InvalidPageTokenError,
+    PageNotFoundError,
+    ValueMappingError,
+)
 from attrflow.flows.app_log import (
     AppendLogRecordInput,
+    AppLog,
     ChunkedLogFlow,
     GetLogPageInput,
     LogEntry,
@@ -85,3 +92,27 @@ def test_integers_are_stored_exactly_or_refused(client: Client, log_flow: Chunke
     stored = page(client, log_flow, "numbers", "current").entries[0].record
     assert stored == exact
     assert [type(v) for v in stored] == [int, int, int, float]
+
+
+def test_the_typed_client_stores_records_exactly_or_refuses_them_naming_where(
+    client: Client,
+) -> None:
+    """``AppLog.append_with_retry`` takes the same care as the RPC: an integer outside the
+    64-bit range is refused (before, it was stored as a float), and a value with no JSON
+    form is a ``ValueMappingError`` naming its place (before, a bare ``TypeError`` or
+    ``ValueError`` from ``json.dumps``); nothing is stored for either."""
+    logs = AppLog(client, "typed")
+    logs.start()
+    with pytest.raises(InvalidInputError, match=r"integer 1180591620717411303424 at \$\.n"):
+        logs.append_with_retry("numbers", {"n": 2**70})
+    refused = [
+        ({"tags": [1, {1, 2}]}, r"\['tags'\]\[1\]: a set has no JSON form"),
+        ([1.0, float("nan")], r"\[1\]: a float has no JSON form"),
+        ({"raw": b"x"}, r"\['raw'\]: a bytes has no JSON form"),
+    ]
+    for record, where in refused:
+        with pytest.raises(ValueMappingError, match=where):
+            logs.append_with_retry("numbers", record)
+    assert logs.page("numbers").entries == []
+    assert logs.append_with_retry("numbers", {"n": 2**64 - 1}).sequence == 1
+    assert logs.page("numbers").entries[0].record == {"n": 2**64 - 1}

@@ -333,14 +333,11 @@ impl Store {
 }
 
 fn parse_input(json: &str, rpc: &str) -> attrflow::Result<Value> {
-    serde_json::from_str(json)
-        .map_err(|e| Error::invalid_input(format!("input of RPC {rpc:?} is not valid JSON: {e}")))
+    attrflow::json::parse(json, || format!("input of RPC {rpc:?}"))
 }
 
 fn parse(json: &str, name: &str) -> attrflow::Result<Value> {
-    serde_json::from_str(json).map_err(|e| {
-        Error::invalid_input(format!("value written to {name:?} is not valid JSON: {e}"))
-    })
+    attrflow::json::parse(json, || format!("value written to {name:?}"))
 }
 
 fn call_foreign(

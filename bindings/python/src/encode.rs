@@ -245,7 +245,7 @@ fn write_any(py: Python<'_>, value: &Bound<'_, PyAny>, depth: usize, out: &mut S
                 if i > 0 {
                     out.push(',');
                 }
-                write_any(py, &item, depth + 1, out)?;
+                write_any(py, &item, depth + 1, out).map_err(|f| f.within(Step::Index(i)))?;
             }
             out.push(']');
             return Ok(());
@@ -261,9 +261,11 @@ fn write_any(py: Python<'_>, value: &Bound<'_, PyAny>, depth: usize, out: &mut S
                     if i > 0 {
                         out.push(',');
                     }
-                    write_string(key.cast::<PyString>().map_err(PyErr::from)?, out)?;
+                    let key = key.cast::<PyString>().map_err(PyErr::from)?;
+                    write_string(key, out)?;
                     out.push(':');
-                    write_any(py, &item, depth + 1, out)?;
+                    write_any(py, &item, depth + 1, out)
+                        .map_err(|f| f.within(Step::Key(key.to_string())))?;
                 }
                 out.push('}');
                 return Ok(());
@@ -271,12 +273,15 @@ fn write_any(py: Python<'_>, value: &Bound<'_, PyAny>, depth: usize, out: &mut S
         }
     }
     out.truncate(start);
+    nest(depth)?;
     let dumps = JSON_DUMPS.import(py, "json", "dumps")?;
     let options = PyDict::new(py);
     options.set_item("separators", (",", ":"))?;
     options.set_item("ensure_ascii", false)?;
     options.set_item("allow_nan", false)?;
-    let text = dumps.call((value,), Some(&options))?;
+    let text = dumps
+        .call((value,), Some(&options))
+        .map_err(|error| refused_by_dumps(py, value, error))?;
     let text = text.cast::<PyString>().map_err(PyErr::from)?;
     match text.to_cow() {
         Ok(text) => {
@@ -284,6 +289,23 @@ fn write_any(py: Python<'_>, value: &Bound<'_, PyAny>, depth: usize, out: &mut S
             Ok(())
         }
         Err(_) => Err(Failure::Python(lone_surrogate_in_json(py, out, text, None))),
+    }
+}
+
+/// What `json.dumps` raised for `value`: a mismatch naming its type when it refused the value
+/// (a `set`, `bytes`, an object, a NaN, a nesting too deep for it), else the error itself.
+fn refused_by_dumps(py: Python<'_>, value: &Bound<'_, PyAny>, error: PyErr) -> Failure {
+    let refused = error.is_instance_of::<pyo3::exceptions::PyTypeError>(py)
+        || error.is_instance_of::<pyo3::exceptions::PyValueError>(py)
+        || error.is_instance_of::<pyo3::exceptions::PyRecursionError>(py);
+    if refused {
+        Failure::at(format!(
+            "a {} has no JSON form ({})",
+            got(value),
+            error.value(py)
+        ))
+    } else {
+        Failure::Python(error)
     }
 }
 

@@ -21,7 +21,6 @@ use attrflow::options::RpcInvokeOptions;
 use attrflow::retry::RetryPolicy as CorePolicy;
 use attrflow::Runtime;
 use pyo3::prelude::*;
-use serde_json::Value;
 
 use crate::errors::{to_py_err, IntoPyResult};
 use crate::executor;
@@ -355,8 +354,7 @@ native_client!(
     /// client's policy; returns the entry as JSON.
     fn append_with_retry(&self, py: Python<'_>, log: Text, record_json: JsonText) -> PyResult<String> {
         py.detach(|| {
-            let record: Value =
-                serde_json::from_str(&record_json).map_err(|e| parse_error("record", e))?;
+            let record = attrflow::json::parse(&record_json, || format!("record of log {:?}", &*log))?;
             serde_json::to_string(&self.core().append_with_retry(&log, record)?)
                 .map_err(encode_error)
         })

@@ -37,7 +37,6 @@ for a batch without a key).
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional
@@ -266,7 +265,9 @@ class AppLog:
 
     def append_with_retry(self, log: str, record: Any) -> LogEntry:
         """Appends ``record`` (any JSON value but None) to ``log``, retrying lock conflicts."""
-        output = self._native.append_with_retry(log, json.dumps(record))
+        output = self._native.append_with_retry(
+            log, codec.to_json(record, Any, what=f"record of log {log!r}")
+        )
         return codec.from_json(output, LogEntry, what="appended log entry")
 
     def page(self, log: str, page_token: str = "") -> LogPage:
