@@ -310,25 +310,142 @@ impl<'r> LogRef<'r> {
         Ok(())
     }
 
-    /// Appends an exported record; returns the sequence it got.
-    fn append(&self, record: &Value) -> Result<u64, CliError> {
-        let field = |name: &str| {
-            record[name]
-                .as_str()
-                .ok_or_else(|| CliError::Usage(format!("record has no {name:?} text: {record}")))
+    /// Reads an export of this log (JSON lines, empty lines skipped) and checks every line:
+    /// UTF-8 JSON, exactly the fields this log's records have, and sequences dense and
+    /// ascending. The first line that is not is named.
+    fn read_export(&self, input: impl BufRead) -> Result<Vec<ExportedRecord>, CliError> {
+        let mut records: Vec<ExportedRecord> = Vec::new();
+        for (index, line) in input.split(b'\n').enumerate() {
+            let line_number = index + 1;
+            let bad = |problem: String| {
+                CliError::Usage(format!("line {line_number}: {problem}; nothing imported"))
+            };
+            let bytes = line?;
+            let text =
+                std::str::from_utf8(&bytes).map_err(|e| bad(format!("not UTF-8 text ({e})")))?;
+            if text.trim().is_empty() {
+                continue;
+            }
+            let value: Value = attrflow::json::parse(text, || "the line".to_owned())
+                .map_err(|e| bad(e.to_string()))?;
+            let record = self.exported_record(value).map_err(bad)?;
+            if let Some(previous) = records.last() {
+                if record.sequence != previous.sequence + 1 {
+                    return Err(bad(format!(
+                        "sequence {} follows sequence {} (an export's sequences are dense, oldest first)",
+                        record.sequence, previous.sequence
+                    )));
+                }
+            }
+            records.push(ExportedRecord {
+                line: line_number,
+                ..record
+            });
+        }
+        Ok(records)
+    }
+
+    /// One exported record of this log, or what is wrong with it.
+    fn exported_record(&self, value: Value) -> Result<ExportedRecord, String> {
+        let Value::Object(mut fields) = value else {
+            return Err(format!("a record is a JSON object, not {value}"));
         };
-        Ok(match self {
-            LogRef::Archive(archive) => {
-                archive
-                    .register_with_retry(field("subscriberId")?, field("deliveryAddress")?)?
-                    .sequence
+        let sequence = match fields.remove("sequence") {
+            Some(Value::Number(n)) if n.as_u64().is_some_and(|n| n >= 1) => {
+                n.as_u64().unwrap_or_default()
             }
-            LogRef::App(app, log) => {
-                app.append_with_retry(log, record["record"].clone())?
-                    .sequence
+            Some(other) => {
+                return Err(format!(
+                    "\"sequence\" must be a whole number from 1, not {other}"
+                ))
             }
+            None => return Err("the record has no \"sequence\"".to_owned()),
+        };
+        let expected: &[&str] = match self {
+            LogRef::Archive(_) => &["subscriberId", "deliveryAddress"],
+            LogRef::App(..) => &["record"],
+        };
+        if let Some(unknown) = fields
+            .keys()
+            .find(|name| !expected.contains(&name.as_str()))
+        {
+            return Err(format!(
+                "unknown field {unknown:?} (a record of this log has \"sequence\" and {})",
+                expected
+                    .iter()
+                    .map(|f| format!("{f:?}"))
+                    .collect::<Vec<_>>()
+                    .join(" and ")
+            ));
+        }
+        let payload = match self {
+            LogRef::Archive(_) => {
+                let mut text = |name: &str| match fields.remove(name) {
+                    Some(Value::String(text)) => Ok(text),
+                    _ => Err(format!("the record has no {name:?} text")),
+                };
+                Payload::Subscriber(chunked_subscriber::appends::NewSubscriber::new(
+                    text("subscriberId")?,
+                    text("deliveryAddress")?,
+                ))
+            }
+            LogRef::App(..) => match fields.remove("record") {
+                Some(Value::Null) | None => return Err("the record has no \"record\"".to_owned()),
+                Some(record) => Payload::Entry(record),
+            },
+        };
+        Ok(ExportedRecord {
+            line: 0,
+            sequence,
+            payload,
         })
     }
+
+    /// Appends `batch` (at most a batch's size) in one transaction, retrying lock
+    /// conflicts; returns the sequence its first record got.
+    fn append_batch(&self, batch: &[ExportedRecord]) -> attrflow::Result<u64> {
+        let first = match self {
+            LogRef::Archive(archive) => {
+                let subscribers: Vec<_> = batch
+                    .iter()
+                    .filter_map(|r| match &r.payload {
+                        Payload::Subscriber(s) => Some(s.clone()),
+                        Payload::Entry(_) => None,
+                    })
+                    .collect();
+                archive
+                    .retrying(|a| a.register_batch(&subscribers, None))?
+                    .first()
+                    .map(|s| s.sequence)
+            }
+            LogRef::App(app, log) => {
+                let records: Vec<_> = batch
+                    .iter()
+                    .filter_map(|r| match &r.payload {
+                        Payload::Entry(record) => Some(record.clone()),
+                        Payload::Subscriber(_) => None,
+                    })
+                    .collect();
+                app.retrying(|a| a.append_batch(log, records.clone(), None))?
+                    .first()
+                    .map(|e| e.sequence)
+            }
+        };
+        Ok(first.unwrap_or_default())
+    }
+}
+
+/// A record of an export, read back: the line it was on, its sequence, what to append.
+struct ExportedRecord {
+    line: usize,
+    sequence: u64,
+    payload: Payload,
+}
+
+/// What an exported record appends.
+enum Payload {
+    Subscriber(chunked_subscriber::appends::NewSubscriber),
+    Entry(Value),
 }
 
 /// Walks a log's pages newest first, each page's records newest first, as JSON.
@@ -419,42 +536,46 @@ fn import(
     log: Option<&str>,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
-    let flow_type = if log.is_some() {
-        app_log::FLOW_TYPE
-    } else {
-        chunked_subscriber::FLOW_TYPE
+    let flow_type = match runtime.store().flow(flow_id)? {
+        // An existing flow decides what it holds (a wrong --log is named as such).
+        Some(existing) => existing.flow_type,
+        None if log.is_some() => app_log::FLOW_TYPE.to_owned(),
+        None => chunked_subscriber::FLOW_TYPE.to_owned(),
     };
-    let target = LogRef::of_type(runtime, flow_id, flow_type, log)?;
+    let target = LogRef::of_type(runtime, flow_id, &flow_type, log)?;
+    // Every line is read and checked before anything is written.
+    let records = target.read_export(io::stdin().lock())?;
+    let Some(first) = records.first() else {
+        writeln!(out, "imported 0 records into flow {flow_id:?}")?;
+        return Ok(());
+    };
     target.start()?;
-    let progress = ProgressBar::new_spinner().with_message("importing");
+    let newest = target.pages().next_page()?.unwrap_or_default();
+    let next = newest.first().map_or(1, |record| sequence(record) + 1);
+    if next != first.sequence {
+        return Err(CliError::Usage(format!(
+            "line {}: the record with sequence {} would get sequence {next} in flow {flow_id:?}; nothing imported",
+            first.line, first.sequence
+        )));
+    }
+    let progress = ProgressBar::new(records.len() as u64).with_message("importing");
     let mut count = 0u64;
-    for (index, line) in io::stdin().lock().lines().enumerate() {
-        let line = line?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let record: Value = serde_json::from_str(&line)
-            .map_err(|e| CliError::Usage(format!("line {}: not JSON: {e}", index + 1)))?;
-        let wanted = sequence(&record);
-        if count == 0 {
-            let newest = target.pages().next_page()?.unwrap_or_default();
-            let next = newest.first().map_or(1, |record| sequence(record) + 1);
-            if next != wanted {
-                return Err(CliError::Usage(format!(
-                    "line {}: the record with sequence {wanted} would get sequence {next} in flow {flow_id:?}; nothing imported",
-                    index + 1
-                )));
-            }
-        }
-        let got = target.append(&record)?;
-        if got != wanted {
+    for batch in records.chunks(attrflow::chunked_log::MAX_BATCH_SIZE) {
+        let (from, to) = (batch[0].line, batch[batch.len() - 1].line);
+        let got = target.append_batch(batch).map_err(|error| {
+            CliError::Usage(format!(
+                "lines {from} to {to}: {error}; none of them stored, and the {count} records before them imported{}",
+                if count == 0 { String::new() } else { format!(" (sequences {} to {})", first.sequence, first.sequence + count - 1) }
+            ))
+        })?;
+        if got != batch[0].sequence {
             return Err(CliError::Usage(format!(
-                "line {}: the record with sequence {wanted} got sequence {got} (the target log was not empty?)",
-                index + 1
+                "lines {from} to {to}: the records from sequence {} got sequences from {got} (did another writer append to the log meanwhile?)",
+                batch[0].sequence
             )));
         }
-        count += 1;
-        progress.inc(1);
+        count += batch.len() as u64;
+        progress.inc(batch.len() as u64);
     }
     progress.finish_and_clear();
     writeln!(out, "imported {count} records into flow {flow_id:?}")?;

@@ -292,3 +292,93 @@ fn export_and_import_between_sqlite_and_postgresql() {
         let _ = client.batch_execute(&format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE"));
     }
 }
+
+/// `n` exported subscriber lines from sequence `from`.
+fn subscriber_lines(from: u64, n: u64) -> Vec<String> {
+    (from..from + n)
+        .map(|s| json!({ "sequence": s, "subscriberId": format!("s-{s}"), "deliveryAddress": "a@example.com" }).to_string())
+        .collect()
+}
+
+/// Every line of an import is checked before anything is written, and the first bad one is
+/// named; a batch the store refuses is named with the records imported before it.
+#[test]
+fn an_import_names_the_first_bad_line_and_what_was_imported() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = dir.path().join("to.db").to_str().expect("UTF-8").to_owned();
+    let import = |lines: &[String]| {
+        attrflow(
+            &store,
+            &["import", FLOW_ID],
+            Some(lines.join("\n").as_bytes()),
+        )
+    };
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (
+            [subscriber_lines(1, 120), subscriber_lines(125, 1)].concat(),
+            "line 121: sequence 125 follows sequence 120 (an export's sequences are dense, oldest first); nothing imported",
+        ),
+        (
+            [subscriber_lines(1, 2), vec![r#"{"sequence":"3","subscriberId":"x","deliveryAddress":"y"}"#.to_owned()]].concat(),
+            r#"line 3: "sequence" must be a whole number from 1, not "3"; nothing imported"#,
+        ),
+        (
+            vec![r#"{"sequence":1,"subscriberId":"x","deliveryAddress":"y","email":"z"}"#.to_owned()],
+            r#"line 1: unknown field "email" (a record of this log has "sequence" and "subscriberId" and "deliveryAddress"); nothing imported"#,
+        ),
+        (
+            vec![r#"{"sequence":1,"subscriberId":"x"}"#.to_owned()],
+            r#"line 1: the record has no "deliveryAddress" text; nothing imported"#,
+        ),
+        (vec!["{not json".to_owned()], "line 1: the line is not JSON"),
+    ];
+    for (lines, expected) in cases {
+        let error = failure(&import(&lines));
+        assert!(error.contains(expected), "{error:?} says {expected:?}");
+        let listed = ok(&attrflow(&store, &["flows"], None));
+        assert!(
+            !listed.iter().any(|line| line.contains(FLOW_ID)),
+            "nothing started: {listed:?}"
+        );
+    }
+    let not_utf8 = attrflow(
+        &store,
+        &["import", FLOW_ID],
+        Some(b"{\"sequence\":1,\"subscriberId\":\"\xff\",\"deliveryAddress\":\"y\"}"),
+    );
+    assert!(failure(&not_utf8).contains("line 1: not UTF-8 text"));
+
+    // The second batch holds a record the store refuses (a field over its limit): the first
+    // batch stays imported, and the message says so.
+    let mut lines = subscriber_lines(1, 1500);
+    lines[1199] =
+        json!({ "sequence": 1200, "subscriberId": "x".repeat(5000), "deliveryAddress": "y" })
+            .to_string();
+    let error = failure(&import(&lines));
+    assert!(
+        error.starts_with("attrflow: lines 1001 to 1500: ")
+            && error.contains("none of them stored, and the 1000 records before them imported (sequences 1 to 1000)"),
+        "{error}"
+    );
+    assert_eq!(
+        ok(&attrflow(&store, &["verify"], None)),
+        ["ok: 1 flows, 1 chunked logs, 1000 records"]
+    );
+    // The rest imports once fixed.
+    let rest = subscriber_lines(1001, 500);
+    assert_eq!(
+        ok(&import(&rest)),
+        [format!("imported 500 records into flow {FLOW_ID:?}")]
+    );
+
+    // An existing flow decides what it holds.
+    let wrong_log = failure(&attrflow(
+        &store,
+        &["import", FLOW_ID, "--log", "audit"],
+        Some(b""),
+    ));
+    assert!(
+        wrong_log.contains("is a subscriber archive: it has one log, so no --log"),
+        "{wrong_log}"
+    );
+}
