@@ -314,7 +314,7 @@ fn group_bounds_given_in_the_store_url_bound_its_groups() {
 /// before it (without the delay the first would have committed alone long before).
 #[test]
 fn a_commit_delay_keeps_a_lone_callers_group_open_for_a_later_caller() {
-    const DELAY: Duration = Duration::from_millis(1_500);
+    const DELAY: Duration = attrflow::store::MAX_COMMIT_DELAY;
     let (checkpoint, pause) = checkpoint();
     let (_unused, second) = common::checkpoint();
     let t = store_with_url_parameters(

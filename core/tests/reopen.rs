@@ -131,6 +131,20 @@ fn a_file_that_is_not_a_database_is_a_storage_error_naming_the_path() {
 }
 
 #[test]
+fn a_folder_is_refused_naming_a_file_to_use_instead() {
+    let dir = tempfile::tempdir().unwrap();
+    let message = storage_message(Runtime::open(dir.path().to_str().unwrap()));
+    assert_eq!(
+        message,
+        format!(
+            "store {} is a folder; name a database file, such as {}",
+            dir.path().display(),
+            dir.path().join("attrflow.db").display()
+        )
+    );
+}
+
+#[test]
 fn an_sqlite_database_of_another_program_is_refused_and_left_untouched() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("app.db");

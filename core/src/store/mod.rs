@@ -18,7 +18,7 @@ pub use postgres::{
     ConnectionUrl, PostgresOptions, PostgresStore, SslMode, COMMIT_OUTCOME_UNKNOWN,
 };
 pub use sqlite::{SqliteOptions, SqliteStore, Synchronous};
-pub use url::{open_store, StoreUrl};
+pub use url::{open_store, StoreUrl, MAX_COMMIT_DELAY, MAX_URL_TIMEOUT};
 
 use crate::error::Result;
 

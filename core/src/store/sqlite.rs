@@ -228,6 +228,13 @@ impl SqliteStore {
         if path.as_os_str().is_empty() {
             return Err(Error::invalid_input("store path must not be empty"));
         }
+        if path.is_dir() {
+            return Err(Error::storage(format!(
+                "store {} is a folder; name a database file, such as {}",
+                path.display(),
+                path.join("attrflow.db").display()
+            )));
+        }
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(|e| {
                 Error::storage(format!("cannot create folder {}: {e}", parent.display()))

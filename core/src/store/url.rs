@@ -56,8 +56,20 @@ impl StoreUrl {
         if url.trim().is_empty() {
             return Err(Error::invalid_input("store URL must not be empty"));
         }
+        if let Some(at) = url.find('\0') {
+            return Err(Error::invalid_input(format!(
+                "store URL {:?} holds a NUL character (at byte {at}), which no file name or URL may",
+                redact(url)
+            )));
+        }
         let (scheme, rest) = match url.split_once(':') {
             Some((scheme, rest)) if is_scheme(scheme) => (scheme.to_ascii_lowercase(), rest),
+            _ if url.contains('?') => {
+                return Err(Error::invalid_input(format!(
+                    "store path {url:?} holds '?': options go in an SQLite URL \
+                     (sqlite:{url}), and a file name with '?' is refused"
+                )))
+            }
             _ => return Ok(Self::sqlite(PathBuf::from(url), SqliteOptions::default())),
         };
         match scheme.as_str() {
@@ -131,30 +143,86 @@ fn is_scheme(text: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
 }
 
-fn sqlite_options(url: &str, query: &str) -> Result<SqliteOptions> {
-    let mut options = SqliteOptions::default();
+/// The longest timeout a store URL may set (`busy_timeout_ms`, PostgreSQL's `*_timeout_ms`):
+/// an hour. Past that a caller would wait as if for ever, and a deadline so far off could
+/// not be told apart from none.
+pub const MAX_URL_TIMEOUT: Duration = Duration::from_secs(3600);
+
+/// The longest commit delay a store URL may ask for (`commit_delay_us`): a second.
+/// PostgreSQL's own `commit_delay` stops at a tenth of that; a lone caller waits the whole
+/// delay on each write.
+pub const MAX_COMMIT_DELAY: Duration = Duration::from_secs(1);
+
+/// The parameters of a query string as `(key, value, the pair as written)`, each named once:
+/// a repeated one is refused rather than the last one silently winning.
+pub(crate) fn query_pairs<'q>(
+    url: &str,
+    query: &'q str,
+) -> Result<Vec<(&'q str, &'q str, &'q str)>> {
+    let mut seen = std::collections::BTreeSet::new();
+    let mut pairs = Vec::new();
     for pair in query.split('&').filter(|p| !p.is_empty()) {
         let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        if !seen.insert(key) {
+            return Err(Error::invalid_input(format!(
+                "store URL {url:?} gives {key} twice"
+            )));
+        }
+        pairs.push((key, value, pair));
+    }
+    Ok(pairs)
+}
+
+/// Applies `key=value` to `group` if it is one of the group-commit bounds both backends
+/// take (`group_max_calls`, `group_max_bytes`, `commit_delay_us`); whether it was.
+pub(crate) fn group_parameter(
+    url: &str,
+    key: &str,
+    value: &str,
+    group: &mut super::GroupLimits,
+) -> Result<bool> {
+    match key {
+        "group_max_calls" => group.max_members = whole_number(url, key, value, 1)?,
+        "group_max_bytes" => group.max_bytes = whole_number(url, key, value, 1)?,
+        "commit_delay_us" => {
+            let max = MAX_COMMIT_DELAY.as_micros() as usize;
+            let micros = whole_number(url, key, value, 0)?;
+            if micros > max {
+                return Err(Error::invalid_input(format!(
+                    "store URL {url:?}: commit_delay_us must be at most {max} (a second), not {value:?}"
+                )));
+            }
+            group.commit_delay = Duration::from_micros(micros as u64);
+        }
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// A timeout parameter in milliseconds, at most [`MAX_URL_TIMEOUT`].
+pub(crate) fn millis(url: &str, key: &str, value: &str) -> Result<Duration> {
+    let max = MAX_URL_TIMEOUT.as_millis() as u64;
+    value
+        .parse::<u64>()
+        .ok()
+        .filter(|ms| *ms <= max)
+        .map(Duration::from_millis)
+        .ok_or_else(|| {
+            Error::invalid_input(format!(
+                "store URL {url:?}: {key} must be a whole number of milliseconds up to {max} (an hour), not {value:?}"
+            ))
+        })
+}
+
+fn sqlite_options(url: &str, query: &str) -> Result<SqliteOptions> {
+    let mut options = SqliteOptions::default();
+    for (key, value, _) in query_pairs(url, query)? {
+        if group_parameter(url, key, value, &mut options.group)? {
+            continue;
+        }
         match key {
             "synchronous" => options.synchronous = Synchronous::parse(value)?,
-            "busy_timeout_ms" => {
-                let ms: u64 = value.parse().map_err(|_| {
-                    Error::invalid_input(format!(
-                        "store URL {url:?}: busy_timeout_ms must be a whole number of milliseconds, not {value:?}"
-                    ))
-                })?;
-                options.busy_timeout = Duration::from_millis(ms);
-            }
-            "group_max_calls" => {
-                options.group.max_members = whole_number(url, key, value, 1)?;
-            }
-            "group_max_bytes" => {
-                options.group.max_bytes = whole_number(url, key, value, 1)?;
-            }
-            "commit_delay_us" => {
-                let micros = whole_number(url, key, value, 0)?;
-                options.group.commit_delay = Duration::from_micros(micros as u64);
-            }
+            "busy_timeout_ms" => options.busy_timeout = millis(url, key, value)?,
             _ => {
                 return Err(Error::invalid_input(format!(
                     "store URL {url:?} has unknown parameter {key:?}; known: synchronous, \
@@ -167,7 +235,7 @@ fn sqlite_options(url: &str, query: &str) -> Result<SqliteOptions> {
 }
 
 /// A whole-number URL parameter of at least `min`.
-fn whole_number(url: &str, key: &str, value: &str, min: usize) -> Result<usize> {
+pub(crate) fn whole_number(url: &str, key: &str, value: &str, min: usize) -> Result<usize> {
     value
         .parse::<usize>()
         .ok()
@@ -252,6 +320,27 @@ mod tests {
                 .contains("group_max_calls must be a whole number of at least 1, not \"0\""),
             "{refused}"
         );
+    }
+
+    #[test]
+    fn bounds_repeats_nul_and_misplaced_options_are_refused() {
+        let message = |url: &str| StoreUrl::parse(url).unwrap_err().to_string();
+        assert!(message("sqlite:a.db?commit_delay_us=1000001")
+            .contains("commit_delay_us must be at most 1000000 (a second)"));
+        assert!(message("sqlite:a.db?busy_timeout_ms=18446744073709551615")
+            .contains("busy_timeout_ms must be a whole number of milliseconds up to 3600000"));
+        assert!(message("sqlite:a.db?synchronous=normal&synchronous=full")
+            .contains("gives synchronous twice"));
+        let nul = message("a\0b.db");
+        assert!(
+            nul.contains("NUL character (at byte 1)") && !nul.contains('\0'),
+            "{nul:?}"
+        );
+        assert!(message("a.db?synchronous=normal")
+            .contains("options go in an SQLite URL (sqlite:a.db?synchronous=normal)"));
+        let (_, options) = sqlite("sqlite:a.db?commit_delay_us=1000000&busy_timeout_ms=3600000");
+        assert_eq!(options.group.commit_delay, MAX_COMMIT_DELAY);
+        assert_eq!(options.busy_timeout, MAX_URL_TIMEOUT);
     }
 
     #[test]

@@ -12,6 +12,7 @@ use std::time::Duration;
 pub use super::tls::SslMode;
 use crate::error::{Error, Result};
 use crate::store::group_commit::GroupLimits;
+use crate::store::url::{group_parameter, millis, query_pairs, whole_number};
 
 /// The parameters attrflow itself reads from a `postgresql://` URL.
 pub const KNOWN_PARAMETERS: [&str; 13] = [
@@ -104,8 +105,11 @@ impl PostgresOptions {
     pub(crate) fn from_query(url: &str, query: &str) -> Result<(Self, Vec<String>)> {
         let mut options = PostgresOptions::default();
         let mut rest = Vec::new();
-        for pair in query.split('&').filter(|p| !p.is_empty()) {
-            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        for (key, value, pair) in query_pairs(url, query)? {
+            let pair = pair.to_owned();
+            if group_parameter(url, key, value, &mut options.group)? {
+                continue;
+            }
             match key {
                 "schema" => options.schema = validate_schema(url, value)?,
                 "pool_max_size" => options.pool_max_size = at_least_one(url, key, value)?,
@@ -116,7 +120,7 @@ impl PostgresOptions {
                 }
                 "sslmode" => {
                     options.ssl_mode = SslMode::parse(url, value)?;
-                    rest.push(pair.to_owned());
+                    rest.push(pair);
                 }
                 "sslrootcert" => {
                     if value.is_empty() {
@@ -125,24 +129,12 @@ impl PostgresOptions {
                         )));
                     }
                     options.ssl_root_cert = Some(PathBuf::from(percent_decoded(value)));
-                    rest.push(pair.to_owned());
+                    rest.push(pair);
                 }
                 "group_commit" => options.group_commit = on_or_off(url, key, value)?,
                 "notify" => options.notify = on_or_off(url, key, value)?,
                 "group_lanes" => options.group_lanes = Some(at_least_one(url, key, value)?),
-                "group_max_calls" => {
-                    options.group.max_members = at_least_one(url, key, value)?;
-                }
-                "group_max_bytes" => options.group.max_bytes = at_least_one(url, key, value)?,
-                "commit_delay_us" => {
-                    let micros: u64 = value.parse().map_err(|_| {
-                        Error::invalid_input(format!(
-                            "store URL {url:?}: {key} must be a whole number of microseconds, not {value:?}"
-                        ))
-                    })?;
-                    options.group.commit_delay = Duration::from_micros(micros);
-                }
-                _ => rest.push(pair.to_owned()),
+                _ => rest.push(pair),
             }
         }
         Ok((options, rest))
@@ -232,30 +224,8 @@ fn on_or_off(url: &str, key: &str, value: &str) -> Result<bool> {
     }
 }
 
-fn whole_number(url: &str, key: &str, value: &str) -> Result<usize> {
-    value.parse().map_err(|_| {
-        Error::invalid_input(format!(
-            "store URL {url:?}: {key} must be a whole number, not {value:?}"
-        ))
-    })
-}
-
 fn at_least_one(url: &str, key: &str, value: &str) -> Result<usize> {
-    match whole_number(url, key, value)? {
-        0 => Err(Error::invalid_input(format!(
-            "store URL {url:?}: {key} must be at least 1"
-        ))),
-        n => Ok(n),
-    }
-}
-
-fn millis(url: &str, key: &str, value: &str) -> Result<Duration> {
-    let ms: u64 = value.parse().map_err(|_| {
-        Error::invalid_input(format!(
-            "store URL {url:?}: {key} must be a whole number of milliseconds, not {value:?}"
-        ))
-    })?;
-    Ok(Duration::from_millis(ms))
+    whole_number(url, key, value, 1)
 }
 
 #[cfg(test)]
@@ -335,7 +305,8 @@ mod tests {
         assert!(message("sslrootcert=").contains("sslrootcert names no file"));
         assert!(message("group_commit=yes").contains(r#"group_commit must be "on" or "off""#));
         assert!(message("notify=yes").contains(r#"notify must be "on" or "off""#));
-        assert!(message("group_max_calls=0").contains("group_max_calls must be at least 1"));
+        assert!(message("group_max_calls=0")
+            .contains("group_max_calls must be a whole number of at least 1"));
         assert!(message("commit_delay_us=x").contains("commit_delay_us must be a whole number"));
     }
 }
