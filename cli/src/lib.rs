@@ -219,14 +219,27 @@ fn sequence(record: &Value) -> u64 {
     record["sequence"].as_u64().unwrap_or(0)
 }
 
+/// A field's text as a table shows it: control characters (a line break, a tab, a terminal
+/// escape) escaped, so that one record stays one row and nothing reaches the terminal as a
+/// command.
+fn shown_text(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
 /// A record as a table row: its sequence, then its other fields.
 fn table_row(record: &Value) -> String {
     let mut row = sequence(record).to_string();
     if let Value::Object(fields) = record {
         for (name, value) in fields.iter().filter(|(name, _)| *name != "sequence") {
-            let shown = value
-                .as_str()
-                .map_or_else(|| value.to_string(), str::to_owned);
+            let shown = value.as_str().map_or_else(|| value.to_string(), shown_text);
             row.push_str(&format!("\t{name}={shown}"));
         }
     }

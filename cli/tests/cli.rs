@@ -382,3 +382,21 @@ fn an_import_names_the_first_bad_line_and_what_was_imported() {
         "{wrong_log}"
     );
 }
+
+#[test]
+fn a_table_escapes_control_characters_so_a_record_stays_one_row() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = dir.path().join("a.db").to_str().expect("UTF-8").to_owned();
+    let runtime = Runtime::open(&store).expect("store opens");
+    let archive = SubscriberArchive::new(&runtime, FLOW_ID);
+    archive.start().expect("archive starts");
+    archive
+        .register("line1\nline2\tTAB", "esc\u{1b}[31mRED")
+        .expect("registered");
+    drop(runtime);
+    let table = ok(&attrflow(&store, &["page", FLOW_ID], None));
+    assert_eq!(
+        table,
+        ["1\tdeliveryAddress=esc\\u{1b}[31mRED\tsubscriberId=line1\\nline2\\tTAB"]
+    );
+}

@@ -4,6 +4,7 @@ workspace's ``cli`` crate, run inside the native module. ``attrflow --help`` lis
 
 from __future__ import annotations
 
+import os
 import sys
 
 from attrflow import _native
@@ -15,7 +16,9 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     sys.stdout.flush()
     sys.stderr.flush()
-    return _native.cli_main(["attrflow", *args])
+    # As the bytes the system gave: an argument that is not UTF-8 (Python holds it with
+    # surrogate escapes) reaches the tool, which refuses it in one line, not as a traceback.
+    return _native.cli_main([os.fsencode(arg) for arg in ["attrflow", *args]])
 
 
 if __name__ == "__main__":

@@ -69,6 +69,17 @@ def test_a_missing_field_is_an_error_naming_its_path() -> None:
     )
 
 
+def test_a_field_deleted_from_an_instance_is_an_error_naming_it_when_encoding() -> None:
+    value = page()
+    del value.subscribers[1].delivery_address
+    with pytest.raises(ValueMappingError) as raised:
+        to_json(value, SubscriberPage, what="page")
+    assert raised.value.path == "subscribers[1].delivery_address"
+    assert str(raised.value) == (
+        "cannot encode page: subscribers[1].delivery_address: field is missing"
+    )
+
+
 def test_every_declared_field_must_be_present_even_with_a_default() -> None:
     with pytest.raises(ValueMappingError, match="nextPageToken: field is missing"):
         decode({"pageToken": "current", "subscribers": []}, SubscriberPage)

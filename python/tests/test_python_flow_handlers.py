@@ -77,6 +77,8 @@ class LedgerFlow(Flow):
         self.total.set(context, -1)
         if kind == "base":
             raise Stop("stopped on purpose")
+        if kind == "interrupt":
+            raise KeyboardInterrupt
         raise RuntimeError("failed on purpose")
 
     @rpc(name="Keep")
@@ -140,6 +142,16 @@ def test_a_failing_handler_stores_nothing_and_releases_its_locks(
         assert raised.value.worker_error_type == error_type
     assert raised.value.worker_error_detail.endswith("on purpose")
     assert client.invoke_rpc(ledger.add, FLOW_ID, Entry(1, "n", [])) == 11
+
+
+def test_an_exception_raised_without_a_message_is_named_by_its_type(
+    client: Client, ledger: LedgerFlow
+):
+    with pytest.raises(WorkerInvocationError) as raised:
+        client.invoke_rpc(ledger.fail, FLOW_ID, "interrupt")
+    assert raised.value.worker_error_type == "KeyboardInterrupt"
+    assert raised.value.worker_error_detail == "KeyboardInterrupt (raised without a message)"
+    assert str(raised.value).endswith("KeyboardInterrupt (raised without a message)")
 
 
 def test_a_context_kept_after_its_call_is_closed(client: Client, ledger: LedgerFlow):

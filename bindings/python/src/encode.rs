@@ -166,7 +166,15 @@ impl Decoder {
                     write_escaped_string(&field.key, out);
                     out.push(':');
                     let attribute = field.attribute.bind(py);
-                    let field_value = value.getattr(attribute)?;
+                    let field_value = value.getattr(attribute).map_err(|error| {
+                        if error.is_instance_of::<pyo3::exceptions::PyAttributeError>(py) {
+                            // Deleted from the instance (`del value.field`), or never set.
+                            Failure::at("field is missing".to_owned())
+                                .within(Step::Field(attribute.to_string()))
+                        } else {
+                            Failure::Python(error)
+                        }
+                    })?;
                     self.write(py, field.node, &field_value, depth + 1, out)
                         .map_err(|f| f.within(Step::Field(attribute.to_string())))?;
                 }

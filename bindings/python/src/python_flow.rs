@@ -100,6 +100,13 @@ fn failure(py: Python<'_>, error: &PyErr) -> Error {
         .str()
         .map(|text| text.to_string())
         .unwrap_or_else(|_| "<exception without a printable message>".to_owned());
+    // An exception raised without a message (`KeyboardInterrupt`, `raise ValueError`) is
+    // named by its type, so the caller's error never reads as empty.
+    let message = if message.is_empty() {
+        format!("{error_type} (raised without a message)")
+    } else {
+        message
+    };
     Error::HandlerFailure {
         error_type,
         message,
