@@ -68,7 +68,10 @@ def test_synchronous_overrides_the_url(store_path: Path) -> None:
         ("mysql://host/db", 'unknown scheme "mysql"'),
         ("sqlite:a.db?cache=big", 'unknown parameter "cache"'),
         ("postgresql://db.internal/app?sslmode=allow", 'sslmode="allow" is not one of'),
-        ("postgresql://db.internal/app?pool_max_size=0", "pool_max_size must be at least 1"),
+        (
+            "postgresql://db.internal/app?pool_max_size=0",
+            "pool_max_size must be a whole number of at least 1",
+        ),
     ],
 )
 def test_bad_store_urls_say_what_is_wrong(store: str, message: str) -> None:
