@@ -19,7 +19,7 @@ from typing import Any, ClassVar, Generic, TypeVar, cast
 
 from attrflow import _native, codec
 from attrflow.context import Context
-from attrflow.errors import FlowDefinitionError
+from attrflow.errors import FlowDefinitionError, InvalidInputError
 
 __all__ = ["Attribute", "AttributeLock", "AttributeMap", "AttributeMapLoad", "AttributeMapLock"]
 
@@ -198,7 +198,10 @@ class AttributeMapLoad:
 def _check_name(what: str, name: object) -> None:
     if not isinstance(name, str):
         raise TypeError(f"{what} name must be a str, not {type(name).__name__}")
-    _native.validate_definition_name(what, name)
+    try:
+        _native.validate_definition_name(what, name)
+    except InvalidInputError as error:
+        raise FlowDefinitionError(str(error)) from error
 
 
 def _physical_name(attribute_map: AttributeMap[Any], instance: object) -> str:

@@ -108,6 +108,16 @@ def from_json(text: str, tp: type[T], *, what: str = "value") -> T:
     return cast(T, decoder(tp).decode_json(text, what))
 
 
+def unsupported(tp: Any) -> str | None:
+    """Why the codec cannot write or read ``tp`` (or a type inside it), or None if it can:
+    what a flow's registration checks each declared type with, so that a type the codec
+    does not take is refused there rather than when a value first meets it."""
+    for node in _nodes(tp):
+        if node[0] == "unsupported":
+            return cast(str, node[1])
+    return None
+
+
 def decoder(tp: Any) -> _native.Decoder:
     """The native decoder of ``tp`` (described once per hashable type)."""
     try:
@@ -122,6 +132,11 @@ def _cached_decoder(tp: Any) -> _native.Decoder:
 
 
 def _describe(tp: Any) -> _native.Decoder:
+    """The native decoder of ``tp``'s node table (:func:`_nodes`)."""
+    return _native.Decoder(_nodes(tp))
+
+
+def _nodes(tp: Any) -> list[tuple[Any, ...]]:
     """``tp`` as the native decoder's node table: node 0 is ``tp`` or ``None`` (a whole value
     may be ``None`` whatever its type, as Dex maps ``None`` to JSON ``null``; its fields are
     checked as declared), node 1 is ``tp``, children are indices (a dataclass appears once,
@@ -174,7 +189,7 @@ def _describe(tp: Any) -> _native.Decoder:
         return ("unsupported", f"type {_type_name(tp)} is not supported by the attrflow codec")
 
     add(tp)
-    return _native.Decoder(nodes)
+    return nodes
 
 
 # How the types stored as the JSON of another are written and read: each raises TypeError or

@@ -24,6 +24,7 @@ from typing import Any, ClassVar, Generic, NoReturn, TypeVar, overload
 
 from attrflow import _native, codec
 from attrflow.attribute import Attribute, AttributeMap
+from attrflow.errors import FlowDefinitionError, InvalidInputError
 from attrflow.schema import PersistenceSchema, StepList
 
 __all__ = ["BoundRpc", "Flow", "RPCResult", "RpcDefinition", "RpcDescriptor", "core_rpc"]
@@ -74,8 +75,16 @@ class Flow(Generic[StartT]):
     def __init_subclass__(cls, *, flow_type: str | None = None, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         declared = cls.__dict__.get("flow_type")
-        name = flow_type or (declared if isinstance(declared, str) else None) or cls.__name__
-        _native.validate_definition_name("flow type", name)
+        for given in (flow_type, declared):
+            if given is not None and (not isinstance(given, str) or not given):
+                raise FlowDefinitionError(
+                    f"flow type of {cls.__qualname__} must be a non-empty str, not {given!r}"
+                )
+        name = flow_type or declared or cls.__name__
+        try:
+            _native.validate_definition_name("flow type", name)
+        except InvalidInputError as error:
+            raise FlowDefinitionError(str(error)) from error
         cls.flow_type = name
         explicit = flow_type is not None or isinstance(declared, str)
         if cls.get_flow_type is not Flow.get_flow_type and not explicit:

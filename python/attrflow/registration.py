@@ -11,9 +11,10 @@ a flow type name belongs to the first flow used under it. A rejected definition 
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
-from attrflow import _native
+from attrflow import _native, codec
 from attrflow.attribute import Attribute, AttributeLock, AttributeMap, AttributeMapLock
 from attrflow.errors import FlowDefinitionError, InvalidInputError
 from attrflow.flow import Flow, RpcDescriptor
@@ -58,6 +59,8 @@ def register_flow(runtime: _native.Runtime, flow: Flow[Any]) -> None:
                 f"flow type {flow.flow_type!r} has Steps, but attrflow flows are RPC-only; "
                 "return StepList.empty() from get_steps"
             )
+        for declared in (*schema.attributes, *schema.attribute_maps):
+            _check_type(flow, f"{type(declared).__name__} {declared.name!r}", declared.type)
         rpcs = [_native_rpc(flow, rpc) for rpc in _descriptors(type(flow))]
         runtime.register_flow(
             flow.flow_type,
@@ -86,10 +89,24 @@ def _native_rpc(flow: Flow[Any], rpc: RpcDescriptor[Any, Any]) -> NativeRpc:
             f"RPC {rpc.definition.name} of flow type {flow.flow_type!r} has no Python "
             "handler; declare it with @rpc"
         )
-    rpc.definition  # noqa: B018 - resolves the annotations now, so errors surface here
+    if inspect.iscoroutinefunction(rpc.function):
+        raise FlowDefinitionError(
+            f"RPC {rpc.definition.name} of flow type {flow.flow_type!r} is declared async; "
+            "attrflow runs handlers synchronously, in the caller's process (as Dex does "
+            "unless a Registry allows async handlers)"
+        )
+    definition = rpc.definition
+    _check_type(flow, f"the input of RPC {definition.name}", definition.input_type)
+    _check_type(flow, f"the output of RPC {definition.name}", definition.output_type)
     locks = [_lock(selector) for selector in rpc.locks]
     loads = [(load.attribute_map.name, load.instance) for load in rpc.loads]
     return (rpc.definition.name, locks, loads, rpc.is_transactional, rpc.dispatcher(flow))
+
+
+def _check_type(flow: Flow[Any], what: str, tp: Any) -> None:
+    problem = codec.unsupported(tp)
+    if problem is not None:
+        raise FlowDefinitionError(f"flow type {flow.flow_type!r}: {what}: {problem}")
 
 
 def _lock(selector: LockSelector) -> tuple[str, str | None]:

@@ -3,6 +3,8 @@ naming what is wrong; names with ``/`` are rejected as soon as they are declared
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from attrflow import (
@@ -96,8 +98,10 @@ def test_a_flow_type_of_ones_own_takes_a_builtin_flow_types_name(client: Client)
 
 
 def test_slashes_are_rejected_where_names_are_declared():
-    with pytest.raises(InvalidInputError, match="must not contain '/'"):
+    with pytest.raises(FlowDefinitionError, match="must not contain '/'"):
         Attribute("a/b", int)
+    with pytest.raises(FlowDefinitionError, match="must not contain '/'"):
+        AttributeMap("a/b", int)
     with pytest.raises(InvalidInputError, match="must not contain '/'"):
         rpc(name="A/B")(lambda self, context: None)
     with pytest.raises(InvalidInputError, match="must not contain '/'"):
@@ -130,3 +134,45 @@ def test_the_same_flow_type_registers_once(client: Client):
     flow = Once()
     client.start_flow(flow, "once")
     assert client.invoke_rpc(flow.r, "once") == "once"
+
+
+def test_a_flow_type_name_that_is_not_a_str_is_refused_where_it_is_declared():
+    for bad in (5, ""):
+        with pytest.raises(FlowDefinitionError, match="must be a non-empty str"):
+
+            class Named(Flow):
+                flow_type = bad  # type: ignore[assignment]
+
+    with pytest.raises(FlowDefinitionError, match="must not contain '/'"):
+
+        class Slashed(Flow, flow_type="a/b"):
+            pass
+
+
+def test_types_the_codec_does_not_take_and_async_handlers_are_refused_at_registration(
+    client: Client,
+):
+    class SetValued(Flow):
+        tags = Attribute("tags", set)
+
+        def get_persistence_schema(self) -> PersistenceSchema:
+            return PersistenceSchema.of(self.tags)
+
+    class IntKeyed(Flow):
+        @rpc(name="Count")
+        def count(self, context: Context, by_id: dict[int, str]) -> RPCResult[int]:
+            return RPCResult(len(by_id))
+
+    class Asynchronous(Flow):
+        @rpc(name="Wait")  # type: ignore[arg-type]
+        async def wait(self, context: Context) -> RPCResult[int]:
+            return RPCResult(1)
+
+    cases: list[tuple[Flow, str]] = [
+        (SetValued(), "flow type 'SetValued': Attribute 'tags': type set is not supported"),
+        (IntKeyed(), "the input of RPC Count: type dict[int, str] is not supported"),
+        (Asynchronous(), "RPC Wait of flow type 'Asynchronous' is declared async"),
+    ]
+    for flow, message in cases:
+        with pytest.raises(FlowDefinitionError, match=re.escape(message)):
+            client.register_flow(flow)
