@@ -86,8 +86,15 @@ pub(crate) fn decode_stored_json<T: DeserializeOwned>(physical: &str, json: &str
 
 /// Decodes the input of an RPC; a mismatch is the caller's mistake.
 pub fn decode_input<T: DeserializeOwned>(rpc: &str, input: Value) -> Result<T> {
-    T::deserialize(input)
-        .map_err(|e| Error::invalid_input(format!("invalid input for RPC {rpc}: {e}")))
+    serde_path_to_error::deserialize(input).map_err(|e| {
+        let path = e.path().to_string();
+        let at = if path == "." {
+            String::new()
+        } else {
+            format!("{path}: ")
+        };
+        Error::invalid_input(format!("invalid input for RPC {rpc}: {at}{}", e.inner()))
+    })
 }
 
 /// Encodes a value to JSON.

@@ -86,6 +86,18 @@ fn input_that_is_not_a_registration_is_invalid_input_naming_the_rpc() {
             other => panic!("{input}: expected invalid input, got {other:?}"),
         }
     }
+    // A field of the wrong kind is named.
+    assert_eq!(
+        register_raw(
+            &t,
+            json!({ "subscriberId": 7, "deliveryAddress": "a@example.com" })
+        ),
+        Err(Error::InvalidInput(
+            "invalid input for RPC RegisterSubscriber: subscriberId: invalid type: integer `7`, \
+             expected a string"
+                .into()
+        ))
+    );
 }
 
 #[test]
