@@ -883,19 +883,87 @@ fn a_lock_free_handler_that_writes_through_its_own_store_is_refused_and_stores_n
     assert_eq!(t.flow("inner"), None);
 }
 
-#[test]
-fn with_a_commit_delay_a_lone_call_is_committed_by_itself_when_the_delay_runs_out() {
-    let dir = tempfile::tempdir().unwrap();
-    let url = format!(
-        "sqlite:{}?synchronous=normal&commit_delay_us=20000",
-        dir.path().join("a.db").display()
-    );
-    let store = match attrflow::store::StoreUrl::parse(&url).unwrap() {
+/// An SQLite store opened from `sqlite:<path>?synchronous=normal&<parameters>`.
+fn sqlite_store(path: &std::path::Path, parameters: &str) -> Arc<SqliteStore> {
+    let url = format!("sqlite:{}?synchronous=normal&{parameters}", path.display());
+    match attrflow::store::StoreUrl::parse(&url).unwrap() {
         attrflow::store::StoreUrl::Sqlite { path, options } => {
             Arc::new(SqliteStore::open_with(path, options).unwrap())
         }
         other => panic!("not SQLite: {other:?}"),
+    }
+}
+
+/// SQLite: while another connection (as another process would) holds the file's write lock,
+/// callers queued for one group wait at most the busy timeout, then each gets a retryable
+/// lock conflict saying what it waited for, and nothing of theirs is stored; once the lock is
+/// let go within the timeout, the same callers commit.
+#[test]
+fn callers_queued_behind_another_connections_write_lock_wait_the_busy_timeout_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a.db");
+    let flows = ["f0", "f1", "f2"];
+    let setup = sqlite_store(&path, "");
+    let runtime = Runtime::new(setup.clone());
+    let (_unused, first) = common::checkpoint();
+    let (_unused2, second) = common::checkpoint();
+    runtime.register(grouped(first, second)).unwrap();
+    for flow in flows {
+        runtime
+            .start_flow(FLOW_TYPE, flow, &StartFlowOptions::new())
+            .unwrap();
+    }
+    let other = rusqlite::Connection::open(&path).unwrap();
+    let calls = |runtime: &Runtime, value: &str| {
+        thread::scope(|s| {
+            let handles: Vec<_> = flows
+                .iter()
+                .map(|flow| s.spawn(move || call(runtime, flow, "Set", json!(value))))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap())
+                .collect::<Vec<_>>()
+        })
     };
+
+    let impatient = Runtime::new(sqlite_store(&path, "busy_timeout_ms=300"));
+    impatient
+        .register(grouped(common::checkpoint().1, common::checkpoint().1))
+        .unwrap();
+    other.execute_batch("BEGIN IMMEDIATE").unwrap();
+    for result in calls(&impatient, "refused") {
+        assert!(
+            matches!(&result, Err(Error::LockConflict(m)) if m.contains("300ms")),
+            "{result:?}"
+        );
+    }
+    other.execute_batch("ROLLBACK").unwrap();
+    for flow in flows {
+        assert_eq!(call(&runtime, flow, "Read", Value::Null), Ok(Value::Null));
+    }
+
+    other.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let patient = Runtime::new(sqlite_store(&path, "busy_timeout_ms=30000"));
+    patient
+        .register(grouped(common::checkpoint().1, common::checkpoint().1))
+        .unwrap();
+    let results = thread::scope(|s| {
+        let waiting = s.spawn(|| calls(&patient, "kept"));
+        thread::sleep(Duration::from_millis(200));
+        other.execute_batch("ROLLBACK").unwrap();
+        waiting.join().unwrap()
+    });
+    assert!(results.iter().all(Result::is_ok), "{results:?}");
+    for flow in flows {
+        assert_eq!(call(&runtime, flow, "Read", Value::Null), Ok(json!("kept")));
+    }
+}
+
+#[test]
+fn with_a_commit_delay_a_lone_call_is_committed_by_itself_when_the_delay_runs_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = sqlite_store(&dir.path().join("a.db"), "commit_delay_us=20000");
     let runtime = Runtime::new(store.clone());
     let archive = attrflow::flows::chunked_subscriber::SubscriberArchive::new(&runtime, "a");
     archive.start().unwrap();
