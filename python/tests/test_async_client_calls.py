@@ -13,7 +13,9 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Callable
 
 import pytest
@@ -21,6 +23,7 @@ import pytest
 from attrflow import (
     AsyncClient,
     Attribute,
+    Client,
     Context,
     Flow,
     PersistenceSchema,
@@ -231,6 +234,40 @@ def test_a_store_that_cannot_be_opened_raises_from_the_await() -> None:
 
     with pytest.raises(StorageError):
         asyncio.run(main())
+
+
+def open_descriptors(path: str) -> list[str]:
+    """This process's open file descriptors on ``path`` (and its ``-wal`` and ``-shm``)."""
+    found = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:  # closed meanwhile (the listing's own descriptor)
+            continue
+        if target.startswith(path):
+            found.append(target)
+    return found
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc/self/fd")
+def test_a_cancelled_open_closes_the_store_it_opened(tmp_path: Path) -> None:
+    path = str(tmp_path / "cancelled.db")
+
+    async def main() -> None:
+        opening = asyncio.create_task(AsyncClient.open(path))
+        await asyncio.sleep(0)  # the open is under way on a worker thread
+        opening.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await opening
+
+    asyncio.run(main())
+    # The open finishes in the background; the store it opened is then closed again.
+    deadline = time.monotonic() + WAIT
+    while open_descriptors(path) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert open_descriptors(path) == []
+    with Client(path) as client:  # and the file is a sound store
+        assert client.store.endswith("cancelled.db")
 
 
 def test_a_cancelled_call_still_commits_and_its_result_is_dropped(store_url: str) -> None:
