@@ -3,9 +3,9 @@
 Values cross as JSON text, or are built straight into Python values by a :class:`Decoder`;
 errors are raised as the classes of :mod:`attrflow.errors`. Every method that touches the
 store releases the GIL while it runs; given ``done`` (a :class:`Completions` and an asyncio
-future), ``Runtime.start_flow``, ``Runtime.call_rpc``, ``Runtime.open_in_background`` and the
-``tail`` methods run it on the module's own worker threads instead and queue the result on
-the :class:`Completions`, whose ``drain`` (on the event loop's thread) yields it.
+future), ``Runtime.start_flow``, ``Runtime.call_rpc`` and the ``tail`` methods run it on the
+module's own worker threads instead and queue the result on the :class:`Completions`, whose
+``drain`` (on the event loop's thread) yields it.
 """
 
 from typing import Any, Callable, final, overload
@@ -218,11 +218,6 @@ class Runtime:
     def __new__(
         cls, url: str, synchronous: str | None = None, built_in_flows: bool = True
     ) -> Runtime: ...
-    @staticmethod
-    def open_in_background(
-        url: str, synchronous: str | None = None, built_in_flows: bool = True, *, done: _Done
-    ) -> None:
-        """Opens a store on a worker thread; ``done``'s future receives the :class:`Runtime`."""
     @property
     def location(self) -> str: ...
     @property

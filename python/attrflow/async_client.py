@@ -19,8 +19,11 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import concurrent.futures
+import contextlib
 import functools
 import os
+import threading
 import weakref
 from collections.abc import Generator
 from types import TracebackType
@@ -87,12 +90,11 @@ class AsyncClient:
         """Opens the store like the constructor, without blocking the event loop. If the
         awaiting task is cancelled, the store opened meanwhile is closed again."""
         url = _check_store(store, synchronous, built_in_flows)
-        # Built-in flow types are registered on first use, as by Client.
-        opening = _submit(_native.Runtime.open_in_background, url, synchronous, False)
+        opening = _Opening(url, synchronous)
         try:
-            runtime: _native.Runtime = await asyncio.shield(opening)
+            runtime = await asyncio.wrap_future(opening.result)
         except asyncio.CancelledError:
-            opening.add_done_callback(_close_opened)
+            opening.abandon()
             raise
         client = cls.__new__(cls)
         client._client = Client._over(runtime, built_in_flows)
@@ -323,6 +325,41 @@ def _drain(
     return settled
 
 
-def _close_opened(opening: asyncio.Future[Any]) -> None:
-    if not opening.cancelled() and opening.exception() is None:
-        opening.result().close()
+class _Opening:
+    """A store being opened on a thread of its own (the native open releases the GIL), so the
+    event loop goes on meanwhile. If the awaiting task is cancelled, the store is closed as
+    soon as it is open: by the thread itself, which needs no event loop, so the store is
+    closed even when the loop has ended first (a completion left to a closed loop kept the
+    store open for the rest of the process)."""
+
+    def __init__(self, url: str, synchronous: str | None) -> None:
+        self.result: concurrent.futures.Future[_native.Runtime] = concurrent.futures.Future()
+        self._lock = threading.Lock()
+        self._abandoned = False
+        # Built-in flow types are registered on first use, as by Client.
+        args = (url, synchronous, False)
+        threading.Thread(target=self._open, args=args, name="attrflow-open", daemon=True).start()
+
+    def _open(self, url: str, synchronous: str | None, built_in_flows: bool) -> None:
+        try:
+            runtime = _native.Runtime(url, synchronous, built_in_flows)
+        except BaseException as error:
+            with contextlib.suppress(concurrent.futures.InvalidStateError):
+                self.result.set_exception(error)
+            return
+        with self._lock:
+            if self._abandoned:
+                runtime.close()
+                return
+            try:
+                self.result.set_result(runtime)
+            except concurrent.futures.InvalidStateError:  # cancelled with its awaiting task
+                runtime.close()
+
+    def abandon(self) -> None:
+        """No one will take the store: closes it now if it is open, else once it is."""
+        with self._lock:
+            self._abandoned = True
+            done = self.result.done() and not self.result.cancelled()
+            if done and self.result.exception() is None:
+                self.result.result().close()

@@ -50,26 +50,6 @@ impl NativeRuntime {
         Ok(NativeRuntime::from(opened.into_py_result(py)?))
     }
 
-    /// Opens the store like the constructor, on a worker thread: returns at once and later
-    /// completes `done`'s future with the runtime or the exception (see [`executor`]).
-    #[staticmethod]
-    #[pyo3(signature = (url, synchronous = None, built_in_flows = true, *, done))]
-    fn open_in_background(
-        url: Text,
-        synchronous: Option<Text>,
-        built_in_flows: bool,
-        done: executor::Done,
-    ) -> PyResult<()> {
-        executor::submit(
-            done,
-            move || open(&url, synchronous.as_deref(), built_in_flows),
-            |py, opened| {
-                let runtime = NativeRuntime::from(opened.into_py_result(py)?);
-                Ok(Bound::new(py, runtime)?.into_any().unbind())
-            },
-        )
-    }
-
     /// Where the store lives (a path, or a URL without credentials).
     #[getter]
     fn location(&self) -> &str {
