@@ -417,32 +417,22 @@ impl<'r> LogRef<'r> {
     /// Appends `batch` (at most a batch's size) in one transaction, retrying lock
     /// conflicts; returns the sequence its first record got.
     fn append_batch(&self, batch: &[ExportedRecord]) -> attrflow::Result<u64> {
+        let (mut subscribers, mut entries) = (Vec::new(), Vec::new());
+        for record in batch {
+            match &record.payload {
+                Payload::Subscriber(subscriber) => subscribers.push(subscriber.clone()),
+                Payload::Entry(entry) => entries.push(entry.clone()),
+            }
+        }
         let first = match self {
-            LogRef::Archive(archive) => {
-                let subscribers: Vec<_> = batch
-                    .iter()
-                    .filter_map(|r| match &r.payload {
-                        Payload::Subscriber(s) => Some(s.clone()),
-                        Payload::Entry(_) => None,
-                    })
-                    .collect();
-                archive
-                    .retrying(|a| a.register_batch(&subscribers, None))?
-                    .first()
-                    .map(|s| s.sequence)
-            }
-            LogRef::App(app, log) => {
-                let records: Vec<_> = batch
-                    .iter()
-                    .filter_map(|r| match &r.payload {
-                        Payload::Entry(record) => Some(record.clone()),
-                        Payload::Subscriber(_) => None,
-                    })
-                    .collect();
-                app.retrying(|a| a.append_batch(log, records.clone(), None))?
-                    .first()
-                    .map(|e| e.sequence)
-            }
+            LogRef::Archive(archive) => archive
+                .retrying(|a| a.register_batch(&subscribers, None))?
+                .first()
+                .map(|s| s.sequence),
+            LogRef::App(app, log) => app
+                .retrying(|a| a.append_batch(log, entries.clone(), None))?
+                .first()
+                .map(|e| e.sequence),
         };
         Ok(first.unwrap_or_default())
     }

@@ -83,7 +83,8 @@ impl Convert {
     }
 }
 
-/// A value as a mismatch names it: a str by its (shortened) repr, anything else by its type.
+/// A value as a mismatch names it: a str by its (shortened) repr, anything else as
+/// [`crate::encode::got`] names it (its type).
 fn described(value: &Bound<'_, PyAny>) -> String {
     if value.is_instance_of::<PyString>() {
         if let Ok(repr) = value.repr() {
@@ -94,11 +95,7 @@ fn described(value: &Bound<'_, PyAny>) -> String {
             };
         }
     }
-    value
-        .get_type()
-        .name()
-        .map(|name| name.to_string())
-        .unwrap_or_else(|_| "an object".to_owned())
+    crate::encode::got(value)
 }
 
 /// How a dataclass is built: `cls.__new__(cls)`, each field set as by `object.__setattr__`

@@ -395,7 +395,7 @@ pub(crate) fn named_escape(character: char) -> Option<&'static str> {
 }
 
 /// The Python type name of `value` as messages say it (`null` for `None`).
-fn got(value: &Bound<'_, PyAny>) -> String {
+pub(crate) fn got(value: &Bound<'_, PyAny>) -> String {
     if value.is_none() {
         return "null".to_owned();
     }
