@@ -58,7 +58,7 @@ from attrflow.errors import (
     WorkerInvocationError,
 )
 from attrflow.flow import Flow, RPCResult
-from attrflow.options import RPCInvokeOptions, StartFlowOptions
+from attrflow.options import IdReusePolicy, RPCInvokeOptions, StartFlowOptions
 from attrflow.rpc import rpc
 from attrflow.schema import PersistenceSchema, StepList
 
@@ -80,6 +80,7 @@ __all__ = [
     "FlowNotActiveError",
     "FlowNotActiveOrNotFoundError",
     "FlowNotFoundError",
+    "IdReusePolicy",
     "InvalidInputError",
     "InvalidPageTokenError",
     "PageNotFoundError",

@@ -6,12 +6,13 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from datetime import timedelta
+from enum import Enum
 from typing import Any, TypeVar, overload
 
 from attrflow import codec
 from attrflow.attribute import Attribute, AttributeMap, AttributeMapLoad, AttributeMapLock
 
-__all__ = ["InitialAttribute", "RPCInvokeOptions", "StartFlowOptions"]
+__all__ = ["IdReusePolicy", "InitialAttribute", "RPCInvokeOptions", "StartFlowOptions"]
 
 T = TypeVar("T")
 
@@ -27,15 +28,37 @@ class InitialAttribute:
     json: str
 
 
+class IdReusePolicy(Enum):
+    """Whether ``start_flow`` may reuse a flow ID, as in the Dex SDK.
+
+    An attrflow flow, once started, keeps running and serves RPCs (it has no Steps that
+    could complete or fail it), so every policy but ``ALLOW_TERMINATE_IF_RUNNING`` means
+    the same here: a start under a used ID raises ``FlowAlreadyStartedError`` (or returns
+    the running flow's run ID with ``ignore_already_started``).
+    ``ALLOW_TERMINATE_IF_RUNNING`` would end the running flow and its values; attrflow
+    refuses it rather than ignore it.
+    """
+
+    DEFAULT = "default"
+    ALLOW_IF_PREVIOUS_FAILED = "allow_if_previous_failed"
+    ALLOW_IF_NOT_RUNNING = "allow_if_not_running"
+    ALLOW_TERMINATE_IF_RUNNING = "allow_terminate_if_running"
+    DISALLOW = "disallow"
+
+
 @dataclass(frozen=True)
 class StartFlowOptions:
-    """Options of ``start_flow``, as in the Dex SDK.
+    """Options of ``start_flow``, with the Dex SDK's fields in its order.
 
     - ``ignore_already_started``: with True, starting a flow that is already running returns
       the running flow's run ID instead of raising ``FlowAlreadyStartedError``.
     - ``request_id``: accepted for compatibility; attrflow needs none to make a start
       idempotent.
-    - ``timeout``: attrflow flows never time out, so only ``None`` (or zero) is accepted.
+    - ``id_reuse_policy``: see :class:`IdReusePolicy`.
+    - ``timeout`` and ``start_delay``: attrflow flows never time out and have no start Step
+      to delay, so only ``None`` (or zero) is accepted; ``cron_schedule``,
+      ``retry_policy`` and ``config_override`` likewise take only ``None``. A value attrflow
+      cannot honour raises ``ValueError`` saying why, instead of being ignored.
     - initial values are added with :meth:`with_attribute`; they are written in the same
       transaction that creates the flow.
 
@@ -44,17 +67,41 @@ class StartFlowOptions:
     '7'
     """
 
+    timeout: float | timedelta | None = None
+    start_delay: float | timedelta | None = None
+    id_reuse_policy: IdReusePolicy = IdReusePolicy.DEFAULT
+    cron_schedule: str | None = None
+    retry_policy: object | None = None
+    initial_attributes: tuple[InitialAttribute, ...] = field(default=())
+    config_override: object | None = None
     ignore_already_started: bool = False
     request_id: str | None = None
-    timeout: float | timedelta | None = None
-    initial_attributes: tuple[InitialAttribute, ...] = field(default=())
 
     def __post_init__(self) -> None:
         if not isinstance(self.ignore_already_started, bool):
             raise TypeError("ignore_already_started must be a bool")
         if self.request_id is not None and not isinstance(self.request_id, str):
             raise TypeError("request_id must be a str or None")
-        _check_no_timeout(self.timeout)
+        _check_zero_duration(
+            "timeout", self.timeout, "attrflow flows never time out; start them with timeout=None"
+        )
+        _check_zero_duration(
+            "start_delay",
+            self.start_delay,
+            "attrflow flows have no start Step to delay; start them with start_delay=None",
+        )
+        if not isinstance(self.id_reuse_policy, IdReusePolicy):
+            raise TypeError(
+                f"id_reuse_policy must be an IdReusePolicy, not {self.id_reuse_policy!r}"
+            )
+        if self.id_reuse_policy is IdReusePolicy.ALLOW_TERMINATE_IF_RUNNING:
+            raise ValueError(
+                "attrflow does not terminate a running flow to start it again: "
+                "id_reuse_policy=ALLOW_TERMINATE_IF_RUNNING is not supported"
+            )
+        for name, why in _UNSUPPORTED_WHY.items():
+            if getattr(self, name) is not None:
+                raise ValueError(f"{why}; start them with {name}=None")
         object.__setattr__(self, "initial_attributes", tuple(self.initial_attributes))
 
     @overload
@@ -128,14 +175,22 @@ def _selectors(name: str, items: Any, kind: type[T]) -> tuple[T, ...]:
     return selectors
 
 
-def _check_no_timeout(timeout: object) -> None:
-    if timeout is None:
+_UNSUPPORTED_WHY = {
+    "cron_schedule": "attrflow flows do not run on a schedule",
+    "retry_policy": "attrflow flows have no runs that fail and could be retried",
+    "config_override": "attrflow flows have no Step configuration to override",
+}
+"""The start options attrflow takes only as ``None``, with why."""
+
+
+def _check_zero_duration(name: str, value: object, why: str) -> None:
+    if value is None:
         return
-    if isinstance(timeout, timedelta):
-        seconds = timeout.total_seconds()
-    elif isinstance(timeout, (int, float)) and not isinstance(timeout, bool):
-        seconds = float(timeout)
+    if isinstance(value, timedelta):
+        seconds = value.total_seconds()
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        seconds = float(value)
     else:
-        raise TypeError(f"timeout must be None, seconds or a timedelta, not {timeout!r}")
+        raise TypeError(f"{name} must be None, seconds or a timedelta, not {value!r}")
     if seconds != 0:
-        raise ValueError("attrflow flows never time out; start them with timeout=None")
+        raise ValueError(why)

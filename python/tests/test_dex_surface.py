@@ -46,6 +46,7 @@ DEX_NAMES = {
     "FlowNotActiveError",
     "FlowNotActiveOrNotFoundError",
     "FlowNotFoundError",
+    "IdReusePolicy",
     "PersistenceSchema",
     "RPCInvokeOptions",
     "RPCResult",

@@ -11,7 +11,9 @@ from archive_support import Archive
 
 from attrflow import (
     Client,
+    FlowAlreadyStartedError,
     FlowNotFoundError,
+    IdReusePolicy,
     InvalidInputError,
     RPCInvokeOptions,
     StartFlowOptions,
@@ -74,6 +76,65 @@ def test_timeouts_and_request_ids() -> None:
         StartFlowOptions(timeout=5)
     with pytest.raises(TypeError):
         StartFlowOptions(ignore_already_started="yes")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "policy",
+    [
+        IdReusePolicy.DEFAULT,
+        IdReusePolicy.ALLOW_IF_PREVIOUS_FAILED,
+        IdReusePolicy.ALLOW_IF_NOT_RUNNING,
+        IdReusePolicy.DISALLOW,
+    ],
+)
+def test_id_reuse_policies_of_dex_refuse_a_running_flow(
+    client: Client, flow: ChunkedSubscriberFlow, policy: IdReusePolicy
+) -> None:
+    # Written as Dex's StartFlowOptions is: its fields by keyword, None for "the default".
+    options = StartFlowOptions(
+        timeout=None,
+        start_delay=None,
+        id_reuse_policy=policy,
+        cron_schedule=None,
+        retry_policy=None,
+        config_override=None,
+    )
+    run_id = client.start_flow(flow, FLOW_ID, None, options)
+    with pytest.raises(FlowAlreadyStartedError):
+        client.start_flow(flow, FLOW_ID, None, options)
+    again = dataclasses.replace(options, ignore_already_started=True)
+    assert client.start_flow(flow, FLOW_ID, None, again) == run_id
+
+
+def test_dex_field_order_is_kept_for_positional_arguments() -> None:
+    options = StartFlowOptions(timedelta(0), None, IdReusePolicy.DISALLOW)
+    assert options.timeout == timedelta(0)
+    assert options.start_delay is None
+    assert options.id_reuse_policy is IdReusePolicy.DISALLOW
+    assert options.ignore_already_started is False
+
+
+@pytest.mark.parametrize(
+    ("fields", "error", "message"),
+    [
+        ({"start_delay": timedelta(seconds=5)}, ValueError, "no start Step to delay"),
+        ({"start_delay": "5s"}, TypeError, "start_delay must be None, seconds or a timedelta"),
+        ({"cron_schedule": "*/5 * * * *"}, ValueError, "do not run on a schedule"),
+        ({"retry_policy": object()}, ValueError, "retry_policy=None"),
+        ({"config_override": object()}, ValueError, "config_override=None"),
+        (
+            {"id_reuse_policy": IdReusePolicy.ALLOW_TERMINATE_IF_RUNNING},
+            ValueError,
+            "ALLOW_TERMINATE_IF_RUNNING is not supported",
+        ),
+        ({"id_reuse_policy": "disallow"}, TypeError, "must be an IdReusePolicy"),
+    ],
+)
+def test_start_options_attrflow_cannot_honour_are_refused(
+    fields: dict[str, object], error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error, match=message):
+        StartFlowOptions(**fields)  # type: ignore[arg-type]
 
 
 def test_initial_values_are_what_the_first_rpc_sees(
