@@ -16,7 +16,8 @@ use crate::error::{Error, Result};
 use crate::names::{instance_physical_name, validate_definition_name};
 use crate::output::RpcOutput;
 
-/// A lock an RPC takes: a singleton Attribute or one instance of an AttributeMap.
+/// A singleton Attribute or one instance of an AttributeMap: what an RPC locks, or what
+/// [`crate::Runtime::get_attribute`] reads.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum LockTarget {
     /// The singleton Attribute of this name.

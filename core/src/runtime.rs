@@ -10,9 +10,9 @@ use serde_json::Value;
 
 use crate::commits::CommitSignal;
 use crate::context::RpcContext;
-use crate::definition::{FlowDefinition, MapInstance, RpcDefinition};
+use crate::definition::{FlowDefinition, LockTarget, MapInstance, RpcDefinition};
 use crate::error::{Error, Result};
-use crate::names::validate_flow_id;
+use crate::names::{validate_definition_name, validate_flow_id};
 use crate::options::{InitialTarget, RpcInvokeOptions, StartFlowOptions};
 use crate::output::RpcOutput;
 use crate::store::{FlowRecord, Isolation, SnapshotReader, StartOutcome, Store, Write};
@@ -218,6 +218,58 @@ impl Runtime {
         })
     }
 
+    /// The stored JSON text of one value of the flow `flow_id` (a singleton Attribute, or
+    /// one instance of an AttributeMap), or `None` when it holds none, read lock-free from
+    /// committed state as a lock-free RPC reads its snapshot.
+    ///
+    /// When the flow's type is registered with this runtime, `target` must be something it
+    /// declares, checked as a lock target is; otherwise only the names' own rules are
+    /// checked, so a tool that knows a flow's names but not its handlers can read it. Fails
+    /// with [`Error::FlowNotFound`] for an unknown flow ID and with invalid input when
+    /// `run_id` is given and is not the flow's run.
+    pub fn get_attribute(
+        &self,
+        flow_id: &str,
+        target: &LockTarget,
+        run_id: Option<&str>,
+    ) -> Result<Option<String>> {
+        self.check_process()?;
+        validate_flow_id(flow_id)?;
+        let mut value = None;
+        self.store.run_rpc(
+            flow_id,
+            &Isolation::Shared,
+            &mut |reader: &mut dyn SnapshotReader| {
+                let flow = reader.flow().clone();
+                check_run_id(&flow, run_id)?;
+                let name = match self.flows.read().get(&flow.flow_type) {
+                    Some(definition) => match target {
+                        LockTarget::Attribute(name) if definition.has_map(name) => {
+                            return Err(Error::invalid_input(format!(
+                                "AttributeMap {name:?} is read one instance at a time; \
+                                 name the instance"
+                            )))
+                        }
+                        target => definition.lock_physical_name(target)?,
+                    },
+                    None => match target {
+                        LockTarget::Attribute(name) => {
+                            validate_definition_name("Attribute", name)?;
+                            name.clone()
+                        }
+                        LockTarget::MapInstance(instance) => {
+                            validate_definition_name("AttributeMap", &instance.map)?;
+                            instance.physical_name()?
+                        }
+                    },
+                };
+                value = reader.read(&[name])?.pop().map(|(_, json)| json);
+                Ok(Vec::new())
+            },
+        )?;
+        Ok(value)
+    }
+
     /// Checks one call and resolves what it locks and loads.
     pub(crate) fn prepare(
         &self,
@@ -298,12 +350,7 @@ impl CallPlan {
                 definition.flow_type()
             )));
         }
-        if let Some(run_id) = self.run_id.as_deref().filter(|id| *id != flow.run_id) {
-            return Err(Error::invalid_input(format!(
-                "flow {:?} has no run {run_id:?}; its run is {:?}",
-                flow.flow_id, flow.run_id
-            )));
-        }
+        check_run_id(&flow, self.run_id.as_deref())?;
         let snapshot = reader.read(&self.loads)?;
         let loaded: HashSet<String> = self.loads.iter().cloned().collect();
         let mut ctx = RpcContext::new(&flow.flow_id, &flow.run_id, definition, loaded, snapshot);
@@ -314,6 +361,17 @@ impl CallPlan {
             .map_err(|panic| panicked(rpc.name(), panic.as_ref()))??;
         let writes = checked_writes(ctx.into_writes()?)?;
         Ok((output, writes))
+    }
+}
+
+/// Fails unless `run_id` is absent or the run of `flow`.
+fn check_run_id(flow: &FlowRecord, run_id: Option<&str>) -> Result<()> {
+    match run_id.filter(|id| *id != flow.run_id) {
+        Some(run_id) => Err(Error::invalid_input(format!(
+            "flow {:?} has no run {run_id:?}; its run is {:?}",
+            flow.flow_id, flow.run_id
+        ))),
+        None => Ok(()),
     }
 }
 

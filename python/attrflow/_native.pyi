@@ -283,6 +283,20 @@ class Runtime:
         done: _Done,
     ) -> None:
         """Invokes an RPC on a worker thread; ``done``'s future receives the output."""
+    @overload
+    def get_attribute(
+        self, flow_id: str, name: str, instance: str | None = None, run_id: str = ""
+    ) -> str | None: ...
+    @overload
+    def get_attribute(
+        self,
+        flow_id: str,
+        name: str,
+        instance: str | None = None,
+        run_id: str = "",
+        *,
+        done: _Done,
+    ) -> None: ...
     def register_flow(
         self, flow_type: str, attributes: list[str], maps: list[str], rpcs: list[_Rpc]
     ) -> None:

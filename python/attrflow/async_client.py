@@ -27,10 +27,11 @@ import threading
 import weakref
 from collections.abc import Generator
 from types import TracebackType
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, TypeVar, overload
 
-from attrflow import _native
-from attrflow.client import DEFAULT_STORE, Client, _check_store
+from attrflow import _native, codec
+from attrflow.attribute import Attribute, AttributeMap
+from attrflow.client import DEFAULT_STORE, Client, _attribute_arguments, _check_store
 from attrflow.errors import DexServiceError, annotated
 from attrflow.flow import BoundRpc, Flow
 from attrflow.metrics import Metrics
@@ -40,6 +41,7 @@ __all__ = ["AsyncClient"]
 
 I = TypeVar("I")  # noqa: E741 - input type
 O = TypeVar("O")  # noqa: E741 - output type
+T = TypeVar("T")
 
 _DEFAULT_START = StartFlowOptions()
 _DEFAULT_INVOKE = RPCInvokeOptions()
@@ -129,6 +131,33 @@ class AsyncClient:
             annotated(error, "start_flow", flow_id)
             raise
         return run_id
+
+    @overload
+    async def get_attribute(
+        self, flow_id: str, attribute: Attribute[T], *, run_id: str = ""
+    ) -> T | None: ...
+
+    @overload
+    async def get_attribute(
+        self, flow_id: str, attribute: AttributeMap[T], instance: str, *, run_id: str = ""
+    ) -> T | None: ...
+
+    async def get_attribute(
+        self,
+        flow_id: str,
+        attribute: Attribute[Any] | AttributeMap[Any],
+        instance: str | None = None,
+        *,
+        run_id: str = "",
+    ) -> Any:
+        """See :meth:`attrflow.Client.get_attribute`."""
+        arguments, what = _attribute_arguments(flow_id, attribute, instance, run_id)
+        try:
+            text: str | None = await _call(self._client._runtime.get_attribute, *arguments)
+        except DexServiceError as error:
+            annotated(error, "get_attribute", flow_id)
+            raise
+        return None if text is None else codec.from_json(text, attribute.type, what=what)
 
     async def invoke_rpc(
         self,

@@ -9,10 +9,11 @@ from __future__ import annotations
 import os
 import threading
 from types import TracebackType
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar, cast, overload
 
-from attrflow import _native, registration
+from attrflow import _native, codec, registration
 from attrflow import metrics as _metrics
+from attrflow.attribute import Attribute, AttributeMap
 from attrflow.errors import DexServiceError, FlowDefinitionError, annotated
 from attrflow.flow import BoundRpc, Flow, resolve_rpc
 from attrflow.metrics import Metrics
@@ -22,6 +23,7 @@ __all__ = ["DEFAULT_STORE", "Client"]
 
 I = TypeVar("I")  # noqa: E741 - input type
 O = TypeVar("O")  # noqa: E741 - output type
+T = TypeVar("T")
 
 DEFAULT_STORE = "data/attrflow.db"
 """The store a client opens when given none: an SQLite file under the working folder."""
@@ -153,6 +155,41 @@ class Client:
             annotated(error, "invoke_rpc", flow_id)
             raise
 
+    @overload
+    def get_attribute(
+        self, flow_id: str, attribute: Attribute[T], *, run_id: str = ""
+    ) -> T | None: ...
+
+    @overload
+    def get_attribute(
+        self, flow_id: str, attribute: AttributeMap[T], instance: str, *, run_id: str = ""
+    ) -> T | None: ...
+
+    def get_attribute(
+        self,
+        flow_id: str,
+        attribute: Attribute[Any] | AttributeMap[Any],
+        instance: str | None = None,
+        *,
+        run_id: str = "",
+    ) -> Any:
+        """The committed value of ``attribute`` (a singleton Attribute, or with ``instance``
+        one instance of an AttributeMap) of the flow ``flow_id``, decoded as declared, or
+        None when it holds no value, as Dex's ``Client.get_attribute`` returns it. It is read
+        lock-free: it waits for no RPC and sees none that has not committed.
+
+        Raises ``FlowNotFoundError`` for a flow never started, ``TypeError`` when an
+        AttributeMap is given no instance or an Attribute one, and ``InvalidInputError``
+        for a name the flow's type does not declare (when this client has used that type)
+        or a ``run_id`` that is not the flow's run."""
+        arguments, what = _attribute_arguments(flow_id, attribute, instance, run_id)
+        try:
+            text = self._runtime.get_attribute(*arguments)
+        except DexServiceError as error:
+            annotated(error, "get_attribute", flow_id)
+            raise
+        return None if text is None else codec.from_json(text, attribute.type, what=what)
+
     def _start_arguments(
         self, flow: Flow, flow_id: str, input: None, options: StartFlowOptions
     ) -> tuple[str, str, bool, list[tuple[str, str | None, str]]]:
@@ -238,6 +275,38 @@ def _check_store(store: object, synchronous: object, built_in_flows: object) -> 
     if not isinstance(built_in_flows, bool):
         raise TypeError("built_in_flows must be a bool")
     return os.fspath(store)
+
+
+def _attribute_arguments(
+    flow_id: str,
+    attribute: Attribute[Any] | AttributeMap[Any],
+    instance: str | None,
+    run_id: str,
+) -> tuple[tuple[str, str, str | None, str], str]:
+    """The checked arguments of the native ``get_attribute``, and what a decoding error
+    calls the value."""
+    _check_flow_id(flow_id)
+    if not isinstance(run_id, str):
+        raise TypeError("run_id must be a str")
+    if isinstance(attribute, AttributeMap):
+        if not isinstance(instance, str):
+            raise TypeError(
+                f"get_attribute on AttributeMap {attribute.name!r} takes "
+                "(flow_id, attribute_map, instance)"
+            )
+        what = f"AttributeMap instance {attribute.load(instance).physical_name}"
+    elif isinstance(attribute, Attribute):
+        if instance is not None:
+            raise TypeError(
+                f"get_attribute on Attribute {attribute.name!r} takes (flow_id, attribute); "
+                "only an AttributeMap takes an instance"
+            )
+        what = f"Attribute {attribute.name}"
+    else:
+        raise TypeError(
+            f"get_attribute takes an Attribute or AttributeMap, not {type(attribute).__name__}"
+        )
+    return (flow_id, attribute.name, instance, run_id), what
 
 
 def _check_flow_id(flow_id: object) -> None:

@@ -56,9 +56,9 @@ class AttrflowError(Exception):
 class DexServiceError(AttrflowError):
     """The outcome of a call on a flow that Dex reports as a service error (Dex's base of the
     same name): ``detail`` is the message, ``operation`` the client method that failed
-    (``"start_flow"``, ``"invoke_rpc"``, ``"invoke_rpc_json"``) and ``flow_id`` the flow it
-    targeted (both empty when raised outside a client call). Dex's gRPC ``code`` and
-    ``sub_status`` have no counterpart: there is no server."""
+    (``"start_flow"``, ``"invoke_rpc"``, ``"invoke_rpc_json"``, ``"get_attribute"``) and
+    ``flow_id`` the flow it targeted (both empty when raised outside a client call). Dex's
+    gRPC ``code`` and ``sub_status`` have no counterpart: there is no server."""
 
     flow_id: str
     operation: str

@@ -5,7 +5,9 @@ use std::sync::{Arc, PoisonError, RwLock};
 
 use attrflow::definition::MapInstance;
 use attrflow::store::{StoreUrl, Synchronous};
-use attrflow::{Error, RpcInvokeOptions, RpcOutput, RpcRequest, Runtime, StartFlowOptions};
+use attrflow::{
+    Error, LockTarget, RpcInvokeOptions, RpcOutput, RpcRequest, Runtime, StartFlowOptions,
+};
 use pyo3::prelude::*;
 use serde_json::Value;
 
@@ -107,6 +109,44 @@ impl NativeRuntime {
         match done {
             Some(done) => submitted(py, executor::submit(done, start, finish)),
             None => Ok(finish(py, py.detach(start))?.into_bound(py)),
+        }
+    }
+
+    /// The stored JSON text of the Attribute `name` (with `instance`, of that instance of
+    /// the AttributeMap `name`) of the flow `flow_id`, or `None` when it holds no value. A
+    /// non-empty `run_id` must be the flow's run.
+    ///
+    /// With `done`, the read runs on a worker thread instead: this returns `None` at once
+    /// and `done`'s future is later completed with the text or the exception.
+    #[pyo3(signature = (flow_id, name, instance = None, run_id = Text::default(), *, done = None))]
+    fn get_attribute<'py>(
+        &self,
+        py: Python<'py>,
+        flow_id: Text,
+        name: Text,
+        instance: Option<Text>,
+        run_id: Text,
+        done: Option<executor::Done>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let runtime = self.runtime().into_py_result(py)?;
+        let read = move || {
+            let target = match instance {
+                Some(instance) => LockTarget::MapInstance(MapInstance::new(name.0, instance.0)),
+                None => LockTarget::Attribute(name.0),
+            };
+            let run_id = Some(&*run_id).filter(|id| !id.is_empty());
+            runtime.get_attribute(&flow_id, &target, run_id)
+        };
+        let finish = |py: Python<'_>, read: attrflow::Result<Option<String>>| {
+            Ok(read
+                .into_py_result(py)?
+                .into_pyobject(py)?
+                .into_any()
+                .unbind())
+        };
+        match done {
+            Some(done) => submitted(py, executor::submit(done, read, finish)),
+            None => Ok(finish(py, py.detach(read))?.into_bound(py)),
         }
     }
 
