@@ -186,6 +186,33 @@ fn verify_passes_a_sound_store_and_catches_corruption() {
 }
 
 #[test]
+fn a_stopped_flow_verifies_and_its_pages_say_it_was_stopped() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = populated(&dir.path().join("a.db"));
+    Runtime::open(&store)
+        .expect("store opens")
+        .stop_flow("my-app", attrflow::StopType::Cancel, Some("retired"))
+        .expect("stopped");
+    assert_eq!(
+        ok(&attrflow(&store, &["verify"], None)),
+        ["ok: 2 flows, 2 chunked logs, 253 records"]
+    );
+    let shown = ok(&attrflow(&store, &["show", "my-app"], None));
+    assert!(
+        shown
+            .iter()
+            .any(|l| l.starts_with("/run\t{\"status\":\"canceled\",\"reason\":\"retired\"")),
+        "{shown:?}"
+    );
+    let refused = failure(&attrflow(
+        &store,
+        &["page", "my-app", "--log", "audit"],
+        None,
+    ));
+    assert!(refused.contains("was stopped (canceled)"), "{refused}");
+}
+
+#[test]
 fn verify_catches_a_damaged_database_file() {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("a.db");

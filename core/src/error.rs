@@ -19,6 +19,18 @@ pub enum Error {
         flow_id: String,
     },
 
+    /// The flow was stopped ([`crate::Runtime::stop_flow`]): it serves no RPC, is not
+    /// stopped twice, and its ID is not started again.
+    #[error(
+        "flow {flow_id:?} was stopped ({status}): it serves no RPCs and its ID is not started again"
+    )]
+    FlowNotActive {
+        /// The flow's ID.
+        flow_id: String,
+        /// How it was stopped.
+        status: crate::lifecycle::FlowStatus,
+    },
+
     /// A flow with this ID is already running.
     #[error("flow {flow_id:?} is already started (run ID {run_id})")]
     FlowAlreadyStarted {
@@ -117,6 +129,7 @@ impl Error {
         match self {
             Error::LockConflict(_) => ErrorKind::LockConflict,
             Error::FlowNotFound { .. } => ErrorKind::FlowNotFound,
+            Error::FlowNotActive { .. } => ErrorKind::FlowNotActive,
             Error::FlowAlreadyStarted { .. } => ErrorKind::FlowAlreadyStarted,
             Error::InvalidInput(_) => ErrorKind::InvalidInput,
             Error::InvalidPageToken { .. } => ErrorKind::InvalidPageToken,
@@ -143,6 +156,8 @@ pub enum ErrorKind {
     LockConflict,
     /// See [`Error::FlowNotFound`].
     FlowNotFound,
+    /// See [`Error::FlowNotActive`].
+    FlowNotActive,
     /// See [`Error::FlowAlreadyStarted`].
     FlowAlreadyStarted,
     /// See [`Error::InvalidInput`].
@@ -168,9 +183,10 @@ pub enum ErrorKind {
 impl ErrorKind {
     /// Every kind, in declaration order: the table each binding maps onto its own error
     /// types (and tests that none is left out).
-    pub const ALL: [ErrorKind; 12] = [
+    pub const ALL: [ErrorKind; 13] = [
         ErrorKind::LockConflict,
         ErrorKind::FlowNotFound,
+        ErrorKind::FlowNotActive,
         ErrorKind::FlowAlreadyStarted,
         ErrorKind::InvalidInput,
         ErrorKind::InvalidPageToken,
@@ -189,6 +205,7 @@ impl ErrorKind {
         match self {
             ErrorKind::LockConflict => "lock_conflict",
             ErrorKind::FlowNotFound => "flow_not_found",
+            ErrorKind::FlowNotActive => "flow_not_active",
             ErrorKind::FlowAlreadyStarted => "flow_already_started",
             ErrorKind::InvalidInput => "invalid_input",
             ErrorKind::InvalidPageToken => "invalid_page_token",

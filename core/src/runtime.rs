@@ -12,6 +12,7 @@ use crate::commits::CommitSignal;
 use crate::context::RpcContext;
 use crate::definition::{FlowDefinition, LockTarget, MapInstance, RpcDefinition};
 use crate::error::{Error, Result};
+use crate::lifecycle::{ClosedRun, FlowStatus, FlowSummary, StopType, RUN_STATE_NAME};
 use crate::names::{validate_definition_name, validate_flow_id};
 use crate::options::{InitialTarget, RpcInvokeOptions, StartFlowOptions};
 use crate::output::RpcOutput;
@@ -152,10 +153,15 @@ impl Runtime {
         let outcome = self.store.start_flow(&record, &initial);
         match outcome.inspect_err(crate::metrics::count_lock_conflict)? {
             StartOutcome::Started => Ok(record.run_id),
-            StartOutcome::AlreadyExists(existing)
-                if options.ignores_already_started() && existing.flow_type == flow_type =>
-            {
-                Ok(existing.run_id)
+            StartOutcome::AlreadyExists(existing) if existing.flow_type == flow_type => {
+                match self.read_run_state(flow_id)?.1 {
+                    Some(closed) => Err(closed.not_active(flow_id)),
+                    None if options.ignores_already_started() => Ok(existing.run_id),
+                    None => Err(Error::FlowAlreadyStarted {
+                        flow_id: existing.flow_id,
+                        run_id: existing.run_id,
+                    }),
+                }
             }
             StartOutcome::AlreadyExists(existing) => Err(Error::FlowAlreadyStarted {
                 flow_id: existing.flow_id,
@@ -270,6 +276,77 @@ impl Runtime {
         Ok(value)
     }
 
+    /// Stops the flow `flow_id`, as Dex's `stop_flow` does: `stop` says which status its run
+    /// ends with, and `reason`, if given, is kept with it. From then on every RPC on it fails
+    /// with [`Error::FlowNotActive`], as does a second stop or a start under its ID; its
+    /// values stay readable ([`Runtime::get_attribute`]). The stop commits as a member of a
+    /// commit group, so an RPC of the same group that comes after it sees it, and one that
+    /// committed before it keeps its writes. How it meets RPCs running at the same moment
+    /// is in [`crate::lifecycle`].
+    ///
+    /// Fails with [`Error::FlowNotFound`] for a flow never started.
+    pub fn stop_flow(&self, flow_id: &str, stop: StopType, reason: Option<&str>) -> Result<()> {
+        self.check_process()?;
+        validate_flow_id(flow_id)?;
+        let closed = ClosedRun::now(stop, reason);
+        let json = closed.to_json()?;
+        crate::limits::check_stored_value(RUN_STATE_NAME, &json)?;
+        let run_state = [RUN_STATE_NAME.to_owned()];
+        self.store.run_rpc(
+            flow_id,
+            &Isolation::Exclusive { locks: Vec::new() },
+            &mut |reader: &mut dyn SnapshotReader| {
+                if let Some((_, stored)) = reader.read(&run_state)?.pop() {
+                    return Err(ClosedRun::parse(flow_id, &stored)?.not_active(flow_id));
+                }
+                Ok(vec![(RUN_STATE_NAME.to_owned(), Some(json.clone()))])
+            },
+        )?;
+        self.commits.notify();
+        Ok(())
+    }
+
+    /// Where the flow `flow_id` stands: its run, type and status, when it started and, once
+    /// stopped, how and when. Fails with [`Error::FlowNotFound`] for a flow never started.
+    pub fn describe_flow(&self, flow_id: &str) -> Result<FlowSummary> {
+        self.check_process()?;
+        validate_flow_id(flow_id)?;
+        let (flow, closed) = self.read_run_state(flow_id)?;
+        let started_at_ms =
+            self.store
+                .started_at_ms(flow_id)?
+                .ok_or_else(|| Error::FlowNotFound {
+                    flow_id: flow_id.to_owned(),
+                })?;
+        Ok(FlowSummary {
+            flow_id: flow.flow_id,
+            run_id: flow.run_id,
+            flow_type: flow.flow_type,
+            status: closed.as_ref().map_or(FlowStatus::Running, |c| c.status),
+            started_at_ms,
+            closed,
+        })
+    }
+
+    /// The flow's record and, once it was stopped, its closed run, read lock-free.
+    fn read_run_state(&self, flow_id: &str) -> Result<(FlowRecord, Option<ClosedRun>)> {
+        let run_state = [RUN_STATE_NAME.to_owned()];
+        let mut found = None;
+        self.store.run_rpc(
+            flow_id,
+            &Isolation::Shared,
+            &mut |reader: &mut dyn SnapshotReader| {
+                let closed = match reader.read(&run_state)?.pop() {
+                    Some((_, json)) => Some(ClosedRun::parse(flow_id, &json)?),
+                    None => None,
+                };
+                found = Some((reader.flow().clone(), closed));
+                Ok(Vec::new())
+            },
+        )?;
+        found.ok_or_else(|| Error::storage("the store did not run the read"))
+    }
+
     /// Checks one call and resolves what it locks and loads.
     pub(crate) fn prepare(
         &self,
@@ -312,6 +389,8 @@ impl CallPlan {
             &options.lock_attribute_map_instances,
         )?);
         let mut loads: BTreeSet<String> = definition.attributes().map(str::to_owned).collect();
+        // Read with the values, so a stop is seen in the same snapshot (crate::lifecycle).
+        loads.insert(RUN_STATE_NAME.to_owned());
         for load in rpc.loads() {
             loads.insert(definition.instance_physical_name(load)?);
         }
@@ -351,7 +430,11 @@ impl CallPlan {
             )));
         }
         check_run_id(&flow, self.run_id.as_deref())?;
-        let snapshot = reader.read(&self.loads)?;
+        let mut snapshot = reader.read(&self.loads)?;
+        if let Some(at) = snapshot.iter().position(|(name, _)| name == RUN_STATE_NAME) {
+            let (_, json) = snapshot.swap_remove(at);
+            return Err(ClosedRun::parse(&flow.flow_id, &json)?.not_active(&flow.flow_id));
+        }
         let loaded: HashSet<String> = self.loads.iter().cloned().collect();
         let mut ctx = RpcContext::new(&flow.flow_id, &flow.run_id, definition, loaded, snapshot);
         let handler = rpc.handler();

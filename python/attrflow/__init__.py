@@ -46,6 +46,7 @@ from attrflow.errors import (
     FlowNotActiveError,
     FlowNotActiveOrNotFoundError,
     FlowNotFoundError,
+    FlowStoppedError,
     InvalidInputError,
     InvalidPageTokenError,
     PageNotFoundError,
@@ -58,7 +59,14 @@ from attrflow.errors import (
     WorkerInvocationError,
 )
 from attrflow.flow import Flow, RPCResult
-from attrflow.options import IdReusePolicy, RPCInvokeOptions, StartFlowOptions
+from attrflow.flow_info import FlowInfo, FlowStatus
+from attrflow.options import (
+    IdReusePolicy,
+    RPCInvokeOptions,
+    StartFlowOptions,
+    StopFlowOptions,
+    StopType,
+)
 from attrflow.rpc import rpc
 from attrflow.schema import PersistenceSchema, StepList
 
@@ -77,9 +85,12 @@ __all__ = [
     "Flow",
     "FlowAlreadyStartedError",
     "FlowDefinitionError",
+    "FlowInfo",
     "FlowNotActiveError",
     "FlowNotActiveOrNotFoundError",
     "FlowNotFoundError",
+    "FlowStatus",
+    "FlowStoppedError",
     "IdReusePolicy",
     "InvalidInputError",
     "InvalidPageTokenError",
@@ -92,6 +103,8 @@ __all__ = [
     "RpcLockConflictError",
     "StartFlowOptions",
     "StepList",
+    "StopFlowOptions",
+    "StopType",
     "StorageError",
     "StorageFullError",
     "ValueMappingError",

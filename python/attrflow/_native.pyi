@@ -285,18 +285,43 @@ class Runtime:
         """Invokes an RPC on a worker thread; ``done``'s future receives the output."""
     @overload
     def get_attribute(
-        self, flow_id: str, name: str, instance: str | None = None, run_id: str = ""
-    ) -> str | None: ...
+        self,
+        flow_id: str,
+        name: str,
+        instance: str | None = None,
+        run_id: str = ...,
+        *,
+        done: None = None,
+    ) -> str | None:
+        """The stored JSON text of an Attribute (or with ``instance`` a map instance), or
+        None."""
     @overload
     def get_attribute(
         self,
         flow_id: str,
         name: str,
         instance: str | None = None,
-        run_id: str = "",
+        run_id: str = ...,
         *,
         done: _Done,
-    ) -> None: ...
+    ) -> None:
+        """Reads on a worker thread; ``done``'s future receives the text or None."""
+    @overload
+    def stop_flow(
+        self, flow_id: str, stop: str, reason: str | None = None, *, done: None = None
+    ) -> None:
+        """Stops a flow; ``stop`` is ``"cancel"``, ``"terminate"`` or ``"fail"``."""
+    @overload
+    def stop_flow(self, flow_id: str, stop: str, reason: str | None = None, *, done: _Done) -> None:
+        """Stops a flow on a worker thread."""
+    @overload
+    def describe_flow(
+        self, flow_id: str, *, done: None = None
+    ) -> tuple[str, str, str, str, int, int | None, str | None]:
+        """``(flow_id, run_id, flow_type, status, started_at_ms, closed_at_ms, reason)``."""
+    @overload
+    def describe_flow(self, flow_id: str, *, done: _Done) -> None:
+        """Describes a flow on a worker thread; ``done``'s future receives the tuple."""
     def register_flow(
         self, flow_type: str, attributes: list[str], maps: list[str], rpcs: list[_Rpc]
     ) -> None:

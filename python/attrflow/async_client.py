@@ -31,11 +31,20 @@ from typing import Any, Callable, TypeVar, overload
 
 from attrflow import _native, codec
 from attrflow.attribute import Attribute, AttributeMap
-from attrflow.client import DEFAULT_STORE, Client, _attribute_arguments, _check_store
+from attrflow.client import (
+    DEFAULT_STORE,
+    Client,
+    _attribute_arguments,
+    _check_flow_id,
+    _check_store,
+    _flow_info,
+    _stop_arguments,
+)
 from attrflow.errors import DexServiceError, annotated
 from attrflow.flow import BoundRpc, Flow
+from attrflow.flow_info import FlowInfo
 from attrflow.metrics import Metrics
-from attrflow.options import RPCInvokeOptions, StartFlowOptions
+from attrflow.options import RPCInvokeOptions, StartFlowOptions, StopFlowOptions
 
 __all__ = ["AsyncClient"]
 
@@ -45,6 +54,7 @@ T = TypeVar("T")
 
 _DEFAULT_START = StartFlowOptions()
 _DEFAULT_INVOKE = RPCInvokeOptions()
+_DEFAULT_STOP = StopFlowOptions()
 
 EXIT_WAIT_SECONDS = 60.0
 """How long the interpreter waits at exit for calls still running on the worker threads
@@ -158,6 +168,25 @@ class AsyncClient:
             annotated(error, "get_attribute", flow_id)
             raise
         return None if text is None else codec.from_json(text, attribute.type, what=what)
+
+    async def stop_flow(self, flow_id: str, options: StopFlowOptions = _DEFAULT_STOP) -> None:
+        """See :meth:`attrflow.Client.stop_flow`. Cancelled, the stop may still happen."""
+        arguments = _stop_arguments(flow_id, options)
+        try:
+            await _call(self._client._runtime.stop_flow, *arguments)
+        except DexServiceError as error:
+            annotated(error, "stop_flow", flow_id)
+            raise
+
+    async def describe_flow(self, flow_id: str) -> FlowInfo:
+        """See :meth:`attrflow.Client.describe_flow`."""
+        _check_flow_id(flow_id)
+        try:
+            described = await _call(self._client._runtime.describe_flow, flow_id)
+        except DexServiceError as error:
+            annotated(error, "describe_flow", flow_id)
+            raise
+        return _flow_info(described)
 
     async def invoke_rpc(
         self,

@@ -11,13 +11,14 @@ import threading
 from types import TracebackType
 from typing import Any, TypeVar, cast, overload
 
-from attrflow import _native, codec, registration
+from attrflow import _native, codec, flow_info, registration
 from attrflow import metrics as _metrics
 from attrflow.attribute import Attribute, AttributeMap
 from attrflow.errors import DexServiceError, FlowDefinitionError, annotated
 from attrflow.flow import BoundRpc, Flow, resolve_rpc
+from attrflow.flow_info import FlowInfo, FlowStatus
 from attrflow.metrics import Metrics
-from attrflow.options import RPCInvokeOptions, StartFlowOptions
+from attrflow.options import RPCInvokeOptions, StartFlowOptions, StopFlowOptions
 
 __all__ = ["DEFAULT_STORE", "Client"]
 
@@ -30,6 +31,7 @@ DEFAULT_STORE = "data/attrflow.db"
 
 _DEFAULT_START = StartFlowOptions()
 _DEFAULT_INVOKE = RPCInvokeOptions()
+_DEFAULT_STOP = StopFlowOptions()
 
 
 class Client:
@@ -190,6 +192,32 @@ class Client:
             raise
         return None if text is None else codec.from_json(text, attribute.type, what=what)
 
+    def stop_flow(self, flow_id: str, options: StopFlowOptions = _DEFAULT_STOP) -> None:
+        """Stops the flow ``flow_id``, as Dex's ``Client.stop_flow`` does: its run ends
+        ``CANCELED`` (or as ``options.type`` says) with ``options.reason`` kept. From then on
+        an RPC on it, a second stop and a start under its ID raise ``FlowStoppedError`` (a
+        ``FlowNotActiveError``; its ``status`` says how it ended); its values stay readable
+        with :meth:`get_attribute`. A flow never started raises
+        ``FlowNotActiveOrNotFoundError``."""
+        arguments = _stop_arguments(flow_id, options)
+        try:
+            self._runtime.stop_flow(*arguments)
+        except DexServiceError as error:
+            annotated(error, "stop_flow", flow_id)
+            raise
+
+    def describe_flow(self, flow_id: str) -> FlowInfo:
+        """Where the flow ``flow_id`` stands, as Dex's ``Client.describe_flow`` says it: its
+        run ID, flow type, :class:`FlowStatus` (``RUNNING`` until stopped) and start time, and
+        once stopped when and why. Raises ``FlowNotFoundError`` for a flow never started."""
+        _check_flow_id(flow_id)
+        try:
+            described = self._runtime.describe_flow(flow_id)
+        except DexServiceError as error:
+            annotated(error, "describe_flow", flow_id)
+            raise
+        return _flow_info(described)
+
     def _start_arguments(
         self, flow: Flow, flow_id: str, input: None, options: StartFlowOptions
     ) -> tuple[str, str, bool, list[tuple[str, str | None, str]]]:
@@ -307,6 +335,30 @@ def _attribute_arguments(
             f"get_attribute takes an Attribute or AttributeMap, not {type(attribute).__name__}"
         )
     return (flow_id, attribute.name, instance, run_id), what
+
+
+def _stop_arguments(flow_id: str, options: StopFlowOptions) -> tuple[str, str, str | None]:
+    """The checked arguments of the native ``stop_flow``."""
+    _check_flow_id(flow_id)
+    if not isinstance(options, StopFlowOptions):
+        raise TypeError(f"options must be StopFlowOptions, not {type(options).__name__}")
+    return flow_id, options.type.value, options.reason
+
+
+def _flow_info(
+    described: tuple[str, str, str, str, int, int | None, str | None],
+) -> FlowInfo:
+    """The :class:`FlowInfo` of the native ``describe_flow``'s tuple."""
+    flow_id, run_id, flow_type, status, started_at_ms, closed_at_ms, reason = described
+    return FlowInfo(
+        flow_id,
+        run_id,
+        flow_type,
+        FlowStatus(status),
+        flow_info._utc(started_at_ms),
+        None if closed_at_ms is None else flow_info._utc(closed_at_ms),
+        reason,
+    )
 
 
 def _check_flow_id(flow_id: object) -> None:

@@ -16,6 +16,8 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Any
 
+from attrflow.flow_info import FlowStatus
+
 __all__ = [
     "CORE_ERROR_CLASSES",
     "AttrflowError",
@@ -26,6 +28,7 @@ __all__ = [
     "FlowNotActiveError",
     "FlowNotActiveOrNotFoundError",
     "FlowNotFoundError",
+    "FlowStoppedError",
     "InvalidInputError",
     "InvalidPageTokenError",
     "PageNotFoundError",
@@ -56,7 +59,7 @@ class AttrflowError(Exception):
 class DexServiceError(AttrflowError):
     """The outcome of a call on a flow that Dex reports as a service error (Dex's base of the
     same name): ``detail`` is the message, ``operation`` the client method that failed
-    (``"start_flow"``, ``"invoke_rpc"``, ``"invoke_rpc_json"``, ``"get_attribute"``) and
+    (``"start_flow"``, ``"invoke_rpc"``, ``"get_attribute"``, ``"stop_flow"``, ...) and
     ``flow_id`` the flow it targeted (both empty when raised outside a client call). Dex's
     gRPC ``code`` and ``sub_status`` have no counterpart: there is no server."""
 
@@ -85,10 +88,22 @@ class FlowNotFoundError(DexServiceError, LookupError):
 
 
 class FlowNotActiveOrNotFoundError(FlowNotFoundError):
-    """An RPC or a start's check found no flow with this ID: what attrflow raises for a
-    missing flow, under Dex's name for it (an attrflow flow never ends, so a flow that is not
-    active is one that was never started). Also a :class:`FlowNotFoundError`, and
-    :data:`FlowNotActiveError` names the same class, as older Dex SDKs spelt it."""
+    """An RPC, a stop or a start found no running flow with this ID, under Dex's name for it:
+    the flow was never started, or (:class:`FlowStoppedError`) was stopped. Also a
+    :class:`FlowNotFoundError`, and :data:`FlowNotActiveError` names the same class, as older
+    Dex SDKs spelt it."""
+
+
+class FlowStoppedError(FlowNotActiveOrNotFoundError):
+    """The flow was stopped with ``stop_flow``: it serves no RPCs, is not stopped twice, and
+    its ID is not started again. ``status`` says how it ended (``describe_flow`` says when
+    and why); its values stay readable with ``get_attribute``."""
+
+    status: FlowStatus
+
+    def __init__(self, message: str, flow_id: str = "", status: str = "canceled") -> None:
+        super().__init__(message, flow_id)
+        self.status = FlowStatus(status)
 
 
 FlowNotActiveError = FlowNotActiveOrNotFoundError
@@ -206,6 +221,7 @@ CORE_ERROR_CLASSES: MappingProxyType[str, type[AttrflowError]] = MappingProxyTyp
     {
         "lock_conflict": RpcLockConflictError,
         "flow_not_found": FlowNotActiveOrNotFoundError,
+        "flow_not_active": FlowStoppedError,
         "flow_already_started": FlowAlreadyStartedError,
         "invalid_input": InvalidInputError,
         "invalid_page_token": InvalidPageTokenError,

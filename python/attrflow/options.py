@@ -12,7 +12,14 @@ from typing import Any, TypeVar, overload
 from attrflow import codec
 from attrflow.attribute import Attribute, AttributeMap, AttributeMapLoad, AttributeMapLock
 
-__all__ = ["IdReusePolicy", "InitialAttribute", "RPCInvokeOptions", "StartFlowOptions"]
+__all__ = [
+    "IdReusePolicy",
+    "InitialAttribute",
+    "RPCInvokeOptions",
+    "StartFlowOptions",
+    "StopFlowOptions",
+    "StopType",
+]
 
 T = TypeVar("T")
 
@@ -139,6 +146,31 @@ class StartFlowOptions:
         encoded = codec.to_json(value, attribute.type, what=f"initial value of {physical}")
         initial = InitialAttribute(attribute, instance, value, encoded)
         return dataclasses.replace(self, initial_attributes=(*self.initial_attributes, initial))
+
+
+class StopType(Enum):
+    """How ``stop_flow`` closes a flow's run, as in the Dex SDK. attrflow flows run no
+    Steps, so the three differ only in the status the run ends with: ``CANCELED``,
+    ``TERMINATED`` or ``FAILED``."""
+
+    CANCEL = "cancel"
+    TERMINATE = "terminate"
+    FAIL = "fail"
+
+
+@dataclass(frozen=True)
+class StopFlowOptions:
+    """Options of ``stop_flow``, as in the Dex SDK: how the run closes (cooperative
+    cancellation by default) and an optional reason, kept with it (``describe_flow``)."""
+
+    type: StopType = StopType.CANCEL
+    reason: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.type, StopType):
+            raise TypeError(f"type must be a StopType, not {self.type!r}")
+        if self.reason is not None and not isinstance(self.reason, str):
+            raise TypeError(f"reason must be a str or None, not {type(self.reason).__name__}")
 
 
 @dataclass(frozen=True)

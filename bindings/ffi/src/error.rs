@@ -3,7 +3,7 @@
 //!
 //! Each variant carries the core's message unchanged as `reason` (it names the flow ID,
 //! token or instance that was wrong, and reads exactly as the Python exception does) and
-//! the core error's own fields as properties: `flowId`, `runId`, `token`, `oldestToken`,
+//! the core error's own fields as properties: `flowId`, `status`, `runId`, `token`, `oldestToken`,
 //! `oldestSequence`, `physicalName`, `errorType`.
 
 /// An error of any attrflow call; the variant says what kind of failure, `reason` what
@@ -23,6 +23,16 @@ pub enum AttrflowError {
         reason: String,
         /// The flow ID asked for.
         flow_id: String,
+    },
+    /// The flow was stopped: it serves no RPCs and its ID is not started again.
+    #[error("{reason}")]
+    FlowNotActive {
+        /// The core's message.
+        reason: String,
+        /// The flow ID asked for.
+        flow_id: String,
+        /// How it was stopped: `canceled`, `terminated` or `failed`.
+        status: String,
     },
     /// A flow with this ID is already running.
     #[error("{reason}")]
@@ -104,6 +114,11 @@ impl From<attrflow::Error> for AttrflowError {
         match error {
             E::LockConflict(_) => AttrflowError::LockConflict { reason },
             E::FlowNotFound { flow_id } => AttrflowError::FlowNotFound { reason, flow_id },
+            E::FlowNotActive { flow_id, status } => AttrflowError::FlowNotActive {
+                reason,
+                flow_id,
+                status: status.as_str().to_owned(),
+            },
             E::FlowAlreadyStarted { flow_id, run_id } => AttrflowError::FlowAlreadyStarted {
                 reason,
                 flow_id,

@@ -14,7 +14,9 @@
 //!   clients as objects (`store.subscriberArchive(flowId)`, …), whose `*WithRetry` calls
 //!   retry lock conflicts by the core's [`RetryPolicy`];
 //! - [`FlowTypeBuilder`], [`RpcHandler`], [`RpcContext`]: flow types defined in Kotlin or
-//!   Swift, checked and run by the core (`store.registerFlowType`, `store.invokeRpc`);
+//!   Swift, checked and run by the core (`store.registerFlowType`, `store.invokeRpc`),
+//!   and any flow's run from outside its RPCs (`store.stopFlow`, `store.describeFlow`,
+//!   `store.getAttribute`);
 //! - [`AttrflowError`]: the core's errors, one variant each, with the core's message as
 //!   `reason` and the core's fields (`flowId`, `runId`, `token`, `errorType`, …).
 
@@ -25,6 +27,7 @@ mod clients;
 mod customer_directory;
 mod error;
 mod foreign_flow;
+mod lifecycle;
 mod metrics;
 mod retention;
 mod store;
@@ -39,6 +42,7 @@ pub use foreign_flow::{
     FlowType, FlowTypeBuilder, HandlerError, InitialValue, InvokeOptions, LockTarget,
     MapInstanceRef, RpcContext, RpcHandler,
 };
+pub use lifecycle::{FlowInfo, StopType};
 pub use metrics::{LatencyBucket, Metrics};
 pub use retention::{LogEntriesFrom, RetentionChange, SubscribersFrom, TrimOutcome, TrimRule};
 pub use store::{Durability, Store};

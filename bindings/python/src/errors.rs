@@ -28,6 +28,9 @@ pub(crate) fn to_py_err(py: Python<'_>, error: Error) -> PyErr {
     let mut numbers: Vec<(&str, u64)> = Vec::new();
     let fields: Vec<(&str, String)> = match error {
         Error::FlowNotFound { flow_id } => vec![("flow_id", flow_id)],
+        Error::FlowNotActive { flow_id, status } => {
+            vec![("flow_id", flow_id), ("status", status.as_str().to_owned())]
+        }
         Error::FlowAlreadyStarted { flow_id, run_id } => {
             vec![("flow_id", flow_id), ("run_id", run_id)]
         }

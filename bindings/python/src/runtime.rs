@@ -6,7 +6,8 @@ use std::sync::{Arc, PoisonError, RwLock};
 use attrflow::definition::MapInstance;
 use attrflow::store::{StoreUrl, Synchronous};
 use attrflow::{
-    Error, LockTarget, RpcInvokeOptions, RpcOutput, RpcRequest, Runtime, StartFlowOptions,
+    Error, FlowSummary, LockTarget, RpcInvokeOptions, RpcOutput, RpcRequest, Runtime,
+    StartFlowOptions, StopType,
 };
 use pyo3::prelude::*;
 use serde_json::Value;
@@ -106,10 +107,7 @@ impl NativeRuntime {
                 .into_any()
                 .unbind())
         };
-        match done {
-            Some(done) => submitted(py, executor::submit(done, start, finish)),
-            None => Ok(finish(py, py.detach(start))?.into_bound(py)),
-        }
+        here_or_on_a_worker(py, done, start, finish)
     }
 
     /// The stored JSON text of the Attribute `name` (with `instance`, of that instance of
@@ -144,10 +142,77 @@ impl NativeRuntime {
                 .into_any()
                 .unbind())
         };
-        match done {
-            Some(done) => submitted(py, executor::submit(done, read, finish)),
-            None => Ok(finish(py, py.detach(read))?.into_bound(py)),
-        }
+        here_or_on_a_worker(py, done, read, finish)
+    }
+
+    /// Stops the flow `flow_id`: `stop` is `"cancel"`, `"terminate"` or `"fail"`, and
+    /// `reason`, if given, is kept with the closed run.
+    ///
+    /// With `done`, the stop runs on a worker thread instead: this returns `None` at once
+    /// and `done`'s future is later completed with `None` or the exception.
+    #[pyo3(signature = (flow_id, stop, reason = None, *, done = None))]
+    fn stop_flow<'py>(
+        &self,
+        py: Python<'py>,
+        flow_id: Text,
+        stop: Text,
+        reason: Option<Text>,
+        done: Option<executor::Done>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let runtime = self.runtime().into_py_result(py)?;
+        let stop = match &*stop {
+            "cancel" => StopType::Cancel,
+            "terminate" => StopType::Terminate,
+            "fail" => StopType::Fail,
+            other => {
+                return Err(Error::invalid_input(format!(
+                    "stop type {other:?} is none of \"cancel\", \"terminate\", \"fail\""
+                )))
+                .into_py_result(py)
+            }
+        };
+        let run = move || runtime.stop_flow(&flow_id, stop, reason.as_deref());
+        let finish = |py: Python<'_>, stopped: attrflow::Result<()>| {
+            stopped.into_py_result(py)?;
+            Ok(py.None())
+        };
+        here_or_on_a_worker(py, done, run, finish)
+    }
+
+    /// Where the flow `flow_id` stands: `(flow_id, run_id, flow_type, status,
+    /// started_at_ms, closed_at_ms, reason)`, the last two `None` while it runs.
+    ///
+    /// With `done`, the read runs on a worker thread instead: this returns `None` at once
+    /// and `done`'s future is later completed with the tuple or the exception.
+    #[pyo3(signature = (flow_id, *, done = None))]
+    fn describe_flow<'py>(
+        &self,
+        py: Python<'py>,
+        flow_id: Text,
+        done: Option<executor::Done>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let runtime = self.runtime().into_py_result(py)?;
+        let read = move || runtime.describe_flow(&flow_id);
+        let finish = |py: Python<'_>, described: attrflow::Result<FlowSummary>| {
+            let summary = described.into_py_result(py)?;
+            let (closed_at_ms, reason) = match summary.closed {
+                Some(closed) => (Some(closed.closed_at_ms), closed.reason),
+                None => (None, None),
+            };
+            Ok((
+                summary.flow_id,
+                summary.run_id,
+                summary.flow_type,
+                summary.status.as_str(),
+                summary.started_at_ms,
+                closed_at_ms,
+                reason,
+            )
+                .into_pyobject(py)?
+                .into_any()
+                .unbind())
+        };
+        here_or_on_a_worker(py, done, read, finish)
     }
 
     /// Invokes an RPC and returns its output decoded by `decoder` (`what` names the output
@@ -407,6 +472,25 @@ fn open(url: &str, synchronous: Option<&str>, built_in_flows: bool) -> attrflow:
     } else {
         Runtime::without_built_ins(store)
     })
+}
+
+/// Runs `work` here with the GIL released and returns what `finish` makes of its result,
+/// or with `done` hands both to a worker thread ([`executor::submit`]) and returns `None`.
+fn here_or_on_a_worker<'py, T, W, F>(
+    py: Python<'py>,
+    done: Option<executor::Done>,
+    work: W,
+    finish: F,
+) -> PyResult<Bound<'py, PyAny>>
+where
+    T: Send + 'static,
+    W: FnOnce() -> T + Send + 'static,
+    F: FnOnce(Python<'_>, T) -> PyResult<Py<PyAny>> + Send + 'static,
+{
+    match done {
+        Some(done) => submitted(py, executor::submit(done, work, finish)),
+        None => Ok(finish(py, py.detach(work))?.into_bound(py)),
+    }
 }
 
 /// `None`, once a call is handed to a worker thread.

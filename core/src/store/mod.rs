@@ -123,6 +123,10 @@ pub trait Store: Send + Sync + 'static {
     /// The flow with this ID, if it exists.
     fn flow(&self, flow_id: &str) -> Result<Option<FlowRecord>>;
 
+    /// When the flow with this ID was started, in milliseconds since the Unix epoch, if it
+    /// exists (read-only; for [`crate::Runtime::describe_flow`]).
+    fn started_at_ms(&self, flow_id: &str) -> Result<Option<i64>>;
+
     /// Where the store lives, for messages (a path or a URL without credentials).
     fn location(&self) -> String;
 

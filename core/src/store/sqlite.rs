@@ -617,6 +617,17 @@ impl Store for SqliteStore {
         self.load_flow(&tx, flow_id)
     }
 
+    fn started_at_ms(&self, flow_id: &str) -> Result<Option<i64>> {
+        let conn = self.checkout()?;
+        conn.query_row(
+            "SELECT started_at_ms FROM flows WHERE flow_id = ?1",
+            [flow_id],
+            |row| row.get(0),
+        )
+        .optional()
+        .map_err(|e| self.sql_error("reading when a flow started", e))
+    }
+
     fn location(&self) -> String {
         self.path.display().to_string()
     }

@@ -17,6 +17,7 @@ from attrflow import (
     AttributeMapNotLoadedError,
     FlowAlreadyStartedError,
     FlowNotFoundError,
+    FlowStoppedError,
     InvalidInputError,
     InvalidPageTokenError,
     PageNotFoundError,
@@ -61,6 +62,8 @@ ERROR_RULES: dict[type[AttrflowError], ErrorRule] = {
     # Lock conflicts reach this table only once the service's own retries have run out.
     RpcLockConflictError: ErrorRule(HTTPStatus.CONFLICT, retry_after=RETRY_AFTER_SECONDS),
     FlowNotFoundError: ErrorRule(HTTPStatus.NOT_FOUND),
+    # Stopped with stop_flow: it serves no calls and is not started again.
+    FlowStoppedError: ErrorRule(HTTPStatus.GONE),
     FlowAlreadyStartedError: ErrorRule(HTTPStatus.CONFLICT),
     # Also a bad Idempotency-Key header, an idempotency key reused with a different body,
     # and a batch that is empty or over the core's maximum (MAX_BATCH_SIZE).
@@ -118,7 +121,7 @@ def install_error_handlers(
         if rule.is_server_fault:
             app.logger.error("attrflow call failed: %s", error, exc_info=error)
         hint = rule.hint
-        if isinstance(error, FlowNotFoundError):
+        if isinstance(error, FlowNotFoundError) and not isinstance(error, FlowStoppedError):
             hint = next(
                 (f"start it with POST {p}/start" for p in pattern_prefixes if _under(p)), hint
             )

@@ -763,6 +763,18 @@ impl Store for PostgresStore {
         })
     }
 
+    fn started_at_ms(&self, flow_id: &str) -> Result<Option<i64>> {
+        self.read_only(IsolationLevel::ReadCommitted, |tx, _, errors| {
+            let row = tx
+                .query_opt(
+                    "SELECT started_at_ms FROM flows WHERE flow_id = $1",
+                    &[&flow_id],
+                )
+                .map_err(errors.doing("reading when a flow started"))?;
+            Ok(row.map(|row| row.get(0)))
+        })
+    }
+
     fn location(&self) -> String {
         self.location.clone()
     }

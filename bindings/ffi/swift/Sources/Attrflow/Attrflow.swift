@@ -503,6 +503,22 @@ fileprivate struct FfiConverterUInt64: FfiConverterPrimitive {
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterInt64: FfiConverterPrimitive {
+    typealias FfiType = Int64
+    typealias SwiftType = Int64
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> Int64 {
+        return try lift(readInt(&buf))
+    }
+
+    public static func write(_ value: Int64, into buf: inout [UInt8]) {
+        writeInt(&buf, lower(value))
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterDouble: FfiConverterPrimitive {
     typealias FfiType = Double
     typealias SwiftType = Double
@@ -1994,6 +2010,26 @@ public protocol StoreProtocol: AnyObject, Sendable {
     func startFlow(flowType: String, flowId: String, initial: [InitialValue], ignoreAlreadyStarted: Bool) throws  -> String
     
     /**
+     * Where the flow `flow_id` stands: its run, type, status and start, and once stopped
+     * when and why.
+     */
+    func describeFlow(flowId: String) throws  -> FlowInfo
+    
+    /**
+     * The committed JSON text of the Attribute `target.target` (with `target.instance`, of
+     * that instance of the AttributeMap), or null when it holds none; read lock-free.
+     * `runId`, when given, must be the flow's run.
+     */
+    func getAttribute(flowId: String, target: LockTarget, runId: String?) throws  -> String?
+    
+    /**
+     * Stops the flow `flow_id` (`stop` absent means `Cancel`, as in Dex): from then on
+     * every RPC on it, a second stop and a start under its ID fail with `FlowNotActive`;
+     * its values stay readable (`getAttribute`).
+     */
+    func stopFlow(flowId: String, stop: StopType?, reason: String?) throws 
+    
+    /**
      * The counters of every store in this process: calls by outcome, lock conflicts,
      * commits and their latency.
      */
@@ -2392,6 +2428,53 @@ open func startFlow(flowType: String, flowId: String, initial: [InitialValue] = 
         FfiConverterBool.lower(ignoreAlreadyStarted),uniffiCallStatus
     )
 })
+}
+    
+    /**
+     * Where the flow `flow_id` stands: its run, type, status and start, and once stopped
+     * when and why.
+     */
+open func describeFlow(flowId: String)throws  -> FlowInfo  {
+    return try  FfiConverterTypeFlowInfo_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_store_describe_flow(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(flowId),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * The committed JSON text of the Attribute `target.target` (with `target.instance`, of
+     * that instance of the AttributeMap), or null when it holds none; read lock-free.
+     * `runId`, when given, must be the flow's run.
+     */
+open func getAttribute(flowId: String, target: LockTarget, runId: String? = nil)throws  -> String?  {
+    return try  FfiConverterOptionString.lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_store_get_attribute(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(flowId),
+        FfiConverterTypeLockTarget_lower(target),
+        FfiConverterOptionString.lower(runId),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Stops the flow `flow_id` (`stop` absent means `Cancel`, as in Dex): from then on
+     * every RPC on it, a second stop and a start under its ID fail with `FlowNotActive`;
+     * its values stay readable (`getAttribute`).
+     */
+open func stopFlow(flowId: String, stop: StopType? = nil, reason: String? = nil)throws   {try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_store_stop_flow(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(flowId),
+        FfiConverterOptionTypeStopType.lower(stop),
+        FfiConverterOptionString.lower(reason),uniffiCallStatus
+    )
+}
 }
     
     /**
@@ -3166,6 +3249,125 @@ public func FfiConverterTypeCustomerProfile_lift(_ buf: RustBuffer) throws -> Cu
 #endif
 public func FfiConverterTypeCustomerProfile_lower(_ value: CustomerProfile) -> RustBuffer {
     return FfiConverterTypeCustomerProfile.lower(value)
+}
+
+
+/**
+ * Where a flow stands, as `describeFlow` returns it.
+ */
+public struct FlowInfo: Equatable, Hashable {
+    /**
+     * The flow's ID.
+     */
+    public var flowId: String
+    /**
+     * The ID of its run.
+     */
+    public var runId: String
+    /**
+     * Its flow type.
+     */
+    public var flowType: String
+    /**
+     * `running`, or how it was stopped: `canceled`, `terminated`, `failed`.
+     */
+    public var status: String
+    /**
+     * When it started, in milliseconds since the Unix epoch.
+     */
+    public var startedAtMs: Int64
+    /**
+     * When it was stopped, once it was.
+     */
+    public var closedAtMs: Int64?
+    /**
+     * The reason given to `stopFlow`, if any.
+     */
+    public var reason: String?
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * The flow's ID.
+         */flowId: String, 
+        /**
+         * The ID of its run.
+         */runId: String, 
+        /**
+         * Its flow type.
+         */flowType: String, 
+        /**
+         * `running`, or how it was stopped: `canceled`, `terminated`, `failed`.
+         */status: String, 
+        /**
+         * When it started, in milliseconds since the Unix epoch.
+         */startedAtMs: Int64, 
+        /**
+         * When it was stopped, once it was.
+         */closedAtMs: Int64?, 
+        /**
+         * The reason given to `stopFlow`, if any.
+         */reason: String?) {
+        self.flowId = flowId
+        self.runId = runId
+        self.flowType = flowType
+        self.status = status
+        self.startedAtMs = startedAtMs
+        self.closedAtMs = closedAtMs
+        self.reason = reason
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension FlowInfo: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeFlowInfo: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> FlowInfo {
+        return
+            try FlowInfo(
+                flowId: FfiConverterString.read(from: &buf), 
+                runId: FfiConverterString.read(from: &buf), 
+                flowType: FfiConverterString.read(from: &buf), 
+                status: FfiConverterString.read(from: &buf), 
+                startedAtMs: FfiConverterInt64.read(from: &buf), 
+                closedAtMs: FfiConverterOptionInt64.read(from: &buf), 
+                reason: FfiConverterOptionString.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: FlowInfo, into buf: inout [UInt8]) {
+        FfiConverterString.write(value.flowId, into: &buf)
+        FfiConverterString.write(value.runId, into: &buf)
+        FfiConverterString.write(value.flowType, into: &buf)
+        FfiConverterString.write(value.status, into: &buf)
+        FfiConverterInt64.write(value.startedAtMs, into: &buf)
+        FfiConverterOptionInt64.write(value.closedAtMs, into: &buf)
+        FfiConverterOptionString.write(value.reason, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeFlowInfo_lift(_ buf: RustBuffer) throws -> FlowInfo {
+    return try FfiConverterTypeFlowInfo.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeFlowInfo_lower(_ value: FlowInfo) -> RustBuffer {
+    return FfiConverterTypeFlowInfo.lower(value)
 }
 
 
@@ -4569,6 +4771,20 @@ enum AttrflowError: Swift.Error, Equatable, Hashable, Foundation.LocalizedError 
          */flowId: String
     )
     /**
+     * The flow was stopped: it serves no RPCs and its ID is not started again.
+     */
+    case FlowNotActive(
+        /**
+         * The core's message.
+         */reason: String, 
+        /**
+         * The flow ID asked for.
+         */flowId: String, 
+        /**
+         * How it was stopped: `canceled`, `terminated` or `failed`.
+         */status: String
+    )
+    /**
      * A flow with this ID is already running.
      */
     case FlowAlreadyStarted(
@@ -4701,39 +4917,44 @@ public struct FfiConverterTypeAttrflowError: FfiConverterRustBuffer {
             reason: try FfiConverterString.read(from: &buf), 
             flowId: try FfiConverterString.read(from: &buf)
             )
-        case 3: return .FlowAlreadyStarted(
+        case 3: return .FlowNotActive(
+            reason: try FfiConverterString.read(from: &buf), 
+            flowId: try FfiConverterString.read(from: &buf), 
+            status: try FfiConverterString.read(from: &buf)
+            )
+        case 4: return .FlowAlreadyStarted(
             reason: try FfiConverterString.read(from: &buf), 
             flowId: try FfiConverterString.read(from: &buf), 
             runId: try FfiConverterString.read(from: &buf)
             )
-        case 4: return .InvalidInput(
+        case 5: return .InvalidInput(
             reason: try FfiConverterString.read(from: &buf)
             )
-        case 5: return .InvalidPageToken(
+        case 6: return .InvalidPageToken(
             reason: try FfiConverterString.read(from: &buf), 
             token: try FfiConverterString.read(from: &buf)
             )
-        case 6: return .PageNotFound(
+        case 7: return .PageNotFound(
             reason: try FfiConverterString.read(from: &buf)
             )
-        case 7: return .PageTrimmed(
+        case 8: return .PageTrimmed(
             reason: try FfiConverterString.read(from: &buf), 
             token: try FfiConverterString.read(from: &buf), 
             oldestToken: try FfiConverterString.read(from: &buf), 
             oldestSequence: try FfiConverterUInt64.read(from: &buf)
             )
-        case 8: return .RecordNotFound(
+        case 9: return .RecordNotFound(
             reason: try FfiConverterString.read(from: &buf)
             )
-        case 9: return .AttributeMapNotLoaded(
+        case 10: return .AttributeMapNotLoaded(
             reason: try FfiConverterString.read(from: &buf), 
             physicalName: try FfiConverterString.read(from: &buf)
             )
-        case 10: return .HandlerFailure(
+        case 11: return .HandlerFailure(
             reason: try FfiConverterString.read(from: &buf), 
             errorType: try FfiConverterString.read(from: &buf)
             )
-        case 11: return .Storage(
+        case 12: return .Storage(
             reason: try FfiConverterString.read(from: &buf)
             )
 
@@ -4759,31 +4980,38 @@ public struct FfiConverterTypeAttrflowError: FfiConverterRustBuffer {
             FfiConverterString.write(flowId, into: &buf)
             
         
-        case let .FlowAlreadyStarted(reason,flowId,runId):
+        case let .FlowNotActive(reason,flowId,status):
             writeInt(&buf, Int32(3))
+            FfiConverterString.write(reason, into: &buf)
+            FfiConverterString.write(flowId, into: &buf)
+            FfiConverterString.write(status, into: &buf)
+            
+        
+        case let .FlowAlreadyStarted(reason,flowId,runId):
+            writeInt(&buf, Int32(4))
             FfiConverterString.write(reason, into: &buf)
             FfiConverterString.write(flowId, into: &buf)
             FfiConverterString.write(runId, into: &buf)
             
         
         case let .InvalidInput(reason):
-            writeInt(&buf, Int32(4))
+            writeInt(&buf, Int32(5))
             FfiConverterString.write(reason, into: &buf)
             
         
         case let .InvalidPageToken(reason,token):
-            writeInt(&buf, Int32(5))
+            writeInt(&buf, Int32(6))
             FfiConverterString.write(reason, into: &buf)
             FfiConverterString.write(token, into: &buf)
             
         
         case let .PageNotFound(reason):
-            writeInt(&buf, Int32(6))
+            writeInt(&buf, Int32(7))
             FfiConverterString.write(reason, into: &buf)
             
         
         case let .PageTrimmed(reason,token,oldestToken,oldestSequence):
-            writeInt(&buf, Int32(7))
+            writeInt(&buf, Int32(8))
             FfiConverterString.write(reason, into: &buf)
             FfiConverterString.write(token, into: &buf)
             FfiConverterString.write(oldestToken, into: &buf)
@@ -4791,24 +5019,24 @@ public struct FfiConverterTypeAttrflowError: FfiConverterRustBuffer {
             
         
         case let .RecordNotFound(reason):
-            writeInt(&buf, Int32(8))
+            writeInt(&buf, Int32(9))
             FfiConverterString.write(reason, into: &buf)
             
         
         case let .AttributeMapNotLoaded(reason,physicalName):
-            writeInt(&buf, Int32(9))
+            writeInt(&buf, Int32(10))
             FfiConverterString.write(reason, into: &buf)
             FfiConverterString.write(physicalName, into: &buf)
             
         
         case let .HandlerFailure(reason,errorType):
-            writeInt(&buf, Int32(10))
+            writeInt(&buf, Int32(11))
             FfiConverterString.write(reason, into: &buf)
             FfiConverterString.write(errorType, into: &buf)
             
         
         case let .Storage(reason):
-            writeInt(&buf, Int32(11))
+            writeInt(&buf, Int32(12))
             FfiConverterString.write(reason, into: &buf)
             
         }
@@ -4997,6 +5225,92 @@ public func FfiConverterTypeHandlerError_lower(_ value: HandlerError) -> RustBuf
 
 
 /**
+ * How `stopFlow` closes a run, as Dex's `StopType` names it; the three differ only in the
+ * status the run ends with.
+ */
+
+public enum StopType: Equatable, Hashable {
+    
+    /**
+     * Status `canceled` (Dex's default).
+     */
+    case cancel
+    /**
+     * Status `terminated`.
+     */
+    case terminate
+    /**
+     * Status `failed`.
+     */
+    case fail
+
+
+
+
+
+}
+
+#if compiler(>=6)
+extension StopType: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeStopType: FfiConverterRustBuffer {
+    typealias SwiftType = StopType
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> StopType {
+        let variant: Int32 = try readInt(&buf)
+        switch variant {
+        
+        case 1: return .cancel
+        
+        case 2: return .terminate
+        
+        case 3: return .fail
+        
+        default: throw UniffiInternalError.unexpectedEnumCase
+        }
+    }
+
+    public static func write(_ value: StopType, into buf: inout [UInt8]) {
+        switch value {
+        
+        
+        case .cancel:
+            writeInt(&buf, Int32(1))
+        
+        
+        case .terminate:
+            writeInt(&buf, Int32(2))
+        
+        
+        case .fail:
+            writeInt(&buf, Int32(3))
+        
+        }
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeStopType_lift(_ buf: RustBuffer) throws -> StopType {
+    return try FfiConverterTypeStopType.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeStopType_lower(_ value: StopType) -> RustBuffer {
+    return FfiConverterTypeStopType.lower(value)
+}
+
+
+
+/**
  * Which archived chunks a trim drops (whole chunks, oldest first; never the open one).
  */
 
@@ -5110,6 +5424,30 @@ fileprivate struct FfiConverterOptionUInt64: FfiConverterRustBuffer {
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterOptionInt64: FfiConverterRustBuffer {
+    typealias SwiftType = Int64?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterInt64.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterInt64.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterOptionString: FfiConverterRustBuffer {
     typealias SwiftType = String?
 
@@ -5198,6 +5536,30 @@ fileprivate struct FfiConverterOptionTypeDurability: FfiConverterRustBuffer {
         switch try readInt(&buf) as Int8 {
         case 0: return nil
         case 1: return try FfiConverterTypeDurability.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+fileprivate struct FfiConverterOptionTypeStopType: FfiConverterRustBuffer {
+    typealias SwiftType = StopType?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterTypeStopType.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterTypeStopType.read(from: &buf)
         default: throw UniffiInternalError.unexpectedOptionalTag
         }
     }
@@ -5674,6 +6036,15 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_attrflow_ffi_checksum_method_store_start_flow() != 23989) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_store_describe_flow() != 44285) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_store_get_attribute() != 43730) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_store_stop_flow() != 22689) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_attrflow_ffi_checksum_method_store_metrics() != 33112) {

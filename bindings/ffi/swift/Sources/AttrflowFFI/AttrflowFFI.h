@@ -634,6 +634,21 @@ void uniffi_attrflow_ffi_fn_method_store_register_flow_type(uint64_t ptr, uint64
 RustBuffer uniffi_attrflow_ffi_fn_method_store_start_flow(uint64_t ptr, RustBuffer flow_type, RustBuffer flow_id, RustBuffer initial, int8_t ignore_already_started, RustCallStatus *_Nonnull out_status
 );
 #endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_STORE_DESCRIBE_FLOW
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_STORE_DESCRIBE_FLOW
+RustBuffer uniffi_attrflow_ffi_fn_method_store_describe_flow(uint64_t ptr, RustBuffer flow_id, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_STORE_GET_ATTRIBUTE
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_STORE_GET_ATTRIBUTE
+RustBuffer uniffi_attrflow_ffi_fn_method_store_get_attribute(uint64_t ptr, RustBuffer flow_id, RustBuffer target, RustBuffer run_id, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_STORE_STOP_FLOW
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_STORE_STOP_FLOW
+void uniffi_attrflow_ffi_fn_method_store_stop_flow(uint64_t ptr, RustBuffer flow_id, RustBuffer stop, RustBuffer reason, RustCallStatus *_Nonnull out_status
+);
+#endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_STORE_METRICS
 #define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_STORE_METRICS
 RustBuffer uniffi_attrflow_ffi_fn_method_store_metrics(uint64_t ptr, RustCallStatus *_Nonnull out_status
@@ -1325,6 +1340,24 @@ uint16_t uniffi_attrflow_ffi_checksum_method_store_register_flow_type(void
 #ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_STORE_START_FLOW
 #define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_STORE_START_FLOW
 uint16_t uniffi_attrflow_ffi_checksum_method_store_start_flow(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_STORE_DESCRIBE_FLOW
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_STORE_DESCRIBE_FLOW
+uint16_t uniffi_attrflow_ffi_checksum_method_store_describe_flow(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_STORE_GET_ATTRIBUTE
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_STORE_GET_ATTRIBUTE
+uint16_t uniffi_attrflow_ffi_checksum_method_store_get_attribute(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_STORE_STOP_FLOW
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_STORE_STOP_FLOW
+uint16_t uniffi_attrflow_ffi_checksum_method_store_stop_flow(void
     
 );
 #endif

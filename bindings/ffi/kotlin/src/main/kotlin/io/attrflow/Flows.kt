@@ -139,6 +139,7 @@ internal class TypedHandler<I, O>(
 private fun Exception.describe(): String = when (this) {
     is AttrflowException.LockConflict -> reason
     is AttrflowException.FlowNotFound -> reason
+    is AttrflowException.FlowNotActive -> reason
     is AttrflowException.FlowAlreadyStarted -> reason
     is AttrflowException.InvalidInput -> reason
     is AttrflowException.InvalidPageToken -> reason
@@ -181,3 +182,14 @@ inline fun <reified I, reified O> Store.invokeWithRetry(
 /** One typed initial value for [Store.startFlow]: [value] under [target] (an instance of it with [instance]). */
 inline fun <reified T> initialValue(target: String, instance: String? = null, value: T, json: Json = flowJson): InitialValue =
     InitialValue(target, instance, json.encodeToString(serializer<T>(), value))
+
+/**
+ * The committed value of the Attribute [name] of [flowId] (with [instance], of that instance
+ * of the AttributeMap [name]), decoded as [T], or `null` when it holds none; read lock-free.
+ */
+inline fun <reified T> Store.attribute(
+    flowId: String,
+    name: String,
+    instance: String? = null,
+    json: Json = flowJson,
+): T? = getAttribute(flowId, LockTarget(name, instance))?.let { json.decodeFromString(serializer<T>(), it) }

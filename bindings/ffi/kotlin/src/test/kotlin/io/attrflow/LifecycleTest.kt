@@ -1,0 +1,63 @@
+package io.attrflow
+
+import org.junit.jupiter.api.Assertions.assertEquals
+import org.junit.jupiter.api.Assertions.assertTrue
+import org.junit.jupiter.api.Test
+import org.junit.jupiter.api.assertThrows
+
+/** A flow's run from outside its RPCs: stopFlow, describeFlow and getAttribute, as the core does them. */
+class LifecycleTest {
+    private val counter = flowType("Counter") {
+        attribute("count")
+        defaultValue("count", 0)
+        rpc<Unit, Int>("Increment", locks = listOf(lock("count"))) {
+            val next = (attribute<Int>("count") ?: 0) + 1
+            setAttribute("count", next)
+            next
+        }
+    }
+
+    private fun freshCounterStore(): Store =
+        Store.openWithoutBuiltIns(scratchFolder("attrflow-lifecycle").resolve("attrflow.db").toString(), Durability.NORMAL)
+            .also { it.registerFlowType(counter) }
+
+    @Test
+    fun `a stopped flow refuses RPCs and keeps its values`() {
+        freshCounterStore().use { store ->
+            val runId = store.startFlow("Counter", "c-1")
+            assertEquals(1, store.invoke<Unit, Int>("Counter", "c-1", "Increment", Unit))
+            val running = store.describeFlow("c-1")
+            assertEquals(FlowInfo("c-1", runId, "Counter", "running", running.startedAtMs, null, null), running)
+            assertTrue(running.startedAtMs > 0)
+
+            store.stopFlow("c-1", StopType.FAIL, "operator")
+            val refused = assertThrows<AttrflowException.FlowNotActive> {
+                store.invoke<Unit, Int>("Counter", "c-1", "Increment", Unit)
+            }
+            assertEquals("failed", refused.status)
+            assertEquals("c-1", refused.flowId)
+            assertThrows<AttrflowException.FlowNotActive> { store.stopFlow("c-1") }
+            assertThrows<AttrflowException.FlowNotActive> { store.startFlow("Counter", "c-1", ignoreAlreadyStarted = true) }
+
+            val stopped = store.describeFlow("c-1")
+            assertEquals("failed", stopped.status)
+            assertEquals("operator", stopped.reason)
+            assertTrue(stopped.closedAtMs!! >= running.startedAtMs)
+            assertEquals(1, store.attribute<Int>("c-1", "count"))
+        }
+    }
+
+    @Test
+    fun `getAttribute reads committed values and names what is wrong`() {
+        freshCounterStore().use { store ->
+            store.startFlow("Counter", "c-2")
+            assertEquals(0, store.attribute<Int>("c-2", "count"))
+            store.invoke<Unit, Int>("Counter", "c-2", "Increment", Unit)
+            assertEquals("1", store.getAttribute("c-2", lock("count")))
+            val undeclared = assertThrows<AttrflowException.InvalidInput> { store.getAttribute("c-2", lock("other")) }
+            assertEquals("flow type \"Counter\" declares no Attribute or AttributeMap \"other\"", undeclared.reason)
+            assertThrows<AttrflowException.FlowNotFound> { store.getAttribute("nobody", lock("count")) }
+            assertThrows<AttrflowException.FlowNotFound> { store.describeFlow("nobody") }
+        }
+    }
+}

@@ -1,0 +1,107 @@
+//! A flow's run from outside its RPCs: `store.stopFlow`, `store.describeFlow` and
+//! `store.getAttribute`, as the core's `Runtime::stop_flow`, `describe_flow` and
+//! `get_attribute` do them.
+
+use attrflow::definition::MapInstance;
+
+use crate::error::Result;
+use crate::foreign_flow::LockTarget;
+use crate::store::Store;
+
+/// How `stopFlow` closes a run, as Dex's `StopType` names it; the three differ only in the
+/// status the run ends with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, uniffi::Enum)]
+pub enum StopType {
+    /// Status `canceled` (Dex's default).
+    Cancel,
+    /// Status `terminated`.
+    Terminate,
+    /// Status `failed`.
+    Fail,
+}
+
+impl From<StopType> for attrflow::StopType {
+    fn from(stop: StopType) -> Self {
+        match stop {
+            StopType::Cancel => attrflow::StopType::Cancel,
+            StopType::Terminate => attrflow::StopType::Terminate,
+            StopType::Fail => attrflow::StopType::Fail,
+        }
+    }
+}
+
+/// Where a flow stands, as `describeFlow` returns it.
+#[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
+pub struct FlowInfo {
+    /// The flow's ID.
+    pub flow_id: String,
+    /// The ID of its run.
+    pub run_id: String,
+    /// Its flow type.
+    pub flow_type: String,
+    /// `running`, or how it was stopped: `canceled`, `terminated`, `failed`.
+    pub status: String,
+    /// When it started, in milliseconds since the Unix epoch.
+    pub started_at_ms: i64,
+    /// When it was stopped, once it was.
+    pub closed_at_ms: Option<i64>,
+    /// The reason given to `stopFlow`, if any.
+    pub reason: Option<String>,
+}
+
+#[uniffi::export]
+impl Store {
+    /// Stops the flow `flow_id` (`stop` absent means `Cancel`, as in Dex): from then on
+    /// every RPC on it, a second stop and a start under its ID fail with `FlowNotActive`;
+    /// its values stay readable (`getAttribute`).
+    #[uniffi::method(default(stop = None, reason = None))]
+    pub fn stop_flow(
+        &self,
+        flow_id: String,
+        stop: Option<StopType>,
+        reason: Option<String>,
+    ) -> Result<()> {
+        let stop = stop.unwrap_or(StopType::Cancel).into();
+        Ok(self.runtime.stop_flow(&flow_id, stop, reason.as_deref())?)
+    }
+
+    /// Where the flow `flow_id` stands: its run, type, status and start, and once stopped
+    /// when and why.
+    pub fn describe_flow(&self, flow_id: String) -> Result<FlowInfo> {
+        let summary = self.runtime.describe_flow(&flow_id)?;
+        let (closed_at_ms, reason) = match summary.closed {
+            Some(closed) => (Some(closed.closed_at_ms), closed.reason),
+            None => (None, None),
+        };
+        Ok(FlowInfo {
+            flow_id: summary.flow_id,
+            run_id: summary.run_id,
+            flow_type: summary.flow_type,
+            status: summary.status.as_str().to_owned(),
+            started_at_ms: summary.started_at_ms,
+            closed_at_ms,
+            reason,
+        })
+    }
+
+    /// The committed JSON text of the Attribute `target.target` (with `target.instance`, of
+    /// that instance of the AttributeMap), or null when it holds none; read lock-free.
+    /// `runId`, when given, must be the flow's run.
+    #[uniffi::method(default(run_id = None))]
+    pub fn get_attribute(
+        &self,
+        flow_id: String,
+        target: LockTarget,
+        run_id: Option<String>,
+    ) -> Result<Option<String>> {
+        let target = match target.instance {
+            Some(instance) => {
+                attrflow::LockTarget::MapInstance(MapInstance::new(target.target, instance))
+            }
+            None => attrflow::LockTarget::Attribute(target.target),
+        };
+        Ok(self
+            .runtime
+            .get_attribute(&flow_id, &target, run_id.as_deref())?)
+    }
+}
