@@ -6,8 +6,10 @@
 //! [`RUN_STATE_NAME`] (`/run`): a physical name no definition can produce, since a map
 //! name is never blank. Every RPC loads it with the values it reads, so it sees a stop in
 //! the same snapshot as everything else, whichever connection, process or host made it.
-//! Nothing is cached, so no reader can miss a stop, and no schema change was needed: a
-//! flow without the value is running.
+//! Nothing is cached, so no reader can miss a stop; a flow without the value is running.
+//! A store keeps the value where reading it costs least: SQLite as a row of the flow's
+//! values, PostgreSQL in the flow's own row (schema version 3), which every RPC's opening
+//! statement reads anyway.
 //!
 //! RPCs running at the moment of a stop:
 //! - A lock-free RPC's writes commit only if every value it read, this one included, is

@@ -757,15 +757,18 @@ fn a_store_written_at_schema_version_1_is_migrated_on_open_and_keeps_every_value
     let archive = t.archive();
     archive.start().unwrap();
     common::register_in_order(&archive, 1..=150);
+    let before = common::all_subscribers(&archive);
     // Back to schema version 1 as that release wrote it: the column compressed with the
-    // server's default (pglz), every value written that way.
+    // server's default (pglz), every value written that way, and no run state in the
+    // flows' rows (version 3).
     let schema = schema_of(&t);
     let mut client = test_database();
     client
         .batch_execute(&format!(
             "SET default_toast_compression = pglz;
              ALTER TABLE \"{schema}\".attribute_values ALTER COLUMN value SET COMPRESSION default;
-             UPDATE \"{schema}\".attribute_values SET value = value || '';"
+             UPDATE \"{schema}\".attribute_values SET value = value || '';
+             ALTER TABLE \"{schema}\".flows DROP COLUMN closed_run;"
         ))
         .unwrap();
     t.set_schema_version(1);
@@ -775,7 +778,6 @@ fn a_store_written_at_schema_version_1_is_migrated_on_open_and_keeps_every_value
         !values.is_empty() && values.iter().all(|c| c == "pglz"),
         "{values:?}"
     );
-    let before = common::all_subscribers(&archive);
 
     let t = t.reopen();
     let version: i64 = client
@@ -786,7 +788,7 @@ fn a_store_written_at_schema_version_1_is_migrated_on_open_and_keeps_every_value
         .unwrap()
         .get(0);
     assert_eq!(version, attrflow::store::postgres::SCHEMA_VERSION);
-    assert_eq!(version, 2);
+    assert_eq!(version, 3);
     let archive = t.archive();
     assert_eq!(
         common::all_subscribers(&archive),
@@ -807,4 +809,16 @@ fn a_store_written_at_schema_version_1_is_migrated_on_open_and_keeps_every_value
         values.iter().any(|c| c == "lz4"),
         "the rewritten open chunk: {values:?}"
     );
+    // The migrated flows stop, and their stop is seen by the next call.
+    t.runtime
+        .stop_flow(
+            attrflow::flows::chunked_subscriber::FLOW_ID,
+            attrflow::StopType::Cancel,
+            None,
+        )
+        .unwrap();
+    assert!(matches!(
+        archive.register("late", "late@example.com"),
+        Err(attrflow::Error::FlowNotActive { .. })
+    ));
 }

@@ -207,7 +207,8 @@ impl PostgresStore {
                 .text(from_hex(first.get(0).ok_or_else(malformed)?).ok_or_else(malformed)?)?,
             run_id: first.get(1).ok_or_else(malformed)?.to_owned(),
         };
-        let mut prefetched: Prefetched = locks.iter().map(|name| (name.clone(), None)).collect();
+        let run_state = first.get(5).map(str::to_owned);
+        let mut prefetched = super::prefetch_slots(locks, run_state);
         for row in rows {
             if let (Some(name), Some(value)) = (row.get(3), row.get(4)) {
                 let name = self.text(from_hex(name).ok_or_else(malformed)?)?;
@@ -366,14 +367,14 @@ impl GroupBackend for PostgresStore {
 
     fn read_committed(&self, flow_id: &str, body: &mut RpcBody<'_>) -> Result<Vec<Write>> {
         self.read_only(IsolationLevel::RepeatableRead, |tx, statements, errors| {
-            let flow = self.require_flow(tx, statements, errors, flow_id)?;
+            let (flow, run_state) = self.require_flow(tx, statements, errors, flow_id)?;
             body(&mut TxReader {
                 store: self,
                 tx,
                 statements,
                 errors,
                 flow,
-                prefetched: Default::default(),
+                prefetched: super::prefetch_slots(&[], run_state),
             })
         })
     }

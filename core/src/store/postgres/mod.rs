@@ -57,6 +57,7 @@ use super::{
     FlowRecord, Isolation, LockTable, RpcBody, RpcCall, SnapshotReader, StartOutcome, Store, Write,
 };
 use crate::error::{Error, Result};
+use crate::lifecycle::RUN_STATE_NAME;
 
 /// How long a new connection may take to open unless the URL says (`connect_timeout`).
 const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -430,16 +431,17 @@ impl PostgresStore {
         statements: &Statements,
         errors: Errors<'_>,
         flow_id: &str,
-    ) -> Result<Option<FlowRecord>> {
+    ) -> Result<Option<(FlowRecord, RunState)>> {
         let row = tx
             .query_opt(&statements.load_flow, &[&flow_id])
             .map_err(errors.doing("reading a flow"))?;
         row.map(|row| {
-            Ok(FlowRecord {
+            let flow = FlowRecord {
                 flow_id: flow_id.to_owned(),
                 flow_type: self.text(row.get(0))?,
                 run_id: row.get(1),
-            })
+            };
+            Ok((flow, row.get(2)))
         })
         .transpose()
     }
@@ -450,7 +452,7 @@ impl PostgresStore {
         statements: &Statements,
         errors: Errors<'_>,
         flow_id: &str,
-    ) -> Result<FlowRecord> {
+    ) -> Result<(FlowRecord, RunState)> {
         self.load_flow(tx, statements, errors, flow_id)?
             .ok_or_else(|| Error::FlowNotFound {
                 flow_id: flow_id.to_owned(),
@@ -467,6 +469,11 @@ impl PostgresStore {
     ) -> Result<()> {
         let (mut names, mut values, mut deleted) = (Vec::new(), Vec::new(), Vec::new());
         for (name, value) in writes {
+            if name == RUN_STATE_NAME {
+                tx.execute(&statements.close_run, &[&flow_id, value])
+                    .map_err(errors.doing("recording the run's end"))?;
+                continue;
+            }
             match value {
                 Some(json) => {
                     names.push(name.as_bytes());
@@ -539,7 +546,7 @@ impl PostgresStore {
             flow_type: self.text(row.get(0))?,
             run_id: row.get(1),
         };
-        let mut prefetched: Prefetched = locks.iter().map(|name| (name.clone(), None)).collect();
+        let mut prefetched = prefetch_slots(locks, row.get(5));
         let known: Vec<Vec<u8>> = row.get(3);
         let values: Vec<String> = row.get(4);
         for (name, value) in known.into_iter().zip(values) {
@@ -759,7 +766,9 @@ impl Store for PostgresStore {
 
     fn flow(&self, flow_id: &str) -> Result<Option<FlowRecord>> {
         self.read_only(IsolationLevel::ReadCommitted, |tx, statements, errors| {
-            self.load_flow(tx, statements, errors, flow_id)
+            Ok(self
+                .load_flow(tx, statements, errors, flow_id)?
+                .map(|(flow, _)| flow))
         })
     }
 
@@ -813,10 +822,16 @@ impl Store for PostgresStore {
 
     fn stored_values(&self, flow_id: &str) -> Result<Vec<(String, String)>> {
         self.read_only(IsolationLevel::RepeatableRead, |tx, _, errors| {
+            // The run state, kept in the flow's row, is listed as the value it is.
             let rows = tx
                 .query(
-                    "SELECT name, value FROM attribute_values WHERE flow_id = $1 ORDER BY name",
-                    &[&flow_id],
+                    "SELECT name, value FROM (
+                         SELECT name, value FROM attribute_values WHERE flow_id = $1
+                         UNION ALL
+                         SELECT $2::bytea, closed_run FROM flows
+                         WHERE flow_id = $1 AND closed_run IS NOT NULL
+                     ) v ORDER BY name",
+                    &[&flow_id, &RUN_STATE_NAME.as_bytes()],
                 )
                 .map_err(errors.doing("listing stored values"))?;
             rows.into_iter()
@@ -828,6 +843,20 @@ impl Store for PostgresStore {
 
 /// Values read ahead in an RPC's snapshot, by name (`None`: no value stored).
 type Prefetched = HashMap<String, Option<String>>;
+
+/// The closed run of a flow as its row holds it (`None`: running): the core's value
+/// [`RUN_STATE_NAME`], which this store keeps in the flow's row (schema version 3).
+type RunState = Option<String>;
+
+/// What an RPC's opening statement reads ahead: its locks, none found yet, and the flow's
+/// run state, read with the flow's row.
+fn prefetch_slots(locks: &[String], run_state: RunState) -> Prefetched {
+    locks
+        .iter()
+        .map(|name| (name.clone(), None))
+        .chain([(RUN_STATE_NAME.to_owned(), run_state)])
+        .collect()
+}
 
 struct TxReader<'a, C: GenericClient> {
     store: &'a PostgresStore,
@@ -904,6 +933,12 @@ fn end_batch(flow_id: &str, writes: &[Write], end: &str) -> Option<String> {
     let mut batch = String::new();
     for (name, value) in writes {
         match value {
+            Some(json) if name == RUN_STATE_NAME => {
+                batch.push_str(&format!("EXECUTE attrflow_close({flow}, {});", quote(json)));
+            }
+            None if name == RUN_STATE_NAME => {
+                batch.push_str(&format!("EXECUTE attrflow_close({flow}, NULL);"));
+            }
             Some(json) => batch.push_str(&format!(
                 "EXECUTE attrflow_put({flow}, {}, {});",
                 bytea(name),

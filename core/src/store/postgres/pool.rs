@@ -21,6 +21,9 @@ use crate::error::{Error, Result};
 /// The statements every RPC uses, prepared once per connection.
 pub(crate) struct Statements {
     pub load_flow: Statement,
+    /// Records the closed run `$2` of flow `$1` (`NULL`: running), the value `/run` of the
+    /// core (`crate::lifecycle`), kept in the flow's row.
+    pub close_run: Statement,
     pub insert_flow: Statement,
     pub read_values: Statement,
     pub upsert_values: Statement,
@@ -29,8 +32,8 @@ pub(crate) struct Statements {
     /// [`CREATE_LOCK_ROWS`]); its one row counts the names another transaction is creating.
     pub create_lock_rows: Statement,
     /// The first statement of an exclusive RPC, in one round trip: takes and bumps the lock
-    /// rows (`$2`), reads the flow, and reads the values of the locked names (which RPCs
-    /// mostly read), all in the transaction's snapshot.
+    /// rows (`$2`), reads the flow (its run state included), and reads the values of the
+    /// locked names (which RPCs mostly read), all in the transaction's snapshot.
     pub open_rpc: Statement,
 }
 
@@ -78,7 +81,7 @@ const CREATE_LOCK_ROWS: &str = "
 /// a batch then carries `EXECUTE attrflow_put(…)`, which the server parses in a few
 /// microseconds and runs on its cached plan, instead of an `INSERT … ON CONFLICT` it would
 /// parse, analyse and plan again for every RPC. The writes (`end_batch` in the parent
-/// module) use `attrflow_put` and `attrflow_drop`; a group member opens with
+/// module) use `attrflow_put`, `attrflow_drop` and `attrflow_close`; a group member opens with
 /// `attrflow_open` (`open_rpc` as one row per value found, names and flow types in hex),
 /// sent in one batch behind the previous member's writes.
 fn batch_statements() -> String {
@@ -88,9 +91,11 @@ fn batch_statements() -> String {
              ON CONFLICT (flow_id, name) DO UPDATE SET value = excluded.value;
          PREPARE attrflow_drop (text, bytea) AS
              DELETE FROM attribute_values WHERE flow_id = $1 AND name = $2;
+         PREPARE attrflow_close (text, text) AS
+             UPDATE flows SET closed_run = $2 WHERE flow_id = $1;
          PREPARE attrflow_open (text, bytea[]) AS {OPEN_LOCKS_AND_VALUES}
              SELECT encode(f.flow_type, 'hex'), f.run_id, (SELECT count(*) FROM bumped),
-                    encode(k.name, 'hex'), k.value
+                    encode(k.name, 'hex'), k.value, f.closed_run
              FROM flows f LEFT JOIN known k ON true WHERE f.flow_id = $1"
     )
 }
@@ -99,7 +104,9 @@ impl Statements {
     fn prepare(client: &mut Client) -> Result<Self, postgres::Error> {
         client.batch_execute(&batch_statements())?;
         Ok(Statements {
-            load_flow: client.prepare("SELECT flow_type, run_id FROM flows WHERE flow_id = $1")?,
+            load_flow: client
+                .prepare("SELECT flow_type, run_id, closed_run FROM flows WHERE flow_id = $1")?,
+            close_run: client.prepare("UPDATE flows SET closed_run = $2 WHERE flow_id = $1")?,
             insert_flow: client.prepare(
                 "INSERT INTO flows (flow_id, flow_type, run_id, started_at_ms)
                  VALUES ($1, $2, $3, $4) ON CONFLICT (flow_id) DO NOTHING",
@@ -119,7 +126,7 @@ impl Statements {
                 "{OPEN_LOCKS_AND_VALUES}
                  SELECT f.flow_type, f.run_id, (SELECT count(*) FROM bumped),
                         ARRAY(SELECT name FROM known ORDER BY name),
-                        ARRAY(SELECT value FROM known ORDER BY name)
+                        ARRAY(SELECT value FROM known ORDER BY name), f.closed_run
                  FROM flows f WHERE f.flow_id = $1"
             ))?,
         })
