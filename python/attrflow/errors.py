@@ -13,8 +13,9 @@ Only :class:`RpcLockConflictError` is worth retrying unchanged.
 
 from __future__ import annotations
 
+from enum import Enum
 from types import MappingProxyType
-from typing import Any
+from typing import Any, ClassVar
 
 from attrflow.flow_info import FlowStatus
 
@@ -23,6 +24,7 @@ __all__ = [
     "AttrflowError",
     "AttributeMapNotLoadedError",
     "DexServiceError",
+    "ErrorSubStatus",
     "FlowAlreadyStartedError",
     "FlowDefinitionError",
     "FlowNotActiveError",
@@ -56,13 +58,27 @@ class AttrflowError(Exception):
         return self.message
 
 
+class ErrorSubStatus(Enum):
+    """Dex's finer classification of a service error, with Dex's names and values: what
+    ``DexServiceError.sub_status`` holds, so code that tells errors apart by it (``if
+    error.sub_status is ErrorSubStatus.FLOW_NOT_EXISTS``) runs unchanged."""
+
+    UNCATEGORIZED = "uncategorized"
+    FLOW_ALREADY_STARTED = "flow_already_started"
+    FLOW_NOT_EXISTS = "flow_not_exists"
+    WORKER_API_ERROR = "worker_api_error"
+    LONG_POLL_TIMEOUT = "long_poll_timeout"
+
+
 class DexServiceError(AttrflowError):
     """The outcome of a call on a flow that Dex reports as a service error (Dex's base of the
     same name): ``detail`` is the message, ``operation`` the client method that failed
-    (``"start_flow"``, ``"invoke_rpc"``, ``"get_attribute"``, ``"stop_flow"``, ...) and
-    ``flow_id`` the flow it targeted (both empty when raised outside a client call). Dex's
-    gRPC ``code`` and ``sub_status`` have no counterpart: there is no server."""
+    (``"start_flow"``, ``"invoke_rpc"``, ``"get_attribute"``, ``"stop_flow"``, ...),
+    ``flow_id`` the flow it targeted (both empty when raised outside a client call) and
+    ``sub_status`` Dex's :class:`ErrorSubStatus` of the class, as Dex's client sets it. Dex's
+    gRPC ``code`` has no counterpart: there is no server."""
 
+    sub_status: ClassVar[ErrorSubStatus] = ErrorSubStatus.UNCATEGORIZED
     flow_id: str
     operation: str
 
@@ -82,9 +98,13 @@ class RpcLockConflictError(DexServiceError):
     lock for longer than its busy timeout). Nothing was read or written; retry, ideally with
     a short backoff."""
 
+    sub_status = ErrorSubStatus.WORKER_API_ERROR
+
 
 class FlowNotFoundError(DexServiceError, LookupError):
     """No flow with this ID has been started in the store."""
+
+    sub_status = ErrorSubStatus.FLOW_NOT_EXISTS
 
 
 class FlowNotActiveOrNotFoundError(FlowNotFoundError):
@@ -113,6 +133,7 @@ FlowNotActiveError = FlowNotActiveOrNotFoundError
 class FlowAlreadyStartedError(DexServiceError):
     """A flow with this ID is already running and the start did not ask to ignore that."""
 
+    sub_status = ErrorSubStatus.FLOW_ALREADY_STARTED
     run_id: str
 
     def __init__(self, message: str, flow_id: str = "", run_id: str = "") -> None:
@@ -196,6 +217,7 @@ class WorkerInvocationError(DexServiceError):
     ``worker_error_detail`` is the handler's own message.
     """
 
+    sub_status = ErrorSubStatus.WORKER_API_ERROR
     worker_error_type: str
     worker_error_detail: str
 

@@ -1,6 +1,7 @@
 """Dex's service errors as Dex code catches them: ``FlowNotActiveOrNotFoundError`` (and its
 older name ``FlowNotActiveError``) for an RPC on a flow never started, all sharing
-``DexServiceError`` with the failed ``operation``, the ``flow_id`` and the ``detail``."""
+``DexServiceError`` with the failed ``operation``, the ``flow_id``, the ``detail`` and Dex's
+``sub_status``."""
 
 from __future__ import annotations
 
@@ -14,12 +15,15 @@ from attrflow import (
     Client,
     Context,
     DexServiceError,
+    ErrorSubStatus,
     Flow,
     FlowAlreadyStartedError,
     FlowNotActiveError,
     FlowNotActiveOrNotFoundError,
     FlowNotFoundError,
+    FlowStoppedError,
     PersistenceSchema,
+    RpcLockConflictError,
     RPCResult,
     ValueMappingError,
     WorkerInvocationError,
@@ -71,6 +75,8 @@ def test_async_calls_name_their_operation_too(store_url: str) -> None:
     missing, started = asyncio.run(main())
     assert (missing.operation, missing.flow_id) == ("invoke_rpc_json", "missing-flow")
     assert (started.operation, started.flow_id) == ("start_flow", "rpc-flow")
+    assert missing.sub_status is ErrorSubStatus.FLOW_NOT_EXISTS
+    assert started.sub_status is ErrorSubStatus.FLOW_ALREADY_STARTED
 
 
 def test_a_failing_handler_is_a_service_error_of_its_call(store_url: str) -> None:
@@ -83,6 +89,27 @@ def test_a_failing_handler_is_a_service_error_of_its_call(store_url: str) -> Non
     assert isinstance(error, WorkerInvocationError)
     assert (error.operation, error.flow_id) == ("invoke_rpc", "rpc-flow")
     assert (error.worker_error_type, error.worker_error_detail) == ("ValueError", "refused")
+
+
+def test_rpc_user_error_preserves_worker_details(store_url: str) -> None:
+    # As Dex's own test of the same name checks it, but for the gRPC status code.
+    flow = RpcFlow()
+    with Client(store_url) as client:
+        client.start_flow(flow, "rpc-error", None)
+        with pytest.raises(DexServiceError) as captured:
+            client.invoke_rpc(flow.fail, "rpc-error", "this is an error")
+        failure = captured.value
+        assert failure.sub_status is ErrorSubStatus.WORKER_API_ERROR
+        assert isinstance(failure, WorkerInvocationError)
+        assert "ValueError" in failure.worker_error_type
+        assert "this is an error" in failure.worker_error_detail
+        client.stop_flow("rpc-error")
+
+
+def test_every_service_error_has_dex_sub_status() -> None:
+    assert DexServiceError("x").sub_status is ErrorSubStatus.UNCATEGORIZED
+    assert RpcLockConflictError("x").sub_status is ErrorSubStatus.WORKER_API_ERROR
+    assert FlowStoppedError("x").sub_status is ErrorSubStatus.FLOW_NOT_EXISTS
 
 
 def test_bad_input_is_no_service_error(store_url: str) -> None:

@@ -17,6 +17,8 @@ from attrflow import (
     Attribute,
     Client,
     Context,
+    DexServiceError,
+    ErrorSubStatus,
     Flow,
     FlowInfo,
     FlowNotActiveError,
@@ -54,8 +56,10 @@ class NoStateFlow(Flow[None]):
 def flow_status_or_none(client: Client, flow_id: str) -> FlowStatus | None:
     try:
         return client.describe_flow(flow_id).status
-    except FlowNotFoundError:
-        return None
+    except DexServiceError as error:
+        if error.sub_status is ErrorSubStatus.FLOW_NOT_EXISTS:
+            return None
+        raise
 
 
 def test_locking_rpc_serializes_successful_updates_then_stops(store_url: str) -> None:

@@ -40,6 +40,7 @@ DEX_NAMES = {
     "Client",
     "Context",
     "DexServiceError",
+    "ErrorSubStatus",
     "Flow",
     "FlowAlreadyStartedError",
     "FlowDefinitionError",
