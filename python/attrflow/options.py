@@ -38,10 +38,11 @@ class InitialAttribute:
 class IdReusePolicy(Enum):
     """Whether ``start_flow`` may reuse a flow ID, as in the Dex SDK.
 
-    An attrflow flow, once started, keeps running and serves RPCs (it has no Steps that
-    could complete or fail it), so every policy but ``ALLOW_TERMINATE_IF_RUNNING`` means
-    the same here: a start under a used ID raises ``FlowAlreadyStartedError`` (or returns
-    the running flow's run ID with ``ignore_already_started``).
+    An attrflow flow, once started, serves RPCs until ``stop_flow`` (it has no Steps that
+    could complete or fail it), and a stopped flow's ID is not started again, so every
+    policy but ``ALLOW_TERMINATE_IF_RUNNING`` means the same here: a start under a used ID
+    raises ``FlowAlreadyStartedError`` (or returns the running flow's run ID with
+    ``ignore_already_started``), or ``FlowStoppedError`` once the flow was stopped.
     ``ALLOW_TERMINATE_IF_RUNNING`` would end the running flow and its values; attrflow
     refuses it rather than ignore it.
     """
