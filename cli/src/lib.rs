@@ -62,7 +62,7 @@ pub struct Cli {
 /// The commands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// List the flows: ID, type and run ID.
+    /// List the flows: ID, type, run ID and status (`running`, or how it was stopped).
     Flows,
     /// Show a flow's stored Attributes and map instances (name, then JSON).
     Show {
@@ -153,7 +153,12 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
     match &cli.command {
         Command::Flows => {
             for flow in runtime.store().list_flows()? {
-                writeln!(out, "{}\t{}\t{}", flow.flow_id, flow.flow_type, flow.run_id)?;
+                let status = runtime.describe_flow(&flow.flow_id)?.status;
+                writeln!(
+                    out,
+                    "{}\t{}\t{}\t{status}",
+                    flow.flow_id, flow.flow_type, flow.run_id
+                )?;
             }
         }
         Command::Show { flow } => {

@@ -186,7 +186,7 @@ fn verify_passes_a_sound_store_and_catches_corruption() {
 }
 
 #[test]
-fn a_stopped_flow_verifies_and_its_pages_say_it_was_stopped() {
+fn a_stopped_flow_is_listed_as_such_verifies_and_its_pages_say_it_was_stopped() {
     let dir = tempfile::tempdir().expect("temp dir");
     let store = populated(&dir.path().join("a.db"));
     Runtime::open(&store)
@@ -196,6 +196,12 @@ fn a_stopped_flow_verifies_and_its_pages_say_it_was_stopped() {
     assert_eq!(
         ok(&attrflow(&store, &["verify"], None)),
         ["ok: 2 flows, 2 chunked logs, 253 records"]
+    );
+    let flows = ok(&attrflow(&store, &["flows"], None));
+    assert!(flows[0].ends_with("\trunning"), "{flows:?}");
+    assert!(
+        flows[1].starts_with("my-app\tChunkedLogFlow\t") && flows[1].ends_with("\tcanceled"),
+        "{flows:?}"
     );
     let shown = ok(&attrflow(&store, &["show", "my-app"], None));
     assert!(
