@@ -101,7 +101,7 @@ pub struct ClosedRun {
 }
 
 impl ClosedRun {
-    /// The record of a run `flow_id` closed now.
+    /// The record of a run closed now, `stop`'s way, for `reason`.
     pub(crate) fn now(stop: StopType, reason: Option<&str>) -> Self {
         ClosedRun {
             status: stop.status(),
@@ -151,7 +151,8 @@ pub struct FlowSummary {
     pub closed: Option<ClosedRun>,
 }
 
-/// Milliseconds since the Unix epoch (0 before it: a clock set that far back).
+/// Milliseconds since the Unix epoch (0 before it: a clock set that far back), as stores
+/// stamp a flow's start and [`ClosedRun`] its end.
 pub(crate) fn now_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

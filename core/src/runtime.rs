@@ -241,39 +241,31 @@ impl Runtime {
     ) -> Result<Option<String>> {
         self.check_process()?;
         validate_flow_id(flow_id)?;
-        let mut value = None;
-        self.store.run_rpc(
-            flow_id,
-            &Isolation::Shared,
-            &mut |reader: &mut dyn SnapshotReader| {
-                let flow = reader.flow().clone();
-                check_run_id(&flow, run_id)?;
-                let name = match self.flows.read().get(&flow.flow_type) {
-                    Some(definition) => match target {
-                        LockTarget::Attribute(name) if definition.has_map(name) => {
-                            return Err(Error::invalid_input(format!(
-                                "AttributeMap {name:?} is read one instance at a time; \
-                                 name the instance"
-                            )))
-                        }
-                        target => definition.lock_physical_name(target)?,
-                    },
-                    None => match target {
-                        LockTarget::Attribute(name) => {
-                            validate_definition_name("Attribute", name)?;
-                            name.clone()
-                        }
-                        LockTarget::MapInstance(instance) => {
-                            validate_definition_name("AttributeMap", &instance.map)?;
-                            instance.physical_name()?
-                        }
-                    },
-                };
-                value = reader.read(&[name])?.pop().map(|(_, json)| json);
-                Ok(Vec::new())
-            },
-        )?;
-        Ok(value)
+        let read = self.read_committed_value(flow_id, |flow| {
+            check_run_id(flow, run_id)?;
+            match self.flows.read().get(&flow.flow_type) {
+                Some(definition) => match target {
+                    LockTarget::Attribute(name) if definition.has_map(name) => {
+                        Err(Error::invalid_input(format!(
+                            "AttributeMap {name:?} is read one instance at a time; \
+                             name the instance"
+                        )))
+                    }
+                    target => definition.lock_physical_name(target),
+                },
+                None => match target {
+                    LockTarget::Attribute(name) => {
+                        validate_definition_name("Attribute", name)?;
+                        Ok(name.clone())
+                    }
+                    LockTarget::MapInstance(instance) => {
+                        validate_definition_name("AttributeMap", &instance.map)?;
+                        instance.physical_name()
+                    }
+                },
+            }
+        })?;
+        Ok(read.1)
     }
 
     /// Stops the flow `flow_id`, as Dex's `stop_flow` does: `stop` says which status its run
@@ -330,17 +322,28 @@ impl Runtime {
 
     /// The flow's record and, once it was stopped, its closed run, read lock-free.
     fn read_run_state(&self, flow_id: &str) -> Result<(FlowRecord, Option<ClosedRun>)> {
-        let run_state = [RUN_STATE_NAME.to_owned()];
+        let (flow, json) = self.read_committed_value(flow_id, |_| Ok(RUN_STATE_NAME.to_owned()))?;
+        let closed = json
+            .map(|json| ClosedRun::parse(flow_id, &json))
+            .transpose()?;
+        Ok((flow, closed))
+    }
+
+    /// The flow's record and the stored JSON text of the one value `name` picks for it (or
+    /// `None`), read lock-free from committed state, as a lock-free RPC reads its snapshot.
+    fn read_committed_value(
+        &self,
+        flow_id: &str,
+        name: impl Fn(&FlowRecord) -> Result<String> + Sync,
+    ) -> Result<(FlowRecord, Option<String>)> {
         let mut found = None;
         self.store.run_rpc(
             flow_id,
             &Isolation::Shared,
             &mut |reader: &mut dyn SnapshotReader| {
-                let closed = match reader.read(&run_state)?.pop() {
-                    Some((_, json)) => Some(ClosedRun::parse(flow_id, &json)?),
-                    None => None,
-                };
-                found = Some((reader.flow().clone(), closed));
+                let flow = reader.flow().clone();
+                let value = reader.read(&[name(&flow)?])?.pop().map(|(_, json)| json);
+                found = Some((flow, value));
                 Ok(Vec::new())
             },
         )?;

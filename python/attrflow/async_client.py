@@ -29,7 +29,7 @@ from collections.abc import Generator
 from types import TracebackType
 from typing import Any, Callable, TypeVar, overload
 
-from attrflow import _native, codec
+from attrflow import _native, codec, flow_info
 from attrflow.attribute import Attribute, AttributeMap
 from attrflow.client import (
     DEFAULT_STORE,
@@ -37,7 +37,6 @@ from attrflow.client import (
     _attribute_arguments,
     _check_flow_id,
     _check_store,
-    _flow_info,
     _stop_arguments,
 )
 from attrflow.errors import DexServiceError, annotated
@@ -186,7 +185,7 @@ class AsyncClient:
         except DexServiceError as error:
             annotated(error, "describe_flow", flow_id)
             raise
-        return _flow_info(described)
+        return flow_info.from_native(described)
 
     async def invoke_rpc(
         self,

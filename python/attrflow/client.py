@@ -16,7 +16,7 @@ from attrflow import metrics as _metrics
 from attrflow.attribute import Attribute, AttributeMap
 from attrflow.errors import DexServiceError, FlowDefinitionError, annotated
 from attrflow.flow import BoundRpc, Flow, resolve_rpc
-from attrflow.flow_info import FlowInfo, FlowStatus
+from attrflow.flow_info import FlowInfo
 from attrflow.metrics import Metrics
 from attrflow.options import RPCInvokeOptions, StartFlowOptions, StopFlowOptions
 
@@ -216,7 +216,7 @@ class Client:
         except DexServiceError as error:
             annotated(error, "describe_flow", flow_id)
             raise
-        return _flow_info(described)
+        return flow_info.from_native(described)
 
     def _start_arguments(
         self, flow: Flow, flow_id: str, input: None, options: StartFlowOptions
@@ -343,22 +343,6 @@ def _stop_arguments(flow_id: str, options: StopFlowOptions) -> tuple[str, str, s
     if not isinstance(options, StopFlowOptions):
         raise TypeError(f"options must be StopFlowOptions, not {type(options).__name__}")
     return flow_id, options.type.value, options.reason
-
-
-def _flow_info(
-    described: tuple[str, str, str, str, int, int | None, str | None],
-) -> FlowInfo:
-    """The :class:`FlowInfo` of the native ``describe_flow``'s tuple."""
-    flow_id, run_id, flow_type, status, started_at_ms, closed_at_ms, reason = described
-    return FlowInfo(
-        flow_id,
-        run_id,
-        flow_type,
-        FlowStatus(status),
-        flow_info._utc(started_at_ms),
-        None if closed_at_ms is None else flow_info._utc(closed_at_ms),
-        reason,
-    )
 
 
 def _check_flow_id(flow_id: object) -> None:

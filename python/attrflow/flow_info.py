@@ -39,6 +39,21 @@ class FlowInfo:
     reason: str | None = None
 
 
+def from_native(described: tuple[str, str, str, str, int, int | None, str | None]) -> FlowInfo:
+    """The :class:`FlowInfo` of the native ``describe_flow``'s tuple (times in milliseconds
+    since the Unix epoch)."""
+    flow_id, run_id, flow_type, status, started_at_ms, closed_at_ms, reason = described
+    return FlowInfo(
+        flow_id,
+        run_id,
+        flow_type,
+        FlowStatus(status),
+        _utc(started_at_ms),
+        None if closed_at_ms is None else _utc(closed_at_ms),
+        reason,
+    )
+
+
 def _utc(ms: int) -> datetime:
     """The UTC time ``ms`` milliseconds after the Unix epoch."""
     return datetime.fromtimestamp(ms / 1000, tz=timezone.utc)

@@ -44,7 +44,7 @@ use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, HashMap};
 use std::str::FromStr;
 use std::sync::{Arc, Weak};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use postgres::{GenericClient, IsolationLevel, Transaction};
 
@@ -593,9 +593,7 @@ impl PostgresStore {
         flow: &FlowRecord,
         initial: &[(String, String)],
     ) -> Result<StartOutcome> {
-        let started_at_ms = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+        let started_at_ms = crate::lifecycle::now_ms();
         let inserted = tx
             .execute(
                 &statements.insert_flow,

@@ -8,12 +8,13 @@
 //! I/O error), rolling back to the savepoint fails, and the pipeline fails the whole group.
 //! Statements are prepared once per connection (`prepare_cached`) and reused by every
 //! member, and a flow looked up once is remembered for the file once a COMMIT (or a
-//! committed snapshot) has shown it to exist: a flow never changes or goes away, so later
+//! committed snapshot) has shown it to exist: a flow's record (type and run ID) never changes
+//! and the flow never goes away (a stop is one of its values, read with the rest), so later
 //! RPCs on it skip the lookup. A flow seen only inside a group is remembered when that
 //! group commits, never before (the group may still fail).
 
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use rusqlite::{params, Connection, TransactionBehavior};
 
@@ -167,9 +168,7 @@ impl GroupBackend for SqliteStore {
         if let Some(existing) = known {
             return Ok(StartOutcome::AlreadyExists(existing));
         }
-        let started_at_ms = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+        let started_at_ms = crate::lifecycle::now_ms();
         group
             .conn
             .prepare_cached(
