@@ -184,6 +184,7 @@ pub struct FlowDefinition {
     maps: BTreeSet<String>,
     defaults: BTreeMap<String, Value>,
     start_check: Option<StartCheck>,
+    written_by_rpcs_only: bool,
     rpcs: BTreeMap<String, RpcDefinition>,
 }
 
@@ -196,6 +197,7 @@ impl FlowDefinition {
             maps: Vec::new(),
             defaults: Vec::new(),
             start_check: None,
+            written_by_rpcs_only: false,
             rpcs: Vec::new(),
         }
     }
@@ -229,6 +231,13 @@ impl FlowDefinition {
     /// Runs the type's [`StartCheck`], if it has one, on the values a start would write.
     pub fn check_start(&self, values: &BTreeMap<String, Value>) -> Result<()> {
         self.start_check.map_or(Ok(()), |check| check(values))
+    }
+
+    /// Whether this type's values are written only by its own RPCs, so that
+    /// [`crate::Runtime::set_attribute`] refuses to write them (see
+    /// [`FlowDefinitionBuilder::written_by_rpcs_only`]).
+    pub fn is_written_by_rpcs_only(&self) -> bool {
+        self.written_by_rpcs_only
     }
 
     /// The RPC called `name`.
@@ -305,6 +314,7 @@ pub struct FlowDefinitionBuilder {
     maps: Vec<String>,
     defaults: Vec<(String, Value)>,
     start_check: Option<StartCheck>,
+    written_by_rpcs_only: bool,
     rpcs: Vec<RpcDefinition>,
 }
 
@@ -313,6 +323,16 @@ impl FlowDefinitionBuilder {
     /// [`StartCheck`]).
     pub fn check_start(mut self, check: StartCheck) -> Self {
         self.start_check = Some(check);
+        self
+    }
+
+    /// Lets only this type's own RPCs write its values: [`crate::Runtime::set_attribute`]
+    /// (a write from outside, as Dex's `client.set_attribute`) refuses every one of them. A
+    /// type whose RPCs keep data whole across several values (a chunked log's state and
+    /// chunks, a partitioned map's buckets and their limits) declares this, since one value
+    /// written on its own could break what they keep.
+    pub fn written_by_rpcs_only(mut self) -> Self {
+        self.written_by_rpcs_only = true;
         self
     }
 
@@ -359,6 +379,7 @@ impl FlowDefinitionBuilder {
             maps: self.maps.into_iter().collect(),
             defaults: BTreeMap::new(),
             start_check: self.start_check,
+            written_by_rpcs_only: self.written_by_rpcs_only,
             rpcs: BTreeMap::new(),
         };
         for (name, value) in self.defaults {

@@ -16,6 +16,7 @@ use crate::lifecycle::{ClosedRun, FlowStatus, FlowSummary, StopType, RUN_STATE_N
 use crate::names::{validate_definition_name, validate_flow_id};
 use crate::options::{InitialTarget, RpcInvokeOptions, StartFlowOptions};
 use crate::output::RpcOutput;
+use crate::retry::RetryPolicy;
 use crate::store::{FlowRecord, Isolation, SnapshotReader, StartOutcome, Store, Write};
 
 /// Flow types bound to a store. Cheap to share between threads: every method takes `&self`.
@@ -266,6 +267,103 @@ impl Runtime {
             }
         })?;
         Ok(read.1)
+    }
+
+    /// Writes one value of the flow `flow_id` from outside its RPCs, as Dex's
+    /// `client.set_attribute` does: `target` (a singleton Attribute, or one instance of an
+    /// AttributeMap) gets `json`, the value's JSON text, checked as an RPC's input is;
+    /// `null` deletes the value, so it reads as unset.
+    ///
+    /// The write is one RPC of its own: it takes the value's lock (so it never interleaves
+    /// with an RPC that locks it), commits as a member of a commit group and returns once
+    /// that commit is durable. An RPC holding the lock is waited for by retrying as
+    /// [`RetryPolicy::DEFAULT`] retries, and a lock-free RPC that read the value before the
+    /// write commits fails with a retryable lock conflict instead of committing over it.
+    ///
+    /// The flow's type must be registered with this runtime, declare `target` and accept
+    /// writes from outside its RPCs (every built-in type refuses them:
+    /// [`crate::definition::FlowDefinitionBuilder::written_by_rpcs_only`]); each refusal is invalid
+    /// input naming what was wrong, as is a `run_id` that is not the flow's run and a value
+    /// over the stored-value limit. A flow never started is [`Error::FlowNotFound`], a
+    /// stopped one [`Error::FlowNotActive`]; nothing is written in any of these cases.
+    pub fn set_attribute(
+        &self,
+        flow_id: &str,
+        target: &LockTarget,
+        json: &str,
+        run_id: Option<&str>,
+    ) -> Result<()> {
+        self.check_process()?;
+        validate_flow_id(flow_id)?;
+        let name = match target {
+            LockTarget::Attribute(name) => {
+                validate_definition_name("Attribute", name)?;
+                name.clone()
+            }
+            LockTarget::MapInstance(instance) => {
+                validate_definition_name("AttributeMap", &instance.map)?;
+                instance.physical_name()?
+            }
+        };
+        // Stored compact, as every value is, whatever spacing the caller's text has.
+        let value = match crate::json::parse(json, || format!("the value for {name:?}"))? {
+            Value::Null => None,
+            value => Some(value.to_string()),
+        };
+        if let Some(json) = &value {
+            crate::limits::check_stored_value(&name, json)?;
+        }
+        let run_state = [RUN_STATE_NAME.to_owned()];
+        let isolation = Isolation::Exclusive {
+            locks: vec![name.clone()],
+        };
+        RetryPolicy::DEFAULT
+            .run(|| {
+                self.store.run_rpc(
+                    flow_id,
+                    &isolation,
+                    &mut |reader: &mut dyn SnapshotReader| {
+                        let flow = reader.flow().clone();
+                        check_run_id(&flow, run_id)?;
+                        if let Some((_, stored)) = reader.read(&run_state)?.pop() {
+                            return Err(ClosedRun::parse(flow_id, &stored)?.not_active(flow_id));
+                        }
+                        self.check_outside_write(&flow, target)?;
+                        Ok(vec![(name.clone(), value.clone())])
+                    },
+                )
+            })
+            .inspect_err(crate::metrics::count_lock_conflict)?;
+        self.commits.notify();
+        Ok(())
+    }
+
+    /// Fails unless the flow's type is registered here, declares `target` and lets it be
+    /// written from outside its RPCs ([`Runtime::set_attribute`]).
+    fn check_outside_write(&self, flow: &FlowRecord, target: &LockTarget) -> Result<()> {
+        let definition = self.flows.read().get(&flow.flow_type).cloned();
+        let Some(definition) = definition else {
+            return Err(Error::invalid_input(format!(
+                "flow {:?} is of flow type {:?}, which is not registered here: register it \
+                 before writing its values, so that they are checked against what it declares",
+                flow.flow_id, flow.flow_type
+            )));
+        };
+        if definition.is_written_by_rpcs_only() {
+            return Err(Error::invalid_input(format!(
+                "flow type {:?} keeps its values whole through its own RPCs, so its values \
+                 are not written from outside them; call one of its RPCs instead",
+                flow.flow_type
+            )));
+        }
+        match target {
+            LockTarget::Attribute(name) if definition.has_map(name) => {
+                Err(Error::invalid_input(format!(
+                    "AttributeMap {name:?} is written one instance at a time; name the instance"
+                )))
+            }
+            target => definition.lock_physical_name(target).map(drop),
+        }
     }
 
     /// Stops the flow `flow_id`, as Dex's `stop_flow` does: `stop` says which status its run

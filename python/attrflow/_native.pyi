@@ -307,6 +307,30 @@ class Runtime:
     ) -> None:
         """Reads on a worker thread; ``done``'s future receives the text or None."""
     @overload
+    def set_attribute(
+        self,
+        flow_id: str,
+        name: str,
+        instance: str | None,
+        json: str,
+        run_id: str = ...,
+        *,
+        done: None = None,
+    ) -> None:
+        """Writes a value's JSON text (``null`` deletes it) to an Attribute or map instance."""
+    @overload
+    def set_attribute(
+        self,
+        flow_id: str,
+        name: str,
+        instance: str | None,
+        json: str,
+        run_id: str = ...,
+        *,
+        done: _Done,
+    ) -> None:
+        """Writes on a worker thread; ``done``'s future receives None."""
+    @overload
     def stop_flow(
         self, flow_id: str, stop: str, reason: str | None = None, *, done: None = None
     ) -> None:

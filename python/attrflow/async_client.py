@@ -37,6 +37,7 @@ from attrflow.client import (
     _attribute_arguments,
     _check_flow_id,
     _check_store,
+    _set_attribute_arguments,
     _stop_arguments,
 )
 from attrflow.errors import DexServiceError, annotated
@@ -144,12 +145,12 @@ class AsyncClient:
     @overload
     async def get_attribute(
         self, flow_id: str, attribute: Attribute[T], *, run_id: str = ""
-    ) -> T | None: ...
+    ) -> T: ...
 
     @overload
     async def get_attribute(
         self, flow_id: str, attribute: AttributeMap[T], instance: str, *, run_id: str = ""
-    ) -> T | None: ...
+    ) -> T: ...
 
     async def get_attribute(
         self,
@@ -167,6 +168,40 @@ class AsyncClient:
             annotated(error, "get_attribute", flow_id)
             raise
         return None if text is None else codec.from_json(text, attribute.type, what=what)
+
+    @overload
+    async def set_attribute(
+        self, flow_id: str, attribute: Attribute[T], value: T | None, /, *, run_id: str = ""
+    ) -> None: ...
+
+    @overload
+    async def set_attribute(
+        self,
+        flow_id: str,
+        attribute: AttributeMap[T],
+        instance: str,
+        value: T | None,
+        /,
+        *,
+        run_id: str = "",
+    ) -> None: ...
+
+    async def set_attribute(
+        self,
+        flow_id: str,
+        attribute: Attribute[Any] | AttributeMap[Any],
+        /,
+        *args: object,
+        run_id: str = "",
+    ) -> None:
+        """See :meth:`attrflow.Client.set_attribute`. Cancelled, the write may still
+        happen."""
+        arguments = _set_attribute_arguments(flow_id, attribute, args, run_id)
+        try:
+            await _call(self._client._runtime.set_attribute, *arguments)
+        except DexServiceError as error:
+            annotated(error, "set_attribute", flow_id)
+            raise
 
     async def stop_flow(self, flow_id: str, options: StopFlowOptions = _DEFAULT_STOP) -> None:
         """See :meth:`attrflow.Client.stop_flow`. Cancelled, the stop may still happen."""

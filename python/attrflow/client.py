@@ -160,12 +160,12 @@ class Client:
     @overload
     def get_attribute(
         self, flow_id: str, attribute: Attribute[T], *, run_id: str = ""
-    ) -> T | None: ...
+    ) -> T: ...
 
     @overload
     def get_attribute(
         self, flow_id: str, attribute: AttributeMap[T], instance: str, *, run_id: str = ""
-    ) -> T | None: ...
+    ) -> T: ...
 
     def get_attribute(
         self,
@@ -191,6 +191,52 @@ class Client:
             annotated(error, "get_attribute", flow_id)
             raise
         return None if text is None else codec.from_json(text, attribute.type, what=what)
+
+    @overload
+    def set_attribute(
+        self, flow_id: str, attribute: Attribute[T], value: T | None, /, *, run_id: str = ""
+    ) -> None: ...
+
+    @overload
+    def set_attribute(
+        self,
+        flow_id: str,
+        attribute: AttributeMap[T],
+        instance: str,
+        value: T | None,
+        /,
+        *,
+        run_id: str = "",
+    ) -> None: ...
+
+    def set_attribute(
+        self,
+        flow_id: str,
+        attribute: Attribute[Any] | AttributeMap[Any],
+        /,
+        *args: object,
+        run_id: str = "",
+    ) -> None:
+        """Writes one value of the flow ``flow_id`` from outside its RPCs, as Dex's
+        ``Client.set_attribute``: ``set_attribute(flow_id, attribute, value)`` for a singleton
+        Attribute, ``set_attribute(flow_id, attribute_map, instance, value)`` for one instance
+        of an AttributeMap. ``value`` is encoded as ``attribute`` declares (a value of
+        another type raises ``ValueMappingError`` naming the field); ``None`` deletes it.
+
+        The write takes the value's lock, as an RPC that locks it does: it waits for an RPC
+        holding that lock (retrying for up to 5 s, then ``RpcLockConflictError``), a
+        lock-free RPC that read the old value retries, and it returns once the write is
+        durable. The flow's type must be one this client has used (started, called or passed
+        to :meth:`register_flow`) and must declare the name; the built-in flow types are
+        written only by their RPCs. Each refusal raises ``InvalidInputError`` naming what
+        was wrong and writes nothing; a stopped flow raises ``FlowStoppedError`` (a
+        ``FlowNotActiveError``), a flow never started ``FlowNotFoundError``."""
+        arguments = _set_attribute_arguments(flow_id, attribute, args, run_id)
+        try:
+            self._runtime.set_attribute(*arguments)
+        except DexServiceError as error:
+            annotated(error, "set_attribute", flow_id)
+            raise
 
     def stop_flow(self, flow_id: str, options: StopFlowOptions = _DEFAULT_STOP) -> None:
         """Stops the flow ``flow_id``, as Dex's ``Client.stop_flow`` does: its run ends
@@ -335,6 +381,42 @@ def _attribute_arguments(
             f"get_attribute takes an Attribute or AttributeMap, not {type(attribute).__name__}"
         )
     return (flow_id, attribute.name, instance, run_id), what
+
+
+def _set_attribute_arguments(
+    flow_id: str,
+    attribute: Attribute[Any] | AttributeMap[Any],
+    args: tuple[object, ...],
+    run_id: str,
+) -> tuple[str, str, str | None, str, str]:
+    """The checked arguments of the native ``set_attribute``: the value encoded as the
+    Attribute or AttributeMap declares it."""
+    _check_flow_id(flow_id)
+    if not isinstance(run_id, str):
+        raise TypeError("run_id must be a str")
+    if isinstance(attribute, AttributeMap):
+        if len(args) != 2 or not isinstance(args[0], str):
+            raise TypeError(
+                f"set_attribute on AttributeMap {attribute.name!r} takes "
+                "(flow_id, attribute_map, instance, value)"
+            )
+        instance: str | None = args[0]
+        what = f"AttributeMap instance {attribute.lock(args[0]).physical_name}"
+    elif isinstance(attribute, Attribute):
+        if len(args) != 1:
+            raise TypeError(
+                f"set_attribute on Attribute {attribute.name!r} takes (flow_id, attribute, "
+                "value); only an AttributeMap takes an instance"
+            )
+        instance = None
+        what = f"Attribute {attribute.name}"
+    else:
+        raise TypeError(
+            f"set_attribute takes an Attribute or AttributeMap, not {type(attribute).__name__}"
+        )
+    value = args[-1]
+    text = "null" if value is None else codec.to_json(value, attribute.type, what=what)
+    return flow_id, attribute.name, instance, text, run_id
 
 
 def _stop_arguments(flow_id: str, options: StopFlowOptions) -> tuple[str, str, str | None]:

@@ -1,6 +1,6 @@
-//! A flow's run from outside its RPCs: `store.stopFlow`, `store.describeFlow` and
-//! `store.getAttribute`, as the core's `Runtime::stop_flow`, `describe_flow` and
-//! `get_attribute` do them.
+//! A flow's run from outside its RPCs: `store.stopFlow`, `store.describeFlow`,
+//! `store.getAttribute` and `store.setAttribute`, as the core's `Runtime::stop_flow`,
+//! `describe_flow`, `get_attribute` and `set_attribute` do them.
 
 use attrflow::definition::MapInstance;
 
@@ -94,14 +94,37 @@ impl Store {
         target: LockTarget,
         run_id: Option<String>,
     ) -> Result<Option<String>> {
-        let target = match target.instance {
-            Some(instance) => {
-                attrflow::LockTarget::MapInstance(MapInstance::new(target.target, instance))
-            }
-            None => attrflow::LockTarget::Attribute(target.target),
-        };
         Ok(self
             .runtime
-            .get_attribute(&flow_id, &target, run_id.as_deref())?)
+            .get_attribute(&flow_id, &core_target(target), run_id.as_deref())?)
+    }
+
+    /// Writes `json` (a value's JSON text; `null` deletes it) to the Attribute
+    /// `target.target` (with `target.instance`, to that instance of the AttributeMap) from
+    /// outside the flow's RPCs. The write takes the value's lock, waiting (up to 5 s) for an
+    /// RPC that holds it, and returns once it is durable. The flow's type must be
+    /// registered with this store and declare the name; the built-in types refuse (their
+    /// RPCs alone write them). `runId`, when given, must be the flow's run.
+    #[uniffi::method(default(run_id = None))]
+    pub fn set_attribute(
+        &self,
+        flow_id: String,
+        target: LockTarget,
+        json: String,
+        run_id: Option<String>,
+    ) -> Result<()> {
+        Ok(self
+            .runtime
+            .set_attribute(&flow_id, &core_target(target), &json, run_id.as_deref())?)
+    }
+}
+
+/// The core's name for what `target` names.
+fn core_target(target: LockTarget) -> attrflow::LockTarget {
+    match target.instance {
+        Some(instance) => {
+            attrflow::LockTarget::MapInstance(MapInstance::new(target.target, instance))
+        }
+        None => attrflow::LockTarget::Attribute(target.target),
     }
 }

@@ -128,12 +128,8 @@ impl NativeRuntime {
     ) -> PyResult<Bound<'py, PyAny>> {
         let runtime = self.runtime().into_py_result(py)?;
         let read = move || {
-            let target = match instance {
-                Some(instance) => LockTarget::MapInstance(MapInstance::new(name.0, instance.0)),
-                None => LockTarget::Attribute(name.0),
-            };
             let run_id = Some(&*run_id).filter(|id| !id.is_empty());
-            runtime.get_attribute(&flow_id, &target, run_id)
+            runtime.get_attribute(&flow_id, &value_target(name, instance), run_id)
         };
         let finish = |py: Python<'_>, read: attrflow::Result<Option<String>>| {
             Ok(read
@@ -143,6 +139,36 @@ impl NativeRuntime {
                 .unbind())
         };
         here_or_on_a_worker(py, done, read, finish)
+    }
+
+    /// Writes `json` (a value's JSON text; `null` deletes it) to the Attribute `name` (with
+    /// `instance`, to that instance of the AttributeMap `name`) of the flow `flow_id`, as
+    /// the core's `Runtime::set_attribute` does. A non-empty `run_id` must be the flow's run.
+    ///
+    /// With `done`, the write runs on a worker thread instead: this returns `None` at once
+    /// and `done`'s future is later completed with `None` or the exception.
+    #[pyo3(signature = (flow_id, name, instance, json, run_id = Text::default(), *, done = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn set_attribute<'py>(
+        &self,
+        py: Python<'py>,
+        flow_id: Text,
+        name: Text,
+        instance: Option<Text>,
+        json: Text,
+        run_id: Text,
+        done: Option<executor::Done>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let runtime = self.runtime().into_py_result(py)?;
+        let write = move || {
+            let run_id = Some(&*run_id).filter(|id| !id.is_empty());
+            runtime.set_attribute(&flow_id, &value_target(name, instance), &json, run_id)
+        };
+        let finish = |py: Python<'_>, written: attrflow::Result<()>| {
+            written.into_py_result(py)?;
+            Ok(py.None())
+        };
+        here_or_on_a_worker(py, done, write, finish)
     }
 
     /// Stops the flow `flow_id`: `stop` is `"cancel"`, `"terminate"` or `"fail"`, and
@@ -550,4 +576,13 @@ fn instances(pairs: Vec<InstanceArg>) -> Vec<MapInstance> {
         .into_iter()
         .map(|(map, instance)| MapInstance::new(map.0, instance.0))
         .collect()
+}
+
+/// The singleton Attribute `name`, or with `instance` that instance of the AttributeMap
+/// `name`.
+fn value_target(name: Text, instance: Option<Text>) -> LockTarget {
+    match instance {
+        Some(instance) => LockTarget::MapInstance(MapInstance::new(name.0, instance.0)),
+        None => LockTarget::Attribute(name.0),
+    }
 }

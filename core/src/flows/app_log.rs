@@ -180,6 +180,7 @@ pub fn definition() -> FlowDefinition {
         .map(LOG_STATES_MAP)
         .map(LOG_CHUNKS_MAP)
         .check_start(check_start)
+        .written_by_rpcs_only()
         .rpc(RpcDefinition::new_with_output(
             APPEND_LOG_RECORD,
             append_log_record,

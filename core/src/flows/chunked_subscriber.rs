@@ -138,6 +138,7 @@ pub fn archive_chunk_token(first_sequence: u64) -> Result<String> {
 pub fn definition() -> FlowDefinition {
     LOG.declare(FlowDefinition::builder(FLOW_TYPE))
         .check_start(|values| LOG.check_start(values))
+        .written_by_rpcs_only()
         .rpc(LOG.appending(RpcDefinition::new_with_output(
             REGISTER_SUBSCRIBER,
             register_subscriber,

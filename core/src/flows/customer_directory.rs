@@ -123,6 +123,7 @@ pub fn profile_partition(email_address: &str) -> Result<String> {
 pub fn definition() -> FlowDefinition {
     FlowDefinition::builder(FLOW_TYPE)
         .map(PROFILES_MAP)
+        .written_by_rpcs_only()
         .rpc(RpcDefinition::new_with_output(
             UPSERT_CUSTOMER_PROFILE,
             upsert_customer_profile,

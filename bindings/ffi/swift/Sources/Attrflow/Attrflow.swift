@@ -2023,6 +2023,16 @@ public protocol StoreProtocol: AnyObject, Sendable {
     func getAttribute(flowId: String, target: LockTarget, runId: String?) throws  -> String?
     
     /**
+     * Writes `json` (a value's JSON text; `null` deletes it) to the Attribute
+     * `target.target` (with `target.instance`, to that instance of the AttributeMap) from
+     * outside the flow's RPCs. The write takes the value's lock, waiting (up to 5 s) for an
+     * RPC that holds it, and returns once it is durable. The flow's type must be
+     * registered with this store and declare the name; the built-in types refuse (their
+     * RPCs alone write them). `runId`, when given, must be the flow's run.
+     */
+    func setAttribute(flowId: String, target: LockTarget, json: String, runId: String?) throws 
+    
+    /**
      * Stops the flow `flow_id` (`stop` absent means `Cancel`, as in Dex): from then on
      * every RPC on it, a second stop and a start under its ID fail with `FlowNotActive`;
      * its values stay readable (`getAttribute`).
@@ -2459,6 +2469,26 @@ open func getAttribute(flowId: String, target: LockTarget, runId: String? = nil)
         FfiConverterOptionString.lower(runId),uniffiCallStatus
     )
 })
+}
+    
+    /**
+     * Writes `json` (a value's JSON text; `null` deletes it) to the Attribute
+     * `target.target` (with `target.instance`, to that instance of the AttributeMap) from
+     * outside the flow's RPCs. The write takes the value's lock, waiting (up to 5 s) for an
+     * RPC that holds it, and returns once it is durable. The flow's type must be
+     * registered with this store and declare the name; the built-in types refuse (their
+     * RPCs alone write them). `runId`, when given, must be the flow's run.
+     */
+open func setAttribute(flowId: String, target: LockTarget, json: String, runId: String? = nil)throws   {try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_store_set_attribute(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(flowId),
+        FfiConverterTypeLockTarget_lower(target),
+        FfiConverterString.lower(json),
+        FfiConverterOptionString.lower(runId),uniffiCallStatus
+    )
+}
 }
     
     /**
@@ -6042,6 +6072,9 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_attrflow_ffi_checksum_method_store_get_attribute() != 43730) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_store_set_attribute() != 24416) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_attrflow_ffi_checksum_method_store_stop_flow() != 22689) {

@@ -193,3 +193,23 @@ inline fun <reified T> Store.attribute(
     instance: String? = null,
     json: Json = flowJson,
 ): T? = getAttribute(flowId, LockTarget(name, instance))?.let { json.decodeFromString(serializer<T>(), it) }
+
+/**
+ * Writes [value], encoded from [T], to the Attribute [name] of [flowId] from outside the
+ * flow's RPCs, as Dex's `client.set_attribute(flow_id, attribute, value)`; `null` deletes it.
+ * See [Store.setAttribute] for the lock it takes and what it refuses.
+ */
+inline fun <reified T> Store.setAttribute(flowId: String, name: String, value: T, json: Json = flowJson) =
+    setAttribute(flowId, LockTarget(name, null), json.encodeToString(serializer<T>(), value))
+
+/**
+ * Writes [value], encoded from [T], to the [instance] of the AttributeMap [map] of [flowId],
+ * as Dex's `client.set_attribute(flow_id, attribute_map, instance, value)`.
+ */
+inline fun <reified T> Store.setAttribute(
+    flowId: String,
+    map: String,
+    instance: String,
+    value: T,
+    json: Json = flowJson,
+) = setAttribute(flowId, LockTarget(map, instance), json.encodeToString(serializer<T>(), value))

@@ -5,10 +5,11 @@ import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.assertThrows
 
-/** A flow's run from outside its RPCs: stopFlow, describeFlow and getAttribute, as the core does them. */
+/** A flow's run from outside its RPCs: stopFlow, describeFlow, getAttribute and setAttribute, as the core does them. */
 class LifecycleTest {
     private val counter = flowType("Counter") {
         attribute("count")
+        map("labels")
         defaultValue("count", 0)
         rpc<Unit, Int>("Increment", locks = listOf(lock("count"))) {
             val next = (attribute<Int>("count") ?: 0) + 1
@@ -58,6 +59,30 @@ class LifecycleTest {
             assertEquals("flow type \"Counter\" declares no Attribute or AttributeMap \"other\"", undeclared.reason)
             assertThrows<AttrflowException.FlowNotFound> { store.getAttribute("nobody", lock("count")) }
             assertThrows<AttrflowException.FlowNotFound> { store.describeFlow("nobody") }
+        }
+    }
+
+    @Test
+    fun `setAttribute writes what RPCs read next and refuses what it cannot write`() {
+        freshCounterStore().use { store ->
+            store.startFlow("Counter", "c-3")
+            store.setAttribute("c-3", "count", 41)
+            assertEquals(42, store.invoke<Unit, Int>("Counter", "c-3", "Increment", Unit))
+            store.setAttribute("c-3", "labels", "colour", "green")
+            assertEquals("green", store.attribute<String>("c-3", "labels", "colour"))
+            store.setAttribute<String?>("c-3", "labels", "colour", null)
+            assertEquals(null, store.attribute<String>("c-3", "labels", "colour"))
+
+            val undeclared = assertThrows<AttrflowException.InvalidInput> { store.setAttribute("c-3", "other", 1) }
+            assertEquals("flow type \"Counter\" declares no Attribute or AttributeMap \"other\"", undeclared.reason)
+            val notJson = assertThrows<AttrflowException.InvalidInput> { store.setAttribute("c-3", lock("count"), "{") }
+            assertTrue(notJson.reason.startsWith("the value for \"count\" is not JSON"), notJson.reason)
+            assertThrows<AttrflowException.FlowNotFound> { store.setAttribute("nobody", "count", 1) }
+            assertEquals(42, store.attribute<Int>("c-3", "count"))
+
+            store.stopFlow("c-3")
+            assertThrows<AttrflowException.FlowNotActive> { store.setAttribute("c-3", "count", 0) }
+            assertEquals(42, store.attribute<Int>("c-3", "count"))
         }
     }
 }
