@@ -158,9 +158,7 @@ class Client:
             raise
 
     @overload
-    def get_attribute(
-        self, flow_id: str, attribute: Attribute[T], *, run_id: str = ""
-    ) -> T: ...
+    def get_attribute(self, flow_id: str, attribute: Attribute[T], *, run_id: str = "") -> T: ...
 
     @overload
     def get_attribute(
