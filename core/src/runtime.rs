@@ -242,31 +242,88 @@ impl Runtime {
     ) -> Result<Option<String>> {
         self.check_process()?;
         validate_flow_id(flow_id)?;
-        let read = self.read_committed_value(flow_id, |flow| {
+        let (_, value, _) = self.read_committed_value(flow_id, |flow| {
             check_run_id(flow, run_id)?;
-            match self.flows.read().get(&flow.flow_type) {
-                Some(definition) => match target {
-                    LockTarget::Attribute(name) if definition.has_map(name) => {
-                        Err(Error::invalid_input(format!(
-                            "AttributeMap {name:?} is read one instance at a time; \
-                             name the instance"
-                        )))
-                    }
-                    target => definition.lock_physical_name(target),
-                },
-                None => match target {
-                    LockTarget::Attribute(name) => {
-                        validate_definition_name("Attribute", name)?;
-                        Ok(name.clone())
-                    }
-                    LockTarget::MapInstance(instance) => {
-                        validate_definition_name("AttributeMap", &instance.map)?;
-                        instance.physical_name()
-                    }
-                },
-            }
+            self.readable_name(flow, target)
         })?;
-        Ok(read.1)
+        Ok(value)
+    }
+
+    /// The physical name of `target` in `flow`, checked against what the flow's type
+    /// declares when this runtime knows the type, and by the names' own rules otherwise.
+    fn readable_name(&self, flow: &FlowRecord, target: &LockTarget) -> Result<String> {
+        match self.flows.read().get(&flow.flow_type) {
+            Some(definition) => match target {
+                LockTarget::Attribute(name) if definition.has_map(name) => {
+                    Err(Error::invalid_input(format!(
+                        "AttributeMap {name:?} is read one instance at a time; \
+                         name the instance"
+                    )))
+                }
+                target => definition.lock_physical_name(target),
+            },
+            None => match target {
+                LockTarget::Attribute(name) => {
+                    validate_definition_name("Attribute", name)?;
+                    Ok(name.clone())
+                }
+                LockTarget::MapInstance(instance) => {
+                    validate_definition_name("AttributeMap", &instance.map)?;
+                    instance.physical_name()
+                }
+            },
+        }
+    }
+
+    /// Waits until the committed value of `target` of the flow `flow_id` equals `expected`,
+    /// as Dex's `wait_for_attribute_equal` does, for at most `timeout` (up to
+    /// [`crate::limits::MAX_TAIL_TIMEOUT`]): `true` once it does (at once when it already
+    /// does), `false` when the time runs out first. `expected` is the JSON text of a string,
+    /// a boolean or a number; numbers compare by value (`1` equals `1.0`), and an unset value
+    /// equals nothing.
+    ///
+    /// Each look is one lock-free read of committed state, as [`Runtime::get_attribute`]
+    /// reads, with its checks of `target`. Between looks it waits for a commit as a tail
+    /// does ([`crate::chunked_log::tail::wait_for_records`]): a commit of this runtime wakes
+    /// it at once, one of another runtime or process after a short pause. A flow stopped
+    /// before the value is seen is [`Error::FlowNotActive`], a flow never started
+    /// [`Error::FlowNotFound`].
+    pub fn wait_for_attribute_equal(
+        &self,
+        flow_id: &str,
+        target: &LockTarget,
+        expected: &str,
+        timeout: std::time::Duration,
+    ) -> Result<bool> {
+        self.check_process()?;
+        validate_flow_id(flow_id)?;
+        crate::chunked_log::tail::validate_tail_timeout(timeout)?;
+        let expected = crate::json::parse(expected, || "the expected value".to_owned())?;
+        if !(expected.is_string() || expected.is_boolean() || expected.is_number()) {
+            return Err(Error::invalid_input(format!(
+                "wait_for_attribute_equal supports only string, boolean, or number values, \
+                 not {expected}"
+            )));
+        }
+        crate::chunked_log::tail::wait_for_records(
+            &self.commits,
+            timeout,
+            || self.store.watch_changes(),
+            || {
+                let (_, value, closed) =
+                    self.read_committed_value(flow_id, |flow| self.readable_name(flow, target))?;
+                if let Some(closed) = closed {
+                    return Err(closed.not_active(flow_id));
+                }
+                let equal = match value {
+                    Some(json) => {
+                        json_equal(&crate::json::parse(&json, || json.clone())?, &expected)
+                    }
+                    None => false,
+                };
+                Ok((equal, equal))
+            },
+        )
     }
 
     /// Writes one value of the flow `flow_id` from outside its RPCs, as Dex's
@@ -420,28 +477,38 @@ impl Runtime {
 
     /// The flow's record and, once it was stopped, its closed run, read lock-free.
     fn read_run_state(&self, flow_id: &str) -> Result<(FlowRecord, Option<ClosedRun>)> {
-        let (flow, json) = self.read_committed_value(flow_id, |_| Ok(RUN_STATE_NAME.to_owned()))?;
-        let closed = json
-            .map(|json| ClosedRun::parse(flow_id, &json))
-            .transpose()?;
+        let (flow, _, closed) =
+            self.read_committed_value(flow_id, |_| Ok(RUN_STATE_NAME.to_owned()))?;
         Ok((flow, closed))
     }
 
-    /// The flow's record and the stored JSON text of the one value `name` picks for it (or
-    /// `None`), read lock-free from committed state, as a lock-free RPC reads its snapshot.
+    /// The flow's record, the stored JSON text of the one value `name` picks for it (or
+    /// `None`) and its closed run, if it was stopped, read lock-free from one snapshot of
+    /// committed state, as a lock-free RPC reads its snapshot.
     fn read_committed_value(
         &self,
         flow_id: &str,
         name: impl Fn(&FlowRecord) -> Result<String> + Sync,
-    ) -> Result<(FlowRecord, Option<String>)> {
+    ) -> Result<(FlowRecord, Option<String>, Option<ClosedRun>)> {
         let mut found = None;
         self.store.run_rpc(
             flow_id,
             &Isolation::Shared,
             &mut |reader: &mut dyn SnapshotReader| {
                 let flow = reader.flow().clone();
-                let value = reader.read(&[name(&flow)?])?.pop().map(|(_, json)| json);
-                found = Some((flow, value));
+                let name = name(&flow)?;
+                let mut names = vec![name.clone(), RUN_STATE_NAME.to_owned()];
+                names.dedup();
+                let (mut value, mut closed) = (None, None);
+                for (read, json) in reader.read(&names)? {
+                    if read == RUN_STATE_NAME {
+                        closed = Some(ClosedRun::parse(flow_id, &json)?);
+                    }
+                    if read == name {
+                        value = Some(json);
+                    }
+                }
+                found = Some((flow, value, closed));
                 Ok(Vec::new())
             },
         )?;
@@ -545,6 +612,18 @@ impl CallPlan {
             .map_err(|panic| panicked(rpc.name(), panic.as_ref()))??;
         let writes = checked_writes(ctx.into_writes()?)?;
         Ok((output, writes))
+    }
+}
+
+/// Whether two JSON values are equal, numbers by value (`1` equals `1.0`).
+fn json_equal(stored: &Value, expected: &Value) -> bool {
+    match (stored, expected) {
+        (Value::Number(a), Value::Number(b)) => match (a.as_f64(), b.as_f64()) {
+            _ if a == b => true,
+            (Some(x), Some(y)) if a.is_f64() || b.is_f64() => x == y,
+            _ => false,
+        },
+        _ => stored == expected,
     }
 }
 

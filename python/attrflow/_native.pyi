@@ -331,6 +331,30 @@ class Runtime:
     ) -> None:
         """Writes on a worker thread; ``done``'s future receives None."""
     @overload
+    def wait_for_attribute_equal(
+        self,
+        flow_id: str,
+        name: str,
+        instance: str | None,
+        expected: str,
+        timeout: float,
+        *,
+        done: None = None,
+    ) -> bool:
+        """Waits for a value to equal ``expected`` (JSON text); False when time runs out."""
+    @overload
+    def wait_for_attribute_equal(
+        self,
+        flow_id: str,
+        name: str,
+        instance: str | None,
+        expected: str,
+        timeout: float,
+        *,
+        done: _Done,
+    ) -> None:
+        """Waits on a worker thread; ``done``'s future receives True or False."""
+    @overload
     def stop_flow(
         self, flow_id: str, stop: str, reason: str | None = None, *, done: None = None
     ) -> None:

@@ -26,6 +26,7 @@ import os
 import threading
 import weakref
 from collections.abc import Generator
+from datetime import timedelta
 from types import TracebackType
 from typing import Any, Callable, TypeVar, overload
 
@@ -39,6 +40,8 @@ from attrflow.client import (
     _check_store,
     _set_attribute_arguments,
     _stop_arguments,
+    _wait_arguments,
+    _wait_timed_out,
 )
 from attrflow.errors import DexServiceError, annotated
 from attrflow.flow import BoundRpc, Flow
@@ -202,6 +205,39 @@ class AsyncClient:
         except DexServiceError as error:
             annotated(error, "set_attribute", flow_id)
             raise
+
+    @overload
+    async def wait_for_attribute_equal(
+        self, flow_id: str, attribute: Attribute[T], expected: T, timeout: timedelta
+    ) -> None: ...
+
+    @overload
+    async def wait_for_attribute_equal(
+        self,
+        flow_id: str,
+        attribute: AttributeMap[T],
+        instance: str,
+        expected: T,
+        timeout: timedelta,
+    ) -> None: ...
+
+    async def wait_for_attribute_equal(
+        self,
+        flow_id: str,
+        attribute: Attribute[Any] | AttributeMap[Any],
+        *args: object,
+        **kwargs: object,
+    ) -> None:
+        """See :meth:`attrflow.Client.wait_for_attribute_equal`; the wait runs on a worker
+        thread, so the event loop goes on meanwhile."""
+        arguments, shown = _wait_arguments(flow_id, attribute, args, kwargs)
+        try:
+            seen: bool = await _call(self._client._runtime.wait_for_attribute_equal, *arguments)
+        except DexServiceError as error:
+            annotated(error, "wait_for_attribute_equal", flow_id)
+            raise
+        if not seen:
+            raise _wait_timed_out(flow_id, shown)
 
     async def stop_flow(self, flow_id: str, options: StopFlowOptions = _DEFAULT_STOP) -> None:
         """See :meth:`attrflow.Client.stop_flow`. Cancelled, the stop may still happen."""

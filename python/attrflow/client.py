@@ -8,13 +8,20 @@ from __future__ import annotations
 
 import os
 import threading
+from datetime import timedelta
 from types import TracebackType
 from typing import Any, TypeVar, cast, overload
 
 from attrflow import _native, codec, flow_info, registration
 from attrflow import metrics as _metrics
 from attrflow.attribute import Attribute, AttributeMap
-from attrflow.errors import DexServiceError, FlowDefinitionError, annotated
+from attrflow.errors import (
+    DexServiceError,
+    FlowDefinitionError,
+    InvalidInputError,
+    LongPollTimeoutError,
+    annotated,
+)
 from attrflow.flow import BoundRpc, Flow, resolve_rpc
 from attrflow.flow_info import FlowInfo
 from attrflow.metrics import Metrics
@@ -236,6 +243,49 @@ class Client:
             annotated(error, "set_attribute", flow_id)
             raise
 
+    @overload
+    def wait_for_attribute_equal(
+        self, flow_id: str, attribute: Attribute[T], expected: T, timeout: timedelta
+    ) -> None: ...
+
+    @overload
+    def wait_for_attribute_equal(
+        self,
+        flow_id: str,
+        attribute: AttributeMap[T],
+        instance: str,
+        expected: T,
+        timeout: timedelta,
+    ) -> None: ...
+
+    def wait_for_attribute_equal(
+        self,
+        flow_id: str,
+        attribute: Attribute[Any] | AttributeMap[Any],
+        *args: object,
+        **kwargs: object,
+    ) -> None:
+        """Waits until the committed value of ``attribute`` (with ``instance``, of that instance
+        of an AttributeMap) of the flow ``flow_id`` equals ``expected``, as Dex's
+        ``Client.wait_for_attribute_equal``: ``(flow_id, attribute, expected, timeout)`` or
+        ``(flow_id, attribute_map, instance, expected, timeout)``, by position or name.
+
+        It returns at once when the value already equals ``expected`` and otherwise when a
+        write commits it (of this process at once, of another one after a few
+        milliseconds). ``expected`` must be a ``str``, ``bool``, ``int`` or ``float``
+        (anything else raises ``ValueError`` before waiting) and is encoded as
+        ``attribute`` declares; numbers compare by value. ``timeout`` (a ``timedelta``, at
+        most 60 seconds) running out raises ``LongPollTimeoutError``; a flow stopped first
+        ``FlowStoppedError``, a flow never started ``FlowNotFoundError``."""
+        arguments, shown = _wait_arguments(flow_id, attribute, args, kwargs)
+        try:
+            seen = self._runtime.wait_for_attribute_equal(*arguments)
+        except DexServiceError as error:
+            annotated(error, "wait_for_attribute_equal", flow_id)
+            raise
+        if not seen:
+            raise _wait_timed_out(flow_id, shown)
+
     def stop_flow(self, flow_id: str, options: StopFlowOptions = _DEFAULT_STOP) -> None:
         """Stops the flow ``flow_id``, as Dex's ``Client.stop_flow`` does: its run ends
         ``CANCELED`` (or as ``options.type`` says) with ``options.reason`` kept. From then on
@@ -415,6 +465,67 @@ def _set_attribute_arguments(
     value = args[-1]
     text = "null" if value is None else codec.to_json(value, attribute.type, what=what)
     return flow_id, attribute.name, instance, text, run_id
+
+
+_SCALARS = (str, bool, int, float)
+"""The Python types of the values ``wait_for_attribute_equal`` waits for, as Dex's."""
+
+
+def _wait_arguments(
+    flow_id: str,
+    attribute: Attribute[Any] | AttributeMap[Any],
+    args: tuple[object, ...],
+    kwargs: dict[str, object],
+) -> tuple[tuple[str, str, str | None, str, float], str]:
+    """The checked arguments of the native ``wait_for_attribute_equal`` (the expected value
+    encoded as ``attribute`` declares it), and how a timeout names what was awaited."""
+    _check_flow_id(flow_id)
+    names: tuple[str, ...]
+    if isinstance(attribute, AttributeMap):
+        names = ("instance", "expected", "timeout")
+    elif isinstance(attribute, Attribute):
+        names = ("expected", "timeout")
+    else:
+        raise TypeError(
+            "wait_for_attribute_equal takes an Attribute or AttributeMap, "
+            f"not {type(attribute).__name__}"
+        )
+    usage = f"wait_for_attribute_equal takes (flow_id, {', '.join(('attribute', *names))})"
+    if len(args) > len(names):
+        raise TypeError(f"{usage}; it was given {len(args) + 2} arguments")
+    arguments = dict(zip(names, args))
+    for name, value in kwargs.items():
+        if name not in names or name in arguments:
+            raise TypeError(f"{usage}; {name!r} is not one of them or was given twice")
+        arguments[name] = value
+    missing = [name for name in names if name not in arguments]
+    if missing:
+        raise TypeError(f"{usage}; {', '.join(missing)} missing")
+    instance = arguments.get("instance")
+    if isinstance(attribute, AttributeMap):
+        if not isinstance(instance, str):
+            raise TypeError(f"instance must be a str, not {type(instance).__name__}")
+        what = f"AttributeMap instance {attribute.lock(instance).physical_name}"
+    else:
+        what = f"Attribute {attribute.name}"
+    expected, timeout = arguments["expected"], arguments["timeout"]
+    if not isinstance(timeout, timedelta):
+        raise TypeError(f"timeout must be a datetime.timedelta, not {type(timeout).__name__}")
+    if not isinstance(expected, _SCALARS):
+        raise InvalidInputError(
+            "wait_for_attribute_equal supports only string, boolean, or number values, "
+            f"not {type(expected).__name__}"
+        )
+    text = codec.to_json(expected, attribute.type, what=what)
+    native = (flow_id, attribute.name, cast("str | None", instance), text, timeout.total_seconds())
+    return native, f"{what} = {expected!r} within {timeout.total_seconds():g} s"
+
+
+def _wait_timed_out(flow_id: str, shown: str) -> LongPollTimeoutError:
+    """The error of a wait whose time ran out before it saw what it waited for."""
+    error = LongPollTimeoutError(f"flow {flow_id!r} did not reach {shown}", flow_id)
+    error.operation = "wait_for_attribute_equal"
+    return error
 
 
 def _stop_arguments(flow_id: str, options: StopFlowOptions) -> tuple[str, str, str | None]:

@@ -33,6 +33,7 @@ __all__ = [
     "FlowStoppedError",
     "InvalidInputError",
     "InvalidPageTokenError",
+    "LongPollTimeoutError",
     "PageNotFoundError",
     "PageTrimmedError",
     "RecordNotFoundError",
@@ -128,6 +129,14 @@ class FlowStoppedError(FlowNotActiveOrNotFoundError):
 
 FlowNotActiveError = FlowNotActiveOrNotFoundError
 """The name older Dex SDKs give :class:`FlowNotActiveOrNotFoundError`."""
+
+
+class LongPollTimeoutError(DexServiceError):
+    """A wait (``wait_for_attribute_equal``) ended before its condition was seen, as Dex's
+    error of the same name says. Nothing changed; wait again if the condition still
+    matters."""
+
+    sub_status = ErrorSubStatus.LONG_POLL_TIMEOUT
 
 
 class FlowAlreadyStartedError(DexServiceError):

@@ -1,21 +1,26 @@
-"""``client.set_attribute(flow_id, attribute, value)``, written as Dex's own persistence tests
-use it (``sdk-python/tests/integ/test_persistence_runtime.py``, ``test_set_indexed_attributes``
-and ``test_set_data_attributes``; ``test_persistence_runtime_async.py``): the flow's
-Attributes declared in ``__init__``, each written and read back with ``get_attribute``, on
-``Client`` and ``AsyncClient``. attrflow's flows are RPC-only, so where Dex's flow completes a
-Step and the test waits for it, here an RPC reads what was written. Dex's flow also declares
-search indexes, which attrflow has not (its Attributes take ``index=None``).
+"""``client.set_attribute(flow_id, attribute, value)`` and ``client.wait_for_attribute_equal``,
+written as Dex's own persistence tests use them
+(``sdk-python/tests/integ/test_persistence_runtime.py``, ``test_set_indexed_attributes`` and
+``test_set_data_attributes``; ``test_persistence_runtime_async.py``,
+``test_async_wait_for_attribute_equal``): the flow's Attributes declared in ``__init__``, each
+written and read back with ``get_attribute``, a wait submitted to a thread or a task
+returning once the awaited value is written, on ``Client`` and ``AsyncClient``. attrflow's
+flows are RPC-only, so where Dex's flow waits on a Channel and completes a Step, here an RPC
+or ``get_attribute`` reads what was written. Dex's flow also declares search indexes, which
+attrflow has not (its Attributes take ``index=None``).
 
 Beyond Dex's tests: a written value is what the flow's RPCs read, ``None`` deletes it, a
 value of the wrong type raises ``ValueMappingError``, the built-in flow types are written only
-by their RPCs, and a stopped flow raises ``FlowNotActiveError``."""
+by their RPCs, a stopped flow raises ``FlowNotActiveError``, and a wait compares numbers by
+value and names what it waited for when its time runs out."""
 
 from __future__ import annotations
 
 import asyncio
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 import pytest
 
@@ -25,10 +30,13 @@ from attrflow import (
     AttributeMap,
     Client,
     Context,
+    ErrorSubStatus,
     Flow,
     FlowNotActiveError,
     FlowNotFoundError,
+    FlowStoppedError,
     InvalidInputError,
+    LongPollTimeoutError,
     PersistenceSchema,
     RPCResult,
     ValueMappingError,
@@ -39,6 +47,8 @@ from attrflow.flows.chunked_subscriber import (
     ChunkedSubscriberFlow,
     RegisterSubscriberInput,
 )
+
+WAIT_TIMEOUT = timedelta(seconds=30)
 
 
 def unique_id(prefix: str) -> str:
@@ -115,20 +125,6 @@ def test_set_indexed_attributes(client: Client) -> None:
     assert client.get_attribute(flow_id, flow.bool) is True
     assert client.get_attribute(flow_id, flow.keywords) == keywords
     assert client.get_attribute(flow_id, flow.datetime) == timestamp
-
-
-def test_set_data_attributes(client: Client) -> None:
-    flow = SetAttributesFlow()
-    flow_id = unique_id("set-data-attributes")
-    client.start_flow(flow, flow_id, None)
-    client.set_attribute(flow_id, flow.data, "query-start")
-    assert client.invoke_rpc(flow.read_data, flow_id) == "query-start"
-    client.set_attribute(flow_id, flow.data_map, "one", "mapped-value")
-    client.set_attribute(flow_id, flow.model, ModelInput(value=7))
-    assert client.invoke_rpc(flow.read_model, flow_id) == ModelInput(value=7)
-    assert client.get_attribute(flow_id, flow.data) == "query-start"
-    assert client.get_attribute(flow_id, flow.data_map, "one") == ("mapped-value")
-    assert client.get_attribute(flow_id, flow.model).value == 7
 
 
 def test_async_set_attribute(store_url: str) -> None:
@@ -235,3 +231,108 @@ def test_a_client_that_has_not_used_the_type_says_so(store_url: str) -> None:
         other.register_flow(SetAttributesFlow())
         other.set_attribute(flow_id, flow.data, "x")
         assert other.get_attribute(flow_id, flow.data) == "x"
+
+
+def test_set_data_attributes(client: Client) -> None:
+    flow = SetAttributesFlow()
+    flow_id = unique_id("set-data-attributes")
+    client.start_flow(flow, flow_id, None)
+    with pytest.raises(LongPollTimeoutError):
+        client.wait_for_attribute_equal(flow_id, flow.data, "never", timedelta(seconds=1))
+    with ThreadPoolExecutor(max_workers=1) as executor:
+        waiting = executor.submit(
+            client.wait_for_attribute_equal,
+            flow_id,
+            flow.data,
+            "query-start",
+            WAIT_TIMEOUT,
+        )
+        client.set_attribute(flow_id, flow.data, "query-start")
+        waiting.result(timeout=WAIT_TIMEOUT.total_seconds())
+    with ThreadPoolExecutor(max_workers=1) as executor:
+        waiting = executor.submit(
+            client.wait_for_attribute_equal,
+            flow_id,
+            flow.data_map,
+            "one",
+            "mapped-value",
+            WAIT_TIMEOUT,
+        )
+        client.set_attribute(flow_id, flow.data_map, "one", "mapped-value")
+        waiting.result(timeout=WAIT_TIMEOUT.total_seconds())
+    with pytest.raises(ValueError, match="only string, boolean, or number values"):
+        client.wait_for_attribute_equal(flow_id, flow.model, ModelInput(value=8), WAIT_TIMEOUT)
+    with pytest.raises(ValueError, match="only string, boolean, or number values"):
+        client.wait_for_attribute_equal(flow_id, Attribute("bytes", bytes), b"value", WAIT_TIMEOUT)
+    with pytest.raises(ValueError, match="only string, boolean, or number values"):
+        client.wait_for_attribute_equal(flow_id, Attribute("null", type(None)), None, WAIT_TIMEOUT)
+    client.set_attribute(flow_id, flow.model, ModelInput(value=7))
+    assert client.get_attribute(flow_id, flow.data) == "query-start"
+    assert client.get_attribute(flow_id, flow.data_map, "one") == ("mapped-value")
+    assert client.get_attribute(flow_id, flow.model).value == 7
+
+
+def test_rpcs_read_what_was_written(client: Client) -> None:
+    flow = SetAttributesFlow()
+    flow_id = unique_id("rpc-reads")
+    client.start_flow(flow, flow_id, None)
+    client.set_attribute(flow_id, flow.data, "query-start")
+    assert client.invoke_rpc(flow.read_data, flow_id) == "query-start"
+    client.set_attribute(flow_id, flow.model, ModelInput(value=7))
+    assert client.invoke_rpc(flow.read_model, flow_id) == ModelInput(value=7)
+
+
+def test_async_wait_for_attribute_equal(store_url: str) -> None:
+    async def scenario() -> None:
+        flow = SetAttributesFlow()
+        timeout = timedelta(seconds=30)
+        async with AsyncClient(store_url) as client:
+            flow_id = unique_id("async-wait-for-attribute")
+            await client.start_flow(flow, flow_id, None)
+            with pytest.raises(LongPollTimeoutError):
+                await client.wait_for_attribute_equal(
+                    flow_id, flow.data, "never", timedelta(seconds=1)
+                )
+            waiting = asyncio.create_task(
+                client.wait_for_attribute_equal(flow_id, flow.data, "ready", timeout)
+            )
+            await client.set_attribute(flow_id, flow.data, "ready")
+            await waiting
+            waiting_map = asyncio.create_task(
+                client.wait_for_attribute_equal(
+                    flow_id, flow.data_map, "special key", "mapped", timeout
+                )
+            )
+            await client.set_attribute(flow_id, flow.data_map, "special key", "mapped")
+            await waiting_map
+            with pytest.raises(ValueError, match="only string, boolean, or number values"):
+                await client.wait_for_attribute_equal(
+                    flow_id, flow.model, ModelInput(value=1), timeout
+                )
+
+    asyncio.run(scenario())
+
+
+def test_wait_by_name_numbers_and_errors(client: Client) -> None:
+    flow = SetAttributesFlow()
+    flow_id = unique_id("checked")
+    client.start_flow(flow, flow_id, None)
+    client.set_attribute(flow_id, flow.decimal, 2.0)
+    # By name, as Dex's client takes them; a float Attribute equals an int of its value.
+    client.wait_for_attribute_equal(flow_id, flow.decimal, expected=2, timeout=timedelta(seconds=0))
+    with pytest.raises(LongPollTimeoutError) as timed_out:
+        client.wait_for_attribute_equal(flow_id, flow.decimal, 2.5, timedelta(seconds=0))
+    assert timed_out.value.sub_status is ErrorSubStatus.LONG_POLL_TIMEOUT
+    assert timed_out.value.operation == "wait_for_attribute_equal"
+    assert "Attribute CustomDoubleField = 2.5" in str(timed_out.value)
+    with pytest.raises(TypeError, match="timeout missing"):
+        client.wait_for_attribute_equal(flow_id, flow.data, "x")  # type: ignore[call-overload]
+    with pytest.raises(TypeError, match=r"timeout must be a datetime\.timedelta"):
+        client.wait_for_attribute_equal(flow_id, flow.data, "x", 5)  # type: ignore[call-overload]
+    with pytest.raises(InvalidInputError, match="timeout must be from 0 to 60 seconds"):
+        client.wait_for_attribute_equal(flow_id, flow.data, "x", timedelta(minutes=5))
+    with pytest.raises(FlowNotFoundError):
+        client.wait_for_attribute_equal("never-started", flow.data, "x", WAIT_TIMEOUT)
+    client.stop_flow(flow_id)
+    with pytest.raises(FlowStoppedError):
+        client.wait_for_attribute_equal(flow_id, flow.data, "x", WAIT_TIMEOUT)

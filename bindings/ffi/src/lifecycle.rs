@@ -1,6 +1,6 @@
 //! A flow's run from outside its RPCs: `store.stopFlow`, `store.describeFlow`,
-//! `store.getAttribute` and `store.setAttribute`, as the core's `Runtime::stop_flow`,
-//! `describe_flow`, `get_attribute` and `set_attribute` do them.
+//! `store.getAttribute`, `store.setAttribute` and `store.waitForAttributeEqual`, as the
+//! core's `Runtime` methods of the same names do them.
 
 use attrflow::definition::MapInstance;
 
@@ -116,6 +116,25 @@ impl Store {
         Ok(self
             .runtime
             .set_attribute(&flow_id, &core_target(target), &json, run_id.as_deref())?)
+    }
+
+    /// Waits (blocking) up to `timeout_ms` (at most 60 000) for the committed value of
+    /// `target` to equal `expected_json` (the JSON text of a string, boolean or number;
+    /// numbers compare by value): true once it does, at once when it already does; false
+    /// when the time runs out. A flow stopped first is `FlowNotActive`.
+    pub fn wait_for_attribute_equal(
+        &self,
+        flow_id: String,
+        target: LockTarget,
+        expected_json: String,
+        timeout_ms: u64,
+    ) -> Result<bool> {
+        Ok(self.runtime.wait_for_attribute_equal(
+            &flow_id,
+            &core_target(target),
+            &expected_json,
+            std::time::Duration::from_millis(timeout_ms),
+        )?)
     }
 }
 

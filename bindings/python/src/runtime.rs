@@ -2,7 +2,9 @@
 //! Python thread.
 
 use std::sync::{Arc, PoisonError, RwLock};
+use std::time::Duration;
 
+use attrflow::chunked_log::tail::timeout_out_of_range;
 use attrflow::definition::MapInstance;
 use attrflow::store::{StoreUrl, Synchronous};
 use attrflow::{
@@ -169,6 +171,45 @@ impl NativeRuntime {
             Ok(py.None())
         };
         here_or_on_a_worker(py, done, write, finish)
+    }
+
+    /// Waits up to `timeout` seconds for the committed value of the Attribute `name` (with
+    /// `instance`, of that instance of the AttributeMap `name`) of the flow `flow_id` to
+    /// equal `expected` (JSON text of a string, boolean or number), as the core's
+    /// `Runtime::wait_for_attribute_equal` does: `True` once it does, `False` when the time
+    /// runs out first.
+    ///
+    /// With `done`, the wait runs on a worker thread instead: this returns `None` at once
+    /// and `done`'s future is later completed with the outcome or the exception.
+    #[pyo3(signature = (flow_id, name, instance, expected, timeout, *, done = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn wait_for_attribute_equal<'py>(
+        &self,
+        py: Python<'py>,
+        flow_id: Text,
+        name: Text,
+        instance: Option<Text>,
+        expected: Text,
+        timeout: f64,
+        done: Option<executor::Done>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let runtime = self.runtime().into_py_result(py)?;
+        let timeout = Duration::try_from_secs_f64(timeout)
+            .map_err(|_| timeout_out_of_range(format_args!("{timeout} seconds")))
+            .into_py_result(py)?;
+        let wait = move || {
+            let target = value_target(name, instance);
+            runtime.wait_for_attribute_equal(&flow_id, &target, &expected, timeout)
+        };
+        let finish = |py: Python<'_>, seen: attrflow::Result<bool>| {
+            Ok(seen
+                .into_py_result(py)?
+                .into_pyobject(py)?
+                .to_owned()
+                .into_any()
+                .unbind())
+        };
+        here_or_on_a_worker(py, done, wait, finish)
     }
 
     /// Stops the flow `flow_id`: `stop` is `"cancel"`, `"terminate"` or `"fail"`, and

@@ -2040,6 +2040,14 @@ public protocol StoreProtocol: AnyObject, Sendable {
     func stopFlow(flowId: String, stop: StopType?, reason: String?) throws 
     
     /**
+     * Waits (blocking) up to `timeout_ms` (at most 60 000) for the committed value of
+     * `target` to equal `expected_json` (the JSON text of a string, boolean or number;
+     * numbers compare by value): true once it does, at once when it already does; false
+     * when the time runs out. A flow stopped first is `FlowNotActive`.
+     */
+    func waitForAttributeEqual(flowId: String, target: LockTarget, expectedJson: String, timeoutMs: UInt64) throws  -> Bool
+    
+    /**
      * The counters of every store in this process: calls by outcome, lock conflicts,
      * commits and their latency.
      */
@@ -2505,6 +2513,25 @@ open func stopFlow(flowId: String, stop: StopType? = nil, reason: String? = nil)
         FfiConverterOptionString.lower(reason),uniffiCallStatus
     )
 }
+}
+    
+    /**
+     * Waits (blocking) up to `timeout_ms` (at most 60 000) for the committed value of
+     * `target` to equal `expected_json` (the JSON text of a string, boolean or number;
+     * numbers compare by value): true once it does, at once when it already does; false
+     * when the time runs out. A flow stopped first is `FlowNotActive`.
+     */
+open func waitForAttributeEqual(flowId: String, target: LockTarget, expectedJson: String, timeoutMs: UInt64)throws  -> Bool  {
+    return try  FfiConverterBool.lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_store_wait_for_attribute_equal(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(flowId),
+        FfiConverterTypeLockTarget_lower(target),
+        FfiConverterString.lower(expectedJson),
+        FfiConverterUInt64.lower(timeoutMs),uniffiCallStatus
+    )
+})
 }
     
     /**
@@ -6078,6 +6105,9 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_attrflow_ffi_checksum_method_store_stop_flow() != 22689) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_store_wait_for_attribute_equal() != 7777) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_attrflow_ffi_checksum_method_store_metrics() != 33112) {

@@ -63,7 +63,7 @@ class LifecycleTest {
     }
 
     @Test
-    fun `setAttribute writes what RPCs read next and refuses what it cannot write`() {
+    fun `setAttribute writes what RPCs and waitForAttributeEqual see next and refuses what it cannot write`() {
         freshCounterStore().use { store ->
             store.startFlow("Counter", "c-3")
             store.setAttribute("c-3", "count", 41)
@@ -80,7 +80,20 @@ class LifecycleTest {
             assertThrows<AttrflowException.FlowNotFound> { store.setAttribute("nobody", "count", 1) }
             assertEquals(42, store.attribute<Int>("c-3", "count"))
 
+            assertTrue(store.waitForAttributeEqual("c-3", lock("count"), "42", 0uL))
+            assertEquals(false, store.waitForAttributeEqual("c-3", lock("count"), "43", 10uL))
+            val waiter = Thread { store.setAttribute("c-3", "count", 43) }
+            waiter.start()
+            assertTrue(store.waitForAttributeEqual("c-3", lock("count"), "43", 30_000uL))
+            waiter.join()
+            store.setAttribute("c-3", "count", 42)
+            val notScalar = assertThrows<AttrflowException.InvalidInput> {
+                store.waitForAttributeEqual("c-3", lock("count"), "[42]", 0uL)
+            }
+            assertTrue(notScalar.reason.startsWith("wait_for_attribute_equal supports only string, boolean, or number"))
+
             store.stopFlow("c-3")
+            assertThrows<AttrflowException.FlowNotActive> { store.waitForAttributeEqual("c-3", lock("count"), "42", 0uL) }
             assertThrows<AttrflowException.FlowNotActive> { store.setAttribute("c-3", "count", 0) }
             assertEquals(42, store.attribute<Int>("c-3", "count"))
         }
