@@ -213,6 +213,42 @@ impl<'a> RpcContext<'a> {
         self.set_map_instance(map, instance, Value::Null)
     }
 
+    /// The instance keys of the AttributeMap `map` that hold a value in this call's view,
+    /// sorted, as Dex's `AttributeMap.get_all_instance_keys` gives them: the instances the
+    /// call loaded and found holding a value, with the ones it staged since (a set adds
+    /// its key, a delete removes it). An instance the call did not load is not listed:
+    /// load the instances an RPC enumerates.
+    pub fn map_instance_keys(&self, map: &str) -> Result<Vec<String>> {
+        if !self.definition.has_map(map) {
+            return Err(if self.definition.has_attribute(map) {
+                Error::invalid_input(format!(
+                    "{map:?} is a singleton Attribute, not an AttributeMap; it has no instances"
+                ))
+            } else {
+                Error::invalid_input(format!(
+                    "flow type {:?} declares no AttributeMap {map:?}",
+                    self.definition.flow_type()
+                ))
+            });
+        }
+        let prefix = format!("{map}/");
+        let instance = |name: &str| name.strip_prefix(&prefix).map(str::to_owned);
+        let mut keys: std::collections::BTreeSet<String> = self
+            .snapshot
+            .keys()
+            .filter_map(|name| instance(name))
+            .collect();
+        for (name, held) in &self.staged {
+            if let Some(key) = instance(name) {
+                match held {
+                    Some(_) => keys.insert(key),
+                    None => keys.remove(&key),
+                };
+            }
+        }
+        Ok(keys.into_iter().collect())
+    }
+
     /// The writes staged so far as JSON text, by physical name (`None` deletes), in name
     /// order.
     pub(crate) fn into_writes(self) -> Result<Vec<(String, Option<String>)>> {

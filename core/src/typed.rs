@@ -61,6 +61,12 @@ impl<T: Serialize + DeserializeOwned> AttributeMap<T> {
     pub fn delete(&self, ctx: &mut RpcContext<'_>, instance: &str) -> Result<()> {
         ctx.delete_map_instance(self.name, instance)
     }
+
+    /// The keys of the instances holding a value in the call's view, sorted
+    /// ([`RpcContext::map_instance_keys`]).
+    pub fn keys(&self, ctx: &RpcContext<'_>) -> Result<Vec<String>> {
+        ctx.map_instance_keys(self.name)
+    }
 }
 
 /// Decodes a stored value; a mismatch means the store holds data this code cannot read.

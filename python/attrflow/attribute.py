@@ -140,6 +140,17 @@ class AttributeMap(_Declared[T]):
             raise KeyError(physical)
         return codec.from_json(text, self.type, what=f"AttributeMap instance {physical}")
 
+    def get_all_instance_keys(self, context: Context) -> tuple[str, ...]:
+        """The keys of the instances that hold a value in this call's view, sorted, as Dex's
+        ``get_all_instance_keys`` gives them: the instances the call loaded and found holding
+        a value, with its own staged ``set`` calls added and ``delete`` calls removed. An
+        instance the call did not load is not listed."""
+        return tuple(_native_context(context).map_instance_keys(self.name))
+
+    def get_map_size(self, context: Context) -> int:
+        """How many instances :meth:`get_all_instance_keys` lists."""
+        return len(self.get_all_instance_keys(context))
+
     def set(self, context: Context, instance: str, value: T) -> None:
         """Stages ``value`` for ``instance``, checked against the declared type. Writing
         needs no load or lock."""

@@ -480,6 +480,12 @@ impl RpcContext {
         self.with(|ctx| Ok(ctx.map_instance(&map, &instance)?.map(Value::to_string)))
     }
 
+    /// The keys of the map's instances that hold a value in this call's view (the loaded
+    /// ones, with the call's staged sets added and deletes removed), sorted.
+    pub fn map_instance_keys(&self, map: String) -> Result<Vec<String>> {
+        self.with(|ctx| ctx.map_instance_keys(&map))
+    }
+
     /// Stages a new value (JSON text) of a map instance; writing needs no load or lock.
     pub fn set_map_instance(&self, map: String, instance: String, json: String) -> Result<()> {
         self.with(|ctx| ctx.set_map_instance(&map, &instance, parse(&json, &map)?))

@@ -119,6 +119,13 @@ impl NativeRpcContext {
             .into_py_result(py)
     }
 
+    /// The keys of the map's instances that hold a value in this call's view (loaded, or
+    /// staged by it), sorted.
+    fn map_instance_keys(&self, py: Python<'_>, map: Text) -> PyResult<Vec<String>> {
+        self.with(|ctx| ctx.map_instance_keys(&map))
+            .into_py_result(py)
+    }
+
     /// Stages a new value (JSON text) of a map instance.
     fn set_map_instance(
         &self,

@@ -1456,6 +1456,12 @@ public protocol RpcContextProtocol: AnyObject, Sendable {
     func mapInstance(map: String, instance: String) throws  -> String?
     
     /**
+     * The keys of the map's instances that hold a value in this call's view (the loaded
+     * ones, with the call's staged sets added and deletes removed), sorted.
+     */
+    func mapInstanceKeys(map: String) throws  -> [String]
+    
+    /**
      * The ID of the flow's run (what starting it returned).
      */
     func runId()  -> String
@@ -1591,6 +1597,20 @@ open func mapInstance(map: String, instance: String)throws  -> String?  {
             self.uniffiCloneHandle(),
         FfiConverterString.lower(map),
         FfiConverterString.lower(instance),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * The keys of the map's instances that hold a value in this call's view (the loaded
+     * ones, with the call's staged sets added and deletes removed), sorted.
+     */
+open func mapInstanceKeys(map: String)throws  -> [String]  {
+    return try  FfiConverterSequenceString.lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_rpccontext_map_instance_keys(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(map),uniffiCallStatus
     )
 })
 }
@@ -6033,6 +6053,9 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_attrflow_ffi_checksum_method_rpccontext_map_instance() != 46324) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_rpccontext_map_instance_keys() != 16838) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_attrflow_ffi_checksum_method_rpccontext_run_id() != 53957) {

@@ -499,6 +499,11 @@ RustBuffer uniffi_attrflow_ffi_fn_method_rpccontext_flow_id(uint64_t ptr, RustCa
 RustBuffer uniffi_attrflow_ffi_fn_method_rpccontext_map_instance(uint64_t ptr, RustBuffer map, RustBuffer instance, RustCallStatus *_Nonnull out_status
 );
 #endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_RPCCONTEXT_MAP_INSTANCE_KEYS
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_RPCCONTEXT_MAP_INSTANCE_KEYS
+RustBuffer uniffi_attrflow_ffi_fn_method_rpccontext_map_instance_keys(uint64_t ptr, RustBuffer map, RustCallStatus *_Nonnull out_status
+);
+#endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_RPCCONTEXT_RUN_ID
 #define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_RPCCONTEXT_RUN_ID
 RustBuffer uniffi_attrflow_ffi_fn_method_rpccontext_run_id(uint64_t ptr, RustCallStatus *_Nonnull out_status
@@ -1230,6 +1235,12 @@ uint16_t uniffi_attrflow_ffi_checksum_method_rpccontext_flow_id(void
 #ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_RPCCONTEXT_MAP_INSTANCE
 #define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_RPCCONTEXT_MAP_INSTANCE
 uint16_t uniffi_attrflow_ffi_checksum_method_rpccontext_map_instance(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_RPCCONTEXT_MAP_INSTANCE_KEYS
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_RPCCONTEXT_MAP_INSTANCE_KEYS
+uint16_t uniffi_attrflow_ffi_checksum_method_rpccontext_map_instance_keys(void
     
 );
 #endif

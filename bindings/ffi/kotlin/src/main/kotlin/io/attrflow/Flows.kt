@@ -115,6 +115,13 @@ class FlowContext(val raw: RpcContext, val json: Json) {
 
     /** Stages the deletion of one map instance. */
     fun deleteMapInstance(map: String, instance: String) = raw.deleteMapInstance(map, instance)
+
+    /**
+     * The keys of the instances of the map [map] holding a value in this call's view, sorted:
+     * the loaded ones, with the call's staged sets added and deletes removed (Dex's
+     * `get_all_instance_keys`). An instance the call did not load is not listed.
+     */
+    fun mapInstanceKeys(map: String): List<String> = raw.mapInstanceKeys(map)
 }
 
 /** Decodes the input, runs the handler, encodes the output; anything thrown becomes [HandlerException.Failed]. */

@@ -11,6 +11,10 @@ class LifecycleTest {
         attribute("count")
         map("labels")
         defaultValue("count", 0)
+        rpc<String, List<String>>("Labels") { added ->
+            setMapInstance("labels", added, true)
+            mapInstanceKeys("labels")
+        }
         rpc<Unit, Int>("Increment", locks = listOf(lock("count"))) {
             val next = (attribute<Int>("count") ?: 0) + 1
             setAttribute("count", next)
@@ -70,6 +74,9 @@ class LifecycleTest {
             assertEquals(42, store.invoke<Unit, Int>("Counter", "c-3", "Increment", Unit))
             store.setAttribute("c-3", "labels", "colour", "green")
             assertEquals("green", store.attribute<String>("c-3", "labels", "colour"))
+            store.setAttribute("c-3", "labels", "size", "large")
+            val loaded = InvokeOptions(loadMapInstances = listOf(load("labels", "colour"), load("labels", "shape")))
+            assertEquals(listOf("colour", "new"), store.invoke<String, List<String>>("Counter", "c-3", "Labels", "new", loaded))
             store.setAttribute<String?>("c-3", "labels", "colour", null)
             assertEquals(null, store.attribute<String>("c-3", "labels", "colour"))
 
