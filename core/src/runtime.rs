@@ -19,6 +19,10 @@ use crate::output::RpcOutput;
 use crate::retry::RetryPolicy;
 use crate::store::{FlowRecord, Isolation, SnapshotReader, StartOutcome, Store, Write};
 
+/// The flow ID [`Runtime::health_check`] looks up: any ID would do, since only the read
+/// itself matters.
+const HEALTH_CHECK_FLOW_ID: &str = "attrflow-health-check";
+
 /// Flow types bound to a store. Cheap to share between threads: every method takes `&self`.
 ///
 /// ```
@@ -451,6 +455,16 @@ impl Runtime {
         )?;
         self.commits.notify();
         Ok(())
+    }
+
+    /// Checks that the store answers, as Dex's `health_check` checks its service: one read
+    /// of the store's table of flows (an SQLite file's, or a round trip to the PostgreSQL
+    /// server). Fails with [`Error::Storage`] naming what is wrong when it does not (a
+    /// server down, a deleted file's folder, a closed connection pool), and in a `fork()`ed
+    /// child.
+    pub fn health_check(&self) -> Result<()> {
+        self.check_process()?;
+        self.store.flow(HEALTH_CHECK_FLOW_ID).map(drop)
     }
 
     /// Where the flow `flow_id` stands: its run, type and status, when it started and, once

@@ -364,6 +364,12 @@ class Runtime:
     def stop_flow(self, flow_id: str, stop: str, reason: str | None = None, *, done: _Done) -> None:
         """Stops a flow on a worker thread."""
     @overload
+    def health_check(self, *, done: None = None) -> None:
+        """Checks that the store answers."""
+    @overload
+    def health_check(self, *, done: _Done) -> None:
+        """Checks on a worker thread; ``done``'s future receives None."""
+    @overload
     def describe_flow(
         self, flow_id: str, *, done: None = None
     ) -> tuple[str, str, str, str, int, int | None, str | None]:

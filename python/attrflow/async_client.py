@@ -303,6 +303,15 @@ class AsyncClient:
             raise
         return output
 
+    async def health_check(self) -> bool:
+        """See :meth:`attrflow.Client.health_check`; the check runs on a worker thread."""
+        try:
+            await _call(self._client._runtime.health_check)
+        except DexServiceError as error:
+            annotated(error, "health_check", "")
+            raise
+        return True
+
     def metrics(self) -> Metrics:
         """See :meth:`attrflow.Client.metrics` (a read of counters, so not awaited)."""
         return self._client.metrics()

@@ -363,6 +363,18 @@ class Client:
             input_type,
         )
 
+    def health_check(self) -> bool:
+        """Checks that the store answers, as Dex's ``Client.health_check`` checks its service:
+        one read of the store's table of flows (a round trip to the server on PostgreSQL).
+        Returns True, or raises ``StorageError`` (a ``DexServiceError``) saying what is wrong,
+        as it does once the client is closed."""
+        try:
+            self._runtime.health_check()
+        except DexServiceError as error:
+            annotated(error, "health_check", "")
+            raise
+        return True
+
     def metrics(self) -> Metrics:
         """The counters of every client in this process (see :mod:`attrflow.metrics`)."""
         return _metrics.snapshot()

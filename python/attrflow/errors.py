@@ -238,9 +238,11 @@ class WorkerInvocationError(DexServiceError):
         self.worker_error_detail = worker_error_detail or message
 
 
-class StorageError(AttrflowError):
+class StorageError(DexServiceError):
     """The store could not be opened, read or written, or holds data attrflow cannot
-    decode; also raised by a call on a closed client."""
+    decode; also raised by a call on a closed client. A :class:`DexServiceError`, as Dex
+    reports a service that cannot perform a call, so Dex code that waits for its service
+    with ``except DexServiceError`` around ``health_check`` runs unchanged."""
 
 
 class StorageFullError(StorageError):

@@ -25,6 +25,7 @@ from attrflow import (
     PersistenceSchema,
     RpcLockConflictError,
     RPCResult,
+    StorageError,
     ValueMappingError,
     WorkerInvocationError,
     rpc,
@@ -119,3 +120,37 @@ def test_bad_input_is_no_service_error(store_url: str) -> None:
         with pytest.raises(ValueMappingError) as captured:
             client.invoke_rpc(flow.fail, "rpc-flow", 5)  # type: ignore[arg-type]
     assert not isinstance(captured.value, DexServiceError)
+
+
+SERVER_READY_SECONDS = 5.0
+POLL_INTERVAL_SECONDS = 0.01
+
+
+async def server_is_ready(client: AsyncClient) -> bool:
+    """As Dex's example tests wait for their service (``examples/python/tests/integ/
+    conftest.py``), with the same ``except DexServiceError``."""
+    deadline = asyncio.get_running_loop().time() + SERVER_READY_SECONDS
+    while asyncio.get_running_loop().time() < deadline:
+        try:
+            return await client.health_check()
+        except DexServiceError:
+            await asyncio.sleep(POLL_INTERVAL_SECONDS)
+    return False
+
+
+def test_health_check_answers_and_a_closed_client_is_a_service_error(store_url: str) -> None:
+    async def main() -> DexServiceError:
+        async with AsyncClient(store_url) as client:
+            assert await server_is_ready(client) is True
+        with pytest.raises(DexServiceError) as closed:
+            await client.health_check()
+        return closed.value
+
+    closed = asyncio.run(main())
+    assert isinstance(closed, StorageError)
+    assert closed.operation == "health_check"
+    assert "closed" in closed.detail
+    with Client(store_url) as client:
+        assert client.health_check() is True
+    with pytest.raises(StorageError):
+        client.health_check()

@@ -65,6 +65,12 @@ impl Store {
         Ok(self.runtime.stop_flow(&flow_id, stop, reason.as_deref())?)
     }
 
+    /// Checks that the store answers (one read of its table of flows), as Dex's
+    /// `health_check` checks its service; fails with `Storage` saying what is wrong.
+    pub fn health_check(&self) -> Result<()> {
+        Ok(self.runtime.health_check()?)
+    }
+
     /// Where the flow `flow_id` stands: its run, type, status and start, and once stopped
     /// when and why.
     pub fn describe_flow(&self, flow_id: String) -> Result<FlowInfo> {

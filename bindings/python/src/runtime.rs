@@ -246,6 +246,25 @@ impl NativeRuntime {
         here_or_on_a_worker(py, done, run, finish)
     }
 
+    /// Checks that the store answers (the core's `Runtime::health_check`).
+    ///
+    /// With `done`, the check runs on a worker thread instead: this returns `None` at once
+    /// and `done`'s future is later completed with `None` or the exception.
+    #[pyo3(signature = (*, done = None))]
+    fn health_check<'py>(
+        &self,
+        py: Python<'py>,
+        done: Option<executor::Done>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let runtime = self.runtime().into_py_result(py)?;
+        let check = move || runtime.health_check();
+        let finish = |py: Python<'_>, checked: attrflow::Result<()>| {
+            checked.into_py_result(py)?;
+            Ok(py.None())
+        };
+        here_or_on_a_worker(py, done, check, finish)
+    }
+
     /// Where the flow `flow_id` stands: `(flow_id, run_id, flow_type, status,
     /// started_at_ms, closed_at_ms, reason)`, the last two `None` while it runs.
     ///

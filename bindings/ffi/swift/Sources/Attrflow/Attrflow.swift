@@ -2043,6 +2043,12 @@ public protocol StoreProtocol: AnyObject, Sendable {
     func getAttribute(flowId: String, target: LockTarget, runId: String?) throws  -> String?
     
     /**
+     * Checks that the store answers (one read of its table of flows), as Dex's
+     * `health_check` checks its service; fails with `Storage` saying what is wrong.
+     */
+    func healthCheck() throws 
+    
+    /**
      * Writes `json` (a value's JSON text; `null` deletes it) to the Attribute
      * `target.target` (with `target.instance`, to that instance of the AttributeMap) from
      * outside the flow's RPCs. The write takes the value's lock, waiting (up to 5 s) for an
@@ -2497,6 +2503,18 @@ open func getAttribute(flowId: String, target: LockTarget, runId: String? = nil)
         FfiConverterOptionString.lower(runId),uniffiCallStatus
     )
 })
+}
+    
+    /**
+     * Checks that the store answers (one read of its table of flows), as Dex's
+     * `health_check` checks its service; fails with `Storage` saying what is wrong.
+     */
+open func healthCheck()throws   {try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_store_health_check(
+            self.uniffiCloneHandle(),uniffiCallStatus
+    )
+}
 }
     
     /**
@@ -6122,6 +6140,9 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_attrflow_ffi_checksum_method_store_get_attribute() != 43730) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_store_health_check() != 9272) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_attrflow_ffi_checksum_method_store_set_attribute() != 24416) {

@@ -649,6 +649,11 @@ RustBuffer uniffi_attrflow_ffi_fn_method_store_describe_flow(uint64_t ptr, RustB
 RustBuffer uniffi_attrflow_ffi_fn_method_store_get_attribute(uint64_t ptr, RustBuffer flow_id, RustBuffer target, RustBuffer run_id, RustCallStatus *_Nonnull out_status
 );
 #endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_STORE_HEALTH_CHECK
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_STORE_HEALTH_CHECK
+void uniffi_attrflow_ffi_fn_method_store_health_check(uint64_t ptr, RustCallStatus *_Nonnull out_status
+);
+#endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_STORE_SET_ATTRIBUTE
 #define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_STORE_SET_ATTRIBUTE
 void uniffi_attrflow_ffi_fn_method_store_set_attribute(uint64_t ptr, RustBuffer flow_id, RustBuffer target, RustBuffer json, RustBuffer run_id, RustCallStatus *_Nonnull out_status
@@ -1373,6 +1378,12 @@ uint16_t uniffi_attrflow_ffi_checksum_method_store_describe_flow(void
 #ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_STORE_GET_ATTRIBUTE
 #define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_STORE_GET_ATTRIBUTE
 uint16_t uniffi_attrflow_ffi_checksum_method_store_get_attribute(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_STORE_HEALTH_CHECK
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_STORE_HEALTH_CHECK
+uint16_t uniffi_attrflow_ffi_checksum_method_store_health_check(void
     
 );
 #endif

@@ -69,6 +69,7 @@ class LifecycleTest {
     @Test
     fun `setAttribute writes what RPCs and waitForAttributeEqual see next and refuses what it cannot write`() {
         freshCounterStore().use { store ->
+            store.healthCheck()
             store.startFlow("Counter", "c-3")
             store.setAttribute("c-3", "count", 41)
             assertEquals(42, store.invoke<Unit, Int>("Counter", "c-3", "Increment", Unit))
