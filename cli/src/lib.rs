@@ -468,12 +468,13 @@ impl Pages<'_, '_> {
             return Ok(None);
         };
         let (records, next) = match self.log {
+            // Read as an inspection: a stopped flow's log pages and exports too.
             LogRef::Archive(archive) => {
-                let page = archive.page(&token)?;
+                let page = archive.inspect_page(&token)?;
                 (to_json(&page.subscribers)?, page.next_page_token)
             }
             LogRef::App(app, log) => {
-                let page = app.page(log, &token)?;
+                let page = app.inspect_page(log, &token)?;
                 (to_json(&page.entries)?, page.next_page_token)
             }
         };

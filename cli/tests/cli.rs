@@ -186,7 +186,7 @@ fn verify_passes_a_sound_store_and_catches_corruption() {
 }
 
 #[test]
-fn a_stopped_flow_is_listed_as_such_verifies_and_its_pages_say_it_was_stopped() {
+fn a_stopped_flow_is_listed_as_such_verifies_pages_and_exports_but_takes_no_import() {
     let dir = tempfile::tempdir().expect("temp dir");
     let store = populated(&dir.path().join("a.db"));
     Runtime::open(&store)
@@ -210,12 +210,31 @@ fn a_stopped_flow_is_listed_as_such_verifies_and_its_pages_say_it_was_stopped() 
             .any(|l| l.starts_with("/run\t{\"status\":\"canceled\",\"reason\":\"retired\"")),
         "{shown:?}"
     );
-    let refused = failure(&attrflow(
+    // Its log is read as an inspection: paged and exported as before the stop.
+    let paged = ok(&attrflow(
         &store,
-        &["page", "my-app", "--log", "audit"],
+        &["page", "my-app", "--log", "audit", "--json"],
         None,
     ));
+    assert_eq!(sequences(&paged), [3, 2, 1]);
+    let exported = attrflow(&store, &["export", "my-app", "--log", "audit"], None);
+    let lines = ok(&exported);
+    assert_eq!(sequences(&lines), [1, 2, 3]);
+    // Nothing is appended to a stopped flow.
+    let refused = failure(&attrflow(
+        &store,
+        &["import", "my-app", "--log", "audit"],
+        Some(b"{\"sequence\": 4, \"record\": {\"event\": 4}}\n"),
+    ));
     assert!(refused.contains("was stopped (canceled)"), "{refused}");
+    assert_eq!(
+        sequences(&ok(&attrflow(
+            &store,
+            &["page", "my-app", "--log", "audit", "--json"],
+            None
+        ))),
+        [3, 2, 1]
+    );
 }
 
 #[test]

@@ -23,8 +23,10 @@
 //!   as if it had run just before. Every RPC in a group begun after the stop committed
 //!   fails.
 //!
-//! A stopped flow keeps its values (they stay readable with `get_attribute`), refuses
-//! every RPC with [`Error::FlowNotActive`], and its ID is not started again.
+//! A stopped flow keeps its values (they stay readable with `get_attribute`, and through
+//! an RPC run as an inspection, [`crate::Runtime::inspect_rpc_output`], which writes
+//! nothing), refuses every RPC with [`Error::FlowNotActive`], and its ID is not started
+//! again.
 
 use serde::{Deserialize, Serialize};
 

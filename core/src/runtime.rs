@@ -19,6 +19,11 @@ use crate::output::RpcOutput;
 use crate::retry::RetryPolicy;
 use crate::store::{FlowRecord, Isolation, SnapshotReader, StartOutcome, Store, Write};
 
+/// How a typed client reads through an RPC: [`Runtime::invoke_rpc_output`], or
+/// [`Runtime::inspect_rpc_output`] for an inspection.
+pub(crate) type ReadRpc =
+    fn(&Runtime, &str, &str, &str, Value, &RpcInvokeOptions) -> Result<RpcOutput>;
+
 /// The flow ID [`Runtime::health_check`] looks up: any ID would do, since only the read
 /// itself matters.
 const HEALTH_CHECK_FLOW_ID: &str = "attrflow-health-check";
@@ -206,27 +211,60 @@ impl Runtime {
     ) -> Result<RpcOutput> {
         crate::metrics::observe_rpc(flow_type, flow_id, rpc_name, || {
             let (definition, plan) = self.prepare(flow_type, flow_id, rpc_name, &input, options)?;
-            let rpc = definition.rpc(rpc_name)?;
-            let mut input = Some(input);
-            let mut output = None;
-            let mut wrote = false;
-            self.store.run_rpc(
-                flow_id,
-                &plan.isolation,
-                &mut |reader: &mut dyn SnapshotReader| {
-                    let input = input.take().unwrap_or(Value::Null);
-                    let (value, writes) = plan.run(&definition, rpc, reader, input)?;
-                    output = Some(value);
-                    wrote = !writes.is_empty();
-                    Ok(writes)
-                },
-            )?;
-            // run_rpc returns once the writes are committed.
+            let (output, wrote) = self.run_planned(flow_id, &definition, &plan, rpc_name, input)?;
+            // run_planned returns once the writes are committed.
             if wrote {
                 self.commits.notify();
             }
-            output.ok_or_else(|| Error::storage("the store did not run the RPC body"))
+            Ok(output)
         })
+    }
+
+    /// Runs one prepared call through the store: its output, and whether it wrote.
+    fn run_planned(
+        &self,
+        flow_id: &str,
+        definition: &FlowDefinition,
+        plan: &CallPlan,
+        rpc_name: &str,
+        input: Value,
+    ) -> Result<(RpcOutput, bool)> {
+        let rpc = definition.rpc(rpc_name)?;
+        let mut input = Some(input);
+        let mut output = None;
+        let mut wrote = false;
+        self.store.run_rpc(
+            flow_id,
+            &plan.isolation,
+            &mut |reader: &mut dyn SnapshotReader| {
+                let input = input.take().unwrap_or(Value::Null);
+                let (value, writes) = plan.run(definition, rpc, reader, input)?;
+                output = Some(value);
+                wrote = !writes.is_empty();
+                Ok(writes)
+            },
+        )?;
+        let output = output.ok_or_else(|| Error::storage("the store did not run the RPC body"))?;
+        Ok((output, wrote))
+    }
+
+    /// Runs the RPC `rpc_name` as a read of committed state, whatever the flow's run state:
+    /// for tools that inspect a flow, a stopped one included, which its RPCs no longer
+    /// serve (`attrflow page` and `export` read a stopped log this way). It runs lock-free
+    /// on one snapshot, as a lock-free RPC does, without the RPC's locks; anything the
+    /// handler stages is refused with invalid input naming it, so nothing is ever written.
+    pub fn inspect_rpc_output(
+        &self,
+        flow_type: &str,
+        flow_id: &str,
+        rpc_name: &str,
+        input: Value,
+        options: &RpcInvokeOptions,
+    ) -> Result<RpcOutput> {
+        let (definition, mut plan) = self.prepare(flow_type, flow_id, rpc_name, &input, options)?;
+        plan.inspect();
+        let (output, _) = self.run_planned(flow_id, &definition, &plan, rpc_name, input)?;
+        Ok(output)
     }
 
     /// The stored JSON text of one value of the flow `flow_id` (a singleton Attribute, or
@@ -553,6 +591,9 @@ pub(crate) struct CallPlan {
     pub(crate) isolation: Isolation,
     loads: Vec<String>,
     run_id: Option<String>,
+    /// A read for inspection ([`Runtime::inspect_rpc_output`]): a stopped flow is read
+    /// too, and any staged write is refused.
+    inspecting: bool,
 }
 
 impl CallPlan {
@@ -592,7 +633,14 @@ impl CallPlan {
             isolation,
             loads: loads.into_iter().collect(),
             run_id: options.run_id.clone(),
+            inspecting: false,
         })
+    }
+
+    /// Makes this plan an inspection's: lock-free, serving a stopped flow, writing nothing.
+    fn inspect(&mut self) {
+        self.isolation = Isolation::Shared;
+        self.inspecting = true;
     }
 
     pub(crate) fn run(
@@ -615,7 +663,9 @@ impl CallPlan {
         let mut snapshot = reader.read(&self.loads)?;
         if let Some(at) = snapshot.iter().position(|(name, _)| name == RUN_STATE_NAME) {
             let (_, json) = snapshot.swap_remove(at);
-            return Err(ClosedRun::parse(&flow.flow_id, &json)?.not_active(&flow.flow_id));
+            if !self.inspecting {
+                return Err(ClosedRun::parse(&flow.flow_id, &json)?.not_active(&flow.flow_id));
+            }
         }
         let loaded: HashSet<String> = self.loads.iter().cloned().collect();
         let mut ctx = RpcContext::new(&flow.flow_id, &flow.run_id, definition, loaded, snapshot);
@@ -625,6 +675,14 @@ impl CallPlan {
             .in_scope(|| catch_unwind(AssertUnwindSafe(|| handler(&mut ctx, input))))
             .map_err(|panic| panicked(rpc.name(), panic.as_ref()))??;
         let writes = checked_writes(ctx.into_writes()?)?;
+        if self.inspecting && !writes.is_empty() {
+            let names: Vec<&str> = writes.iter().map(|(name, _)| name.as_str()).collect();
+            return Err(Error::invalid_input(format!(
+                "an inspection only reads, but RPC {:?} staged writes to {}",
+                rpc.name(),
+                names.join(", ")
+            )));
+        }
         Ok((output, writes))
     }
 }

@@ -278,3 +278,55 @@ fn a_built_in_flow_stops_too() {
         );
     }
 }
+
+#[test]
+fn an_inspection_reads_a_stopped_flow_and_writes_nothing() {
+    let t = started();
+    call(&t.runtime, "Increase").unwrap();
+    let archive = t.archive();
+    archive.start().unwrap();
+    archive.register("s-1", "s-1@example.com").unwrap();
+    let running = archive.inspect_page("current").unwrap();
+    t.runtime
+        .stop_flow(ARCHIVE_ID, StopType::Cancel, None)
+        .unwrap();
+    t.runtime.stop_flow("c-1", StopType::Cancel, None).unwrap();
+
+    // The stopped archive's page, read as an inspection, is the page it had.
+    assert_eq!(archive.inspect_page("current").unwrap(), running);
+    assert_eq!(running.subscribers[0].subscriber_id, "s-1");
+    let read = t.runtime.inspect_rpc_output(
+        COUNTER,
+        "c-1",
+        "Read",
+        Value::Null,
+        &RpcInvokeOptions::new(),
+    );
+    assert_eq!(read.unwrap().into_value().unwrap(), json!(1));
+
+    // An RPC that writes is refused as an inspection, running flow or not, and writes nothing.
+    for flow_id in ["c-1", "c-2"] {
+        if flow_id == "c-2" {
+            t.runtime
+                .start_flow(COUNTER, "c-2", &StartFlowOptions::new())
+                .unwrap();
+        }
+        let before = t.stored_values(flow_id);
+        let refused = t.runtime.inspect_rpc_output(
+            COUNTER,
+            flow_id,
+            "Increase",
+            Value::Null,
+            &RpcInvokeOptions::new(),
+        );
+        match refused {
+            Err(Error::InvalidInput(message)) => assert_eq!(
+                message,
+                "an inspection only reads, but RPC \"Increase\" staged writes to count"
+            ),
+            other => panic!("expected InvalidInput, got {other:?}"),
+        }
+        assert_eq!(t.stored_values(flow_id), before);
+    }
+    assert_eq!(t.held_locks(), 0);
+}

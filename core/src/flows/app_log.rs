@@ -56,7 +56,7 @@ use crate::error::{Error, Result};
 use crate::options::{RpcInvokeOptions, StartFlowOptions};
 use crate::output::RpcOutput;
 use crate::retry::RetryPolicy;
-use crate::runtime::Runtime;
+use crate::runtime::{ReadRpc, Runtime};
 use crate::typed::{decode_input, encode};
 
 /// The flow type.
@@ -354,12 +354,24 @@ impl<'r> AppLog<'r> {
 
     /// Reads one page of `log`, loading the token's chunk.
     pub fn page(&self, log: &str, page_token: &str) -> Result<LogPage> {
+        self.read_page(log, page_token, Runtime::invoke_rpc_output)
+    }
+
+    /// Reads one page as [`AppLog::page`] does, whatever the flow's run state, a stopped
+    /// flow included, through [`Runtime::inspect_rpc_output`]: for tools that read a log
+    /// its RPCs no longer serve.
+    pub fn inspect_page(&self, log: &str, page_token: &str) -> Result<LogPage> {
+        self.read_page(log, page_token, Runtime::inspect_rpc_output)
+    }
+
+    fn read_page(&self, log: &str, page_token: &str, read: ReadRpc) -> Result<LogPage> {
         let options = page_options(log, page_token)?;
         let input = GetLogPageInput {
             log: log.to_owned(),
             page_token: page_token.to_owned(),
         };
-        let output = self.runtime.invoke_rpc_output(
+        let output = read(
+            self.runtime,
             FLOW_TYPE,
             self.flow_id,
             GET_LOG_PAGE,

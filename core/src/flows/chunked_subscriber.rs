@@ -29,7 +29,7 @@ use crate::error::{Error, Result};
 use crate::options::{RpcInvokeOptions, StartFlowOptions};
 use crate::output::RpcOutput;
 use crate::retry::RetryPolicy;
-use crate::runtime::Runtime;
+use crate::runtime::{ReadRpc, Runtime};
 use crate::typed::{decode_input, encode};
 
 /// The flow type.
@@ -258,13 +258,25 @@ impl<'r> SubscriberArchive<'r> {
 
     /// Reads one page, loading the token's chunk.
     pub fn page(&self, page_token: &str) -> Result<SubscriberPage> {
+        self.read_page(page_token, Runtime::invoke_rpc_output)
+    }
+
+    /// Reads one page as [`SubscriberArchive::page`] does, whatever the archive's run
+    /// state, a stopped archive included, through [`Runtime::inspect_rpc_output`]: for
+    /// tools that read an archive its RPCs no longer serve.
+    pub fn inspect_page(&self, page_token: &str) -> Result<SubscriberPage> {
+        self.read_page(page_token, Runtime::inspect_rpc_output)
+    }
+
+    fn read_page(&self, page_token: &str, read: ReadRpc) -> Result<SubscriberPage> {
         // Only the form here: which boundaries exist depends on the stored layout
         // history, which the RPC checks.
         let key = PageToken::parse(page_token)?.instance_key();
         let input = GetSubscriberPageInput {
             page_token: key.clone(),
         };
-        let output = self.runtime.invoke_rpc_output(
+        let output = read(
+            self.runtime,
             FLOW_TYPE,
             self.flow_id,
             GET_SUBSCRIBER_PAGE,
