@@ -304,16 +304,7 @@ impl Runtime {
                 }
                 target => definition.lock_physical_name(target),
             },
-            None => match target {
-                LockTarget::Attribute(name) => {
-                    validate_definition_name("Attribute", name)?;
-                    Ok(name.clone())
-                }
-                LockTarget::MapInstance(instance) => {
-                    validate_definition_name("AttributeMap", &instance.map)?;
-                    instance.physical_name()
-                }
-            },
+            None => physical_name_by_rules(target),
         }
     }
 
@@ -380,10 +371,10 @@ impl Runtime {
     /// write commits fails with a retryable lock conflict instead of committing over it.
     ///
     /// The flow's type must be registered with this runtime, declare `target` and accept
-    /// writes from outside its RPCs (every built-in type refuses them:
-    /// [`crate::definition::FlowDefinitionBuilder::written_by_rpcs_only`]); each refusal is invalid
-    /// input naming what was wrong, as is a `run_id` that is not the flow's run and a value
-    /// over the stored-value limit. A flow never started is [`Error::FlowNotFound`], a
+    /// writes from outside its RPCs (every built-in type refuses them, see
+    /// [`crate::definition::FlowDefinitionBuilder::written_by_rpcs_only`]); each refusal
+    /// is invalid input naming what was wrong, as is a `run_id` that is not the flow's run
+    /// and a value over the stored-value limit. A flow never started is [`Error::FlowNotFound`], a
     /// stopped one [`Error::FlowNotActive`]; nothing is written in any of these cases.
     pub fn set_attribute(
         &self,
@@ -394,16 +385,7 @@ impl Runtime {
     ) -> Result<()> {
         self.check_process()?;
         validate_flow_id(flow_id)?;
-        let name = match target {
-            LockTarget::Attribute(name) => {
-                validate_definition_name("Attribute", name)?;
-                name.clone()
-            }
-            LockTarget::MapInstance(instance) => {
-                validate_definition_name("AttributeMap", &instance.map)?;
-                instance.physical_name()?
-            }
-        };
+        let name = physical_name_by_rules(target)?;
         // Stored compact, as every value is, whatever spacing the caller's text has.
         let value = match crate::json::parse(json, || format!("the value for {name:?}"))? {
             Value::Null => None,
@@ -696,6 +678,20 @@ fn json_equal(stored: &Value, expected: &Value) -> bool {
             _ => false,
         },
         _ => stored == expected,
+    }
+}
+
+/// The physical name of `target`, checked by the names' own rules only (no definition).
+fn physical_name_by_rules(target: &LockTarget) -> Result<String> {
+    match target {
+        LockTarget::Attribute(name) => {
+            validate_definition_name("Attribute", name)?;
+            Ok(name.clone())
+        }
+        LockTarget::MapInstance(instance) => {
+            validate_definition_name("AttributeMap", &instance.map)?;
+            instance.physical_name()
+        }
     }
 }
 
