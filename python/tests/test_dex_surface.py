@@ -50,6 +50,7 @@ DEX_NAMES = {
     "FlowInfo",
     "FlowStatus",
     "IdReusePolicy",
+    "LongPollTimeoutError",
     "PersistenceSchema",
     "RPCInvokeOptions",
     "RPCResult",
