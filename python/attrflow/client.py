@@ -411,6 +411,14 @@ def _check_store(store: object, synchronous: object, built_in_flows: object) -> 
     return os.fspath(store)
 
 
+def _value_name(attribute: Attribute[Any] | AttributeMap[Any], instance: str | None) -> str:
+    """How an error names one value: ``Attribute <name>``, or ``AttributeMap instance
+    <map>/<instance>`` (checking the instance key)."""
+    if isinstance(attribute, AttributeMap) and instance is not None:
+        return f"AttributeMap instance {attribute.load(instance).physical_name}"
+    return f"Attribute {attribute.name}"
+
+
 def _attribute_arguments(
     flow_id: str,
     attribute: Attribute[Any] | AttributeMap[Any],
@@ -428,14 +436,14 @@ def _attribute_arguments(
                 f"get_attribute on AttributeMap {attribute.name!r} takes "
                 "(flow_id, attribute_map, instance)"
             )
-        what = f"AttributeMap instance {attribute.load(instance).physical_name}"
+        what = _value_name(attribute, instance)
     elif isinstance(attribute, Attribute):
         if instance is not None:
             raise TypeError(
                 f"get_attribute on Attribute {attribute.name!r} takes (flow_id, attribute); "
                 "only an AttributeMap takes an instance"
             )
-        what = f"Attribute {attribute.name}"
+        what = _value_name(attribute, None)
     else:
         raise TypeError(
             f"get_attribute takes an Attribute or AttributeMap, not {type(attribute).__name__}"
@@ -461,7 +469,7 @@ def _set_attribute_arguments(
                 "(flow_id, attribute_map, instance, value)"
             )
         instance: str | None = args[0]
-        what = f"AttributeMap instance {attribute.lock(args[0]).physical_name}"
+        what = _value_name(attribute, args[0])
     elif isinstance(attribute, Attribute):
         if len(args) != 1:
             raise TypeError(
@@ -469,7 +477,7 @@ def _set_attribute_arguments(
                 "value); only an AttributeMap takes an instance"
             )
         instance = None
-        what = f"Attribute {attribute.name}"
+        what = _value_name(attribute, None)
     else:
         raise TypeError(
             f"set_attribute takes an Attribute or AttributeMap, not {type(attribute).__name__}"
@@ -513,13 +521,10 @@ def _wait_arguments(
     missing = [name for name in names if name not in arguments]
     if missing:
         raise TypeError(f"{usage}; {', '.join(missing)} missing")
-    instance = arguments.get("instance")
-    if isinstance(attribute, AttributeMap):
-        if not isinstance(instance, str):
-            raise TypeError(f"instance must be a str, not {type(instance).__name__}")
-        what = f"AttributeMap instance {attribute.lock(instance).physical_name}"
-    else:
-        what = f"Attribute {attribute.name}"
+    instance = cast("str | None", arguments.get("instance"))
+    if isinstance(attribute, AttributeMap) and not isinstance(instance, str):
+        raise TypeError(f"instance must be a str, not {type(instance).__name__}")
+    what = _value_name(attribute, instance)
     expected, timeout = arguments["expected"], arguments["timeout"]
     if not isinstance(timeout, timedelta):
         raise TypeError(f"timeout must be a datetime.timedelta, not {type(timeout).__name__}")
@@ -529,7 +534,7 @@ def _wait_arguments(
             f"not {type(expected).__name__}"
         )
     text = codec.to_json(expected, attribute.type, what=what)
-    native = (flow_id, attribute.name, cast("str | None", instance), text, timeout.total_seconds())
+    native = (flow_id, attribute.name, instance, text, timeout.total_seconds())
     return native, f"{what} = {expected!r} within {timeout.total_seconds():g} s"
 
 
