@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+from http import HTTPStatus
 
+from attrflow import StorageError
 from attrflow.retry import RetryPolicy
 from quart import Quart, Response, jsonify, request
 from quart.json.provider import DefaultJSONProvider
@@ -81,6 +83,13 @@ def create_app(
 
     @app.get("/healthz")
     async def healthz() -> Response:
+        """200 when the store answers (``AsyncClient.health_check``), else a 503 saying why."""
+        try:
+            await app_state.client.health_check()
+        except StorageError as error:
+            response = jsonify({"status": "unavailable", "error": error.message})
+            response.status_code = HTTPStatus.SERVICE_UNAVAILABLE
+            return response
         return jsonify({"status": "ok"})
 
     app.register_blueprint(create_sequentially_chunked_attribute_map_blueprint(app_state))

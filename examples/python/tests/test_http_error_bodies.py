@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from archive_api import PREFIX, HttpClient
 
-from attrflow_examples.app import MAX_CONTENT_LENGTH
+from attrflow_examples.app import MAX_CONTENT_LENGTH, app_state_of, create_app
 
 pytestmark = pytest.mark.asyncio
 
@@ -48,3 +48,14 @@ async def test_healthz_answers_ok(http: HttpClient) -> None:
     response = await http.get("/healthz")
     assert response.status_code == 200
     assert await response.get_json() == {"status": "ok"}
+
+
+async def test_healthz_is_a_503_once_the_store_does_not_answer(store: str) -> None:
+    app = create_app(store)
+    async with app.test_app() as test_app:
+        await app_state_of(app).client.close()
+        response = await test_app.test_client().get("/healthz")
+        assert response.status_code == 503
+        body = await response.get_json()
+        assert body["status"] == "unavailable"
+        assert "closed" in body["error"]
