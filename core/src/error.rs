@@ -19,11 +19,9 @@ pub enum Error {
         flow_id: String,
     },
 
-    /// The flow was stopped ([`crate::Runtime::stop_flow`]): it serves no RPC, is not
-    /// stopped twice, and its ID is not started again.
-    #[error(
-        "flow {flow_id:?} was stopped ({status}): it serves no RPCs and its ID is not started again"
-    )]
+    /// The flow was stopped ([`crate::Runtime::stop_flow`]): it serves no RPC and is not
+    /// stopped twice, until a start begins a new run under its ID.
+    #[error("flow {flow_id:?} was stopped ({status}): it serves no RPCs")]
     FlowNotActive {
         /// The flow's ID.
         flow_id: String,
@@ -31,13 +29,17 @@ pub enum Error {
         status: crate::lifecycle::FlowStatus,
     },
 
-    /// A flow with this ID is already running.
-    #[error("flow {flow_id:?} is already started (run ID {run_id})")]
+    /// A flow with this ID already has a run, and the start's
+    /// [`crate::IdReusePolicy`] does not begin another: it is running, or it was stopped
+    /// (`status`) and the policy does not start the ID again after a run that ended so.
+    #[error("{}", already_started(flow_id, run_id, *status))]
     FlowAlreadyStarted {
         /// The flow ID that was started twice.
         flow_id: String,
-        /// The run ID of the flow that is already running.
+        /// The run ID of the flow's run.
         run_id: String,
+        /// Where that run stands: running, or how it was stopped.
+        status: crate::lifecycle::FlowStatus,
     },
 
     /// Input given by the caller broke a rule: a bad name, a missing field, malformed JSON.
@@ -103,6 +105,19 @@ pub enum Error {
     /// and the store works again once space is freed.
     #[error("storage error: {0}")]
     StorageFull(String),
+}
+
+/// The message of [`Error::FlowAlreadyStarted`].
+fn already_started(flow_id: &str, run_id: &str, status: crate::lifecycle::FlowStatus) -> String {
+    match status {
+        crate::lifecycle::FlowStatus::Running => {
+            format!("flow {flow_id:?} is already started (run ID {run_id})")
+        }
+        stopped => format!(
+            "flow {flow_id:?} is already started (run ID {run_id}, stopped: {stopped}), and \
+             the start's ID reuse policy does not begin another run after a {stopped} one"
+        ),
+    }
 }
 
 impl Error {

@@ -64,7 +64,7 @@ pub use context::RpcContext;
 pub use definition::{FlowDefinition, LockTarget, MapInstance, RpcDefinition};
 pub use error::{Error, ErrorKind, Result};
 pub use lifecycle::{FlowStatus, FlowSummary, StopType};
-pub use options::{RpcInvokeOptions, StartFlowOptions};
+pub use options::{IdReusePolicy, RpcInvokeOptions, StartFlowOptions};
 pub use output::RpcOutput;
 pub use runtime::Runtime;
 pub use typed::AttributeMap;

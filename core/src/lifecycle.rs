@@ -1,32 +1,41 @@
-//! A flow's run from start to stop: [`crate::Runtime::stop_flow`] closes it (as Dex's
-//! `stop_flow` cancels, terminates or fails a run) and [`crate::Runtime::describe_flow`]
-//! says where it stands.
+//! A flow's runs, from start to stop: [`crate::Runtime::stop_flow`] closes a run (as Dex's
+//! `stop_flow` cancels, terminates or fails it), [`crate::Runtime::start_flow`] may begin a
+//! new run under the ID of a stopped flow (or replace a running one) as the start's
+//! [`crate::IdReusePolicy`] allows, and [`crate::Runtime::describe_flow`] says where the
+//! flow stands.
 //!
-//! A closed run is recorded as one more stored value of the flow, under
+//! Where a run stands is recorded as one more stored value of the flow, under
 //! [`RUN_STATE_NAME`] (`/run`): a physical name no definition can produce, since a map
-//! name is never blank. Every RPC loads it with the values it reads, so it sees a stop in
-//! the same snapshot as everything else, whichever connection, process or host made it.
-//! Nothing is cached, so no reader can miss a stop; a flow without the value is running.
-//! A store keeps the value where reading it costs least: SQLite as a row of the flow's
-//! values, PostgreSQL in the flow's own row (schema version 3), which every RPC's opening
-//! statement reads anyway.
+//! name is never blank. A flow's first run holds nothing there while it runs; a later
+//! run (one that replaced another) holds `{"status":"running","runId":…}` while it runs;
+//! a closed run holds its [`ClosedRun`]. Every RPC loads the value with the values it
+//! reads, so it sees a stop or a new run in the same snapshot as everything else,
+//! whichever connection, process or host made it, and no two running runs hold the same
+//! there (nothing, or each its own run ID), so a lock-free RPC that read one run never
+//! commits into another. A store keeps the value where reading it costs least: SQLite as
+//! a row of the flow's values, PostgreSQL in the flow's own row (schema version 3), which
+//! every RPC's opening statement reads anyway.
 //!
-//! RPCs running at the moment of a stop:
+//! RPCs running at the moment of a stop or a new run:
 //! - A lock-free RPC's writes commit only if every value it read, this one included, is
 //!   unchanged: one that read before the stop fails with a retryable lock conflict, and
-//!   retried, as not active.
+//!   retried, as not active (or runs on the new run).
 //! - On SQLite, an RPC that locks runs inside the one write transaction of the file, so it
-//!   commits before the stop or fails after it.
+//!   commits before the stop or new run, or runs after it.
 //! - On PostgreSQL, groups commit side by side, each in a transaction of its own that reads
 //!   one snapshot, and a stop takes none of an RPC's locks: an RPC that locks, in a group
 //!   whose snapshot was taken before the stop committed, may still commit just after it,
-//!   as if it had run just before. Every RPC in a group begun after the stop committed
-//!   fails.
+//!   as if it had run just before. A new run also changes every lock row of the flow, so
+//!   such an RPC on locks the flow used before fails with a retryable lock conflict
+//!   instead; only one whose locks the flow never took before (their rows are created
+//!   with it) can still commit beside it. Every RPC in a group begun after the stop or new
+//!   run committed sees it.
 //!
 //! A stopped flow keeps its values (they stay readable with `get_attribute`, and through
 //! an RPC run as an inspection, [`crate::Runtime::inspect_rpc_output`], which writes
-//! nothing), refuses every RPC with [`Error::FlowNotActive`], and its ID is not started
-//! again.
+//! nothing) and refuses every RPC with [`Error::FlowNotActive`] until a start begins a new
+//! run under its ID. A new run removes the previous run's values in the transaction that
+//! writes its initial values: as in Dex, a run starts with only its own.
 
 use serde::{Deserialize, Serialize};
 
@@ -112,14 +121,38 @@ impl ClosedRun {
         }
     }
 
-    /// Reads the stored record of `flow_id`'s closed run.
-    pub(crate) fn parse(flow_id: &str, json: &str) -> Result<Self> {
-        serde_json::from_str(json).map_err(|e| {
+    /// Reads the stored run state of `flow_id` (the value of [`RUN_STATE_NAME`], if any):
+    /// its closed run, or `None` while it runs.
+    pub(crate) fn parse(flow_id: &str, stored: Option<&str>) -> Result<Option<Self>> {
+        let Some(json) = stored else {
+            return Ok(None);
+        };
+        let not_ours = |why: &dyn std::fmt::Display| {
             Error::storage(format!(
                 "flow {flow_id:?}: its run state {RUN_STATE_NAME:?} is not one attrflow \
-                 wrote ({e}): {json}"
+                 wrote ({why}): {json}"
             ))
-        })
+        };
+        let stored: StoredRunState = serde_json::from_str(json).map_err(|e| not_ours(&e))?;
+        match (stored.status, stored.closed_at_ms) {
+            (FlowStatus::Running, None) if stored.run_id.is_some() && stored.reason.is_none() => {
+                Ok(None)
+            }
+            (FlowStatus::Running, _) => Err(not_ours(&"a running run has a run ID only")),
+            (status, Some(closed_at_ms)) => Ok(Some(ClosedRun {
+                status,
+                reason: stored.reason,
+                closed_at_ms,
+            })),
+            (_, None) => Err(not_ours(&"a closed run says when it closed")),
+        }
+    }
+
+    /// Reads `flow_id`'s run state from the values an RPC read: its closed run, or `None`
+    /// while it runs.
+    pub(crate) fn find(flow_id: &str, values: &[(String, String)]) -> Result<Option<Self>> {
+        let stored = values.iter().find(|(name, _)| name == RUN_STATE_NAME);
+        Self::parse(flow_id, stored.map(|(_, json)| json.as_str()))
     }
 
     /// The record as stored.
@@ -134,6 +167,32 @@ impl ClosedRun {
             status: self.status,
         }
     }
+}
+
+/// The run state of a run that is running, as stored under [`RUN_STATE_NAME`] when it
+/// begins: `{"status":"running","runId":…}`.
+pub(crate) fn running_state(run_id: &str) -> Result<String> {
+    serde_json::to_string(&StoredRunState {
+        status: FlowStatus::Running,
+        run_id: Some(run_id.to_owned()),
+        reason: None,
+        closed_at_ms: None,
+    })
+    .map_err(|e| Error::storage(format!("writing a run state: {e}")))
+}
+
+/// Any run state as stored: a running run's (status and run ID) or a [`ClosedRun`]
+/// (status, reason and time).
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct StoredRunState {
+    status: FlowStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    run_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    closed_at_ms: Option<i64>,
 }
 
 /// Where a flow stands: what [`crate::Runtime::describe_flow`] returns.

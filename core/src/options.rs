@@ -4,6 +4,72 @@
 use serde_json::Value;
 
 use crate::definition::MapInstance;
+use crate::lifecycle::FlowStatus;
+
+/// Whether a start may begin a new run under a flow ID that already has one, as Dex's
+/// `IdReusePolicy` says. A new run replaces the previous one whole: its values are only the
+/// new run's initial values (see [`crate::Runtime::start_flow`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum IdReusePolicy {
+    /// A new run once the previous one is stopped; a running flow refuses the start. Dex's
+    /// default (`ALLOW_IF_NO_RUNNING`, the SDKs' `DEFAULT` and `ALLOW_IF_NOT_RUNNING`).
+    #[default]
+    AllowIfNotRunning,
+    /// A new run only after a run that was stopped as failed ([`FlowStatus::Failed`]).
+    AllowIfPreviousFailed,
+    /// Never a second run under the ID.
+    Disallow,
+    /// A running flow is terminated and replaced; a stopped one is replaced too.
+    TerminateIfRunning,
+}
+
+impl IdReusePolicy {
+    /// Whether a start under this policy begins a new run after one that stands at
+    /// `previous` ([`FlowStatus::Running`] for a run not stopped).
+    pub fn starts_new_run(self, previous: FlowStatus) -> bool {
+        match (self, previous) {
+            (IdReusePolicy::TerminateIfRunning, _) => true,
+            (_, FlowStatus::Running) | (IdReusePolicy::Disallow, _) => false,
+            (IdReusePolicy::AllowIfNotRunning, _) => true,
+            (IdReusePolicy::AllowIfPreviousFailed, status) => status == FlowStatus::Failed,
+        }
+    }
+
+    /// The policy's name as Dex's Python SDK spells it (`ALLOW_IF_NOT_RUNNING`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            IdReusePolicy::AllowIfNotRunning => "ALLOW_IF_NOT_RUNNING",
+            IdReusePolicy::AllowIfPreviousFailed => "ALLOW_IF_PREVIOUS_FAILED",
+            IdReusePolicy::Disallow => "DISALLOW",
+            IdReusePolicy::TerminateIfRunning => "ALLOW_TERMINATE_IF_RUNNING",
+        }
+    }
+}
+
+impl std::str::FromStr for IdReusePolicy {
+    type Err = crate::Error;
+
+    /// Reads a policy by the name [`IdReusePolicy::as_str`] gives it, or `DEFAULT` (Dex's
+    /// name of the default policy).
+    fn from_str(name: &str) -> crate::Result<Self> {
+        match name {
+            "DEFAULT" | "ALLOW_IF_NOT_RUNNING" => Ok(IdReusePolicy::AllowIfNotRunning),
+            "ALLOW_IF_PREVIOUS_FAILED" => Ok(IdReusePolicy::AllowIfPreviousFailed),
+            "DISALLOW" => Ok(IdReusePolicy::Disallow),
+            "ALLOW_TERMINATE_IF_RUNNING" => Ok(IdReusePolicy::TerminateIfRunning),
+            other => Err(crate::Error::invalid_input(format!(
+                "{other:?} is not an ID reuse policy: expected DEFAULT, ALLOW_IF_NOT_RUNNING, \
+                 ALLOW_IF_PREVIOUS_FAILED, DISALLOW or ALLOW_TERMINATE_IF_RUNNING"
+            ))),
+        }
+    }
+}
+
+impl std::fmt::Display for IdReusePolicy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 
 /// Options for starting a flow.
 ///
@@ -19,6 +85,7 @@ use crate::definition::MapInstance;
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct StartFlowOptions {
     ignore_already_started: bool,
+    id_reuse_policy: IdReusePolicy,
     initial: Vec<(InitialTarget, Value)>,
 }
 
@@ -32,7 +99,8 @@ pub enum InitialTarget {
 }
 
 impl StartFlowOptions {
-    /// Default options: a second start fails, no initial values beyond the flow's defaults.
+    /// Default options: a start under the ID of a running flow fails, one under the ID of a
+    /// stopped flow begins a new run, no initial values beyond the flow's defaults.
     pub fn new() -> Self {
         Self::default()
     }
@@ -47,6 +115,18 @@ impl StartFlowOptions {
     /// Whether an already running flow is accepted.
     pub fn ignores_already_started(&self) -> bool {
         self.ignore_already_started
+    }
+
+    /// Sets whether the start may begin a new run under an ID that already has one
+    /// (default [`IdReusePolicy::AllowIfNotRunning`], as Dex's).
+    pub fn id_reuse_policy(mut self, policy: IdReusePolicy) -> Self {
+        self.id_reuse_policy = policy;
+        self
+    }
+
+    /// The ID reuse policy of the start.
+    pub fn reuse_policy(&self) -> IdReusePolicy {
+        self.id_reuse_policy
     }
 
     /// Sets the initial value of a singleton Attribute; it is written in the same

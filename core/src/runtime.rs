@@ -134,9 +134,15 @@ impl Runtime {
     /// Starts a flow of `flow_type` under `flow_id` and returns its run ID.
     ///
     /// The flow's initial values (its type's defaults, overridden by `options`) are written
-    /// in the same transaction that creates it. If the flow already exists, nothing is
-    /// written: with `ignore_already_started` the running flow's run ID is returned,
-    /// otherwise [`Error::FlowAlreadyStarted`].
+    /// in the same transaction that creates it. When a flow with this ID exists, the
+    /// options' [`crate::IdReusePolicy`] decides, as Dex's does: a new run (of this flow
+    /// type, whatever the previous run's) replaces the previous one, whose values are
+    /// removed in the same transaction, or nothing is written and the start fails with
+    /// [`Error::FlowAlreadyStarted`] (saying whether the existing run is running or how it
+    /// was stopped); with `ignore_already_started` a running flow of the same type returns
+    /// its run ID instead. attrflow keeps no request IDs, so unlike Dex it never returns
+    /// the run ID of a stopped flow. How a new run meets RPCs running at that moment is in
+    /// [`crate::lifecycle`].
     pub fn start_flow(
         &self,
         flow_type: &str,
@@ -147,6 +153,7 @@ impl Runtime {
         validate_flow_id(flow_id)?;
         let definition = self.definition(flow_type)?;
         let values = initial_values(&definition, options)?;
+        let run_id = uuid::Uuid::new_v4().to_string();
         let initial: Vec<(String, String)> = values
             .iter()
             .map(|(name, value)| (name.clone(), value.to_string()))
@@ -154,29 +161,49 @@ impl Runtime {
         for (name, json) in &initial {
             crate::limits::check_stored_value(name, json)?;
         }
+        // A new run under a used ID records that it runs (crate::lifecycle).
+        let running = vec![(
+            RUN_STATE_NAME.to_owned(),
+            crate::lifecycle::running_state(&run_id)?,
+        )];
         definition.check_start(&values)?;
         let record = FlowRecord {
             flow_id: flow_id.to_owned(),
             flow_type: flow_type.to_owned(),
-            run_id: uuid::Uuid::new_v4().to_string(),
+            run_id,
         };
-        let outcome = self.store.start_flow(&record, &initial);
+        let policy = options.reuse_policy();
+        // Where the existing run stood when the policy kept it.
+        let kept = crate::sync::Mutex::new(FlowStatus::Running);
+        let replace = |_: &FlowRecord, run_state: Option<&str>| {
+            let status =
+                ClosedRun::parse(flow_id, run_state)?.map_or(FlowStatus::Running, |c| c.status);
+            *kept.lock() = status;
+            Ok(policy.starts_new_run(status).then(|| running.clone()))
+        };
+        // A conflict with a call running on the flow (PostgreSQL) is retried.
+        let outcome =
+            RetryPolicy::DEFAULT.run(|| self.store.start_flow(&record, &initial, &replace));
         match outcome.inspect_err(crate::metrics::count_lock_conflict)? {
             StartOutcome::Started => Ok(record.run_id),
-            StartOutcome::AlreadyExists(existing) if existing.flow_type == flow_type => {
-                match self.read_run_state(flow_id)?.1 {
-                    Some(closed) => Err(closed.not_active(flow_id)),
-                    None if options.ignores_already_started() => Ok(existing.run_id),
-                    None => Err(Error::FlowAlreadyStarted {
-                        flow_id: existing.flow_id,
-                        run_id: existing.run_id,
-                    }),
-                }
+            StartOutcome::Replaced(_) => {
+                self.commits.notify();
+                Ok(record.run_id)
             }
-            StartOutcome::AlreadyExists(existing) => Err(Error::FlowAlreadyStarted {
-                flow_id: existing.flow_id,
-                run_id: existing.run_id,
-            }),
+            StartOutcome::AlreadyExists(existing) => {
+                let status = *kept.lock();
+                if status == FlowStatus::Running
+                    && existing.flow_type == flow_type
+                    && options.ignores_already_started()
+                {
+                    return Ok(existing.run_id);
+                }
+                Err(Error::FlowAlreadyStarted {
+                    flow_id: existing.flow_id,
+                    run_id: existing.run_id,
+                    status,
+                })
+            }
         }
     }
 
@@ -406,8 +433,8 @@ impl Runtime {
                     &mut |reader: &mut dyn SnapshotReader| {
                         let flow = reader.flow().clone();
                         check_run_id(&flow, run_id)?;
-                        if let Some((_, stored)) = reader.read(&run_state)?.pop() {
-                            return Err(ClosedRun::parse(flow_id, &stored)?.not_active(flow_id));
+                        if let Some(closed) = ClosedRun::find(flow_id, &reader.read(&run_state)?)? {
+                            return Err(closed.not_active(flow_id));
                         }
                         self.check_outside_write(&flow, target)?;
                         Ok(vec![(name.clone(), value.clone())])
@@ -467,8 +494,8 @@ impl Runtime {
             flow_id,
             &Isolation::Exclusive { locks: Vec::new() },
             &mut |reader: &mut dyn SnapshotReader| {
-                if let Some((_, stored)) = reader.read(&run_state)?.pop() {
-                    return Err(ClosedRun::parse(flow_id, &stored)?.not_active(flow_id));
+                if let Some(closed) = ClosedRun::find(flow_id, &reader.read(&run_state)?)? {
+                    return Err(closed.not_active(flow_id));
                 }
                 Ok(vec![(RUN_STATE_NAME.to_owned(), Some(json.clone()))])
             },
@@ -533,15 +560,12 @@ impl Runtime {
                 let name = name(&flow)?;
                 let mut names = vec![name.clone(), RUN_STATE_NAME.to_owned()];
                 names.dedup();
-                let (mut value, mut closed) = (None, None);
-                for (read, json) in reader.read(&names)? {
-                    if read == RUN_STATE_NAME {
-                        closed = Some(ClosedRun::parse(flow_id, &json)?);
-                    }
-                    if read == name {
-                        value = Some(json);
-                    }
-                }
+                let read = reader.read(&names)?;
+                let closed = ClosedRun::find(flow_id, &read)?;
+                let value = read
+                    .into_iter()
+                    .find(|(read, _)| *read == name)
+                    .map(|(_, json)| json);
                 found = Some((flow, value, closed));
                 Ok(Vec::new())
             },
@@ -645,8 +669,9 @@ impl CallPlan {
         let mut snapshot = reader.read(&self.loads)?;
         if let Some(at) = snapshot.iter().position(|(name, _)| name == RUN_STATE_NAME) {
             let (_, json) = snapshot.swap_remove(at);
-            if !self.inspecting {
-                return Err(ClosedRun::parse(&flow.flow_id, &json)?.not_active(&flow.flow_id));
+            let closed = ClosedRun::parse(&flow.flow_id, Some(&json))?;
+            if let Some(closed) = closed.filter(|_| !self.inspecting) {
+                return Err(closed.not_active(&flow.flow_id));
             }
         }
         let loaded: HashSet<String> = self.loads.iter().cloned().collect();

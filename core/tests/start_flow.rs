@@ -8,7 +8,9 @@ mod common;
 use attrflow::flows::chunked_subscriber::{
     ARCHIVE_STATE_ATTRIBUTE, FLOW_ID, FLOW_TYPE as SUBSCRIBER_FLOW, REGISTER_SUBSCRIBER,
 };
-use attrflow::{Error, FlowDefinition, RpcDefinition, RpcInvokeOptions, StartFlowOptions};
+use attrflow::{
+    Error, FlowDefinition, FlowStatus, RpcDefinition, RpcInvokeOptions, StartFlowOptions,
+};
 use common::{register_in_order, TestStore};
 use serde_json::{json, Value};
 
@@ -91,7 +93,8 @@ fn a_second_start_without_ignore_fails_naming_the_flow_and_its_run_id() {
         err,
         Error::FlowAlreadyStarted {
             flow_id: FLOW_ID.into(),
-            run_id: run_id.clone()
+            run_id: run_id.clone(),
+            status: FlowStatus::Running,
         }
     );
     assert_eq!(

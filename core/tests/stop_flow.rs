@@ -1,7 +1,7 @@
 //! Stopping flows ([`Runtime::stop_flow`], Dex's `stop_flow`) and describing them
-//! ([`Runtime::describe_flow`]): a stopped flow refuses every RPC, a second stop and a start
-//! under its ID with `FlowNotActive` naming how it ended, whichever runtime asks; its values
-//! stay readable; a lock-free RPC that read the flow before the stop does not commit after
+//! ([`Runtime::describe_flow`]): a stopped flow refuses every RPC and a second stop with
+//! `FlowNotActive` naming how it ended, whichever runtime asks, and a start whose ID reuse
+//! policy begins no new run with `FlowAlreadyStarted`; its values stay readable; a lock-free RPC that read the flow before the stop does not commit after
 //! it; and `describe_flow` reports the run, its status, and how and when it ended.
 
 mod common;
@@ -9,7 +9,9 @@ mod common;
 use std::sync::Arc;
 
 use attrflow::flows::chunked_subscriber::FLOW_ID as ARCHIVE_ID;
-use attrflow::{Error, FlowDefinition, FlowStatus, LockTarget, RpcDefinition, StopType};
+use attrflow::{
+    Error, FlowDefinition, FlowStatus, IdReusePolicy, LockTarget, RpcDefinition, StopType,
+};
 use attrflow::{RpcInvokeOptions, Runtime, StartFlowOptions};
 use common::TestStore;
 use serde_json::{json, Value};
@@ -79,20 +81,28 @@ fn a_stopped_flow_refuses_rpcs_stops_and_starts_and_keeps_its_values() {
         t.runtime.stop_flow("c-1", StopType::Terminate, None),
         FlowStatus::Canceled,
     );
+    // A start whose policy does not begin a new run is refused, whatever it ignores.
     for ignore in [false, true] {
-        assert_not_active(
-            t.runtime.start_flow(
-                COUNTER,
-                "c-1",
-                &StartFlowOptions::new().ignore_already_started(ignore),
-            ),
-            FlowStatus::Canceled,
+        let refused = t.runtime.start_flow(
+            COUNTER,
+            "c-1",
+            &StartFlowOptions::new()
+                .ignore_already_started(ignore)
+                .id_reuse_policy(IdReusePolicy::Disallow),
         );
+        match refused {
+            Err(Error::FlowAlreadyStarted {
+                flow_id, status, ..
+            }) => {
+                assert_eq!((flow_id.as_str(), status), ("c-1", FlowStatus::Canceled));
+            }
+            other => panic!("expected FlowAlreadyStarted (canceled), got {other:?}"),
+        }
     }
     let message = call(&t.runtime, "Read").unwrap_err().to_string();
     assert_eq!(
         message,
-        "flow \"c-1\" was stopped (canceled): it serves no RPCs and its ID is not started again"
+        "flow \"c-1\" was stopped (canceled): it serves no RPCs"
     );
     // Its values are kept and readable, and nothing the refused calls did was stored.
     let count = LockTarget::Attribute("count".into());
@@ -277,6 +287,26 @@ fn a_built_in_flow_stops_too() {
             "{result:?}"
         );
     }
+    // Its client's idempotent start does not begin a new run (which would hold none of its
+    // values), and the stopped run keeps them.
+    let again = archive.start();
+    assert!(
+        matches!(
+            again,
+            Err(Error::FlowAlreadyStarted {
+                status: FlowStatus::Terminated,
+                ..
+            })
+        ),
+        "{again:?}"
+    );
+    assert_eq!(
+        t.runtime.describe_flow(ARCHIVE_ID).unwrap().status,
+        FlowStatus::Terminated
+    );
+    assert!(t
+        .stored_values(ARCHIVE_ID)
+        .contains_key("subscriber_chunks/current"));
 }
 
 #[test]

@@ -230,11 +230,13 @@ class Runtime:
         flow_id: str,
         ignore_already_started: bool = False,
         initial: list[tuple[str, str | None, str]] = ...,
+        id_reuse_policy: str | None = None,
         *,
         done: None = None,
     ) -> str:
-        """Starts a flow; ``initial`` holds ``(name, instance or None, json)``. Returns the
-        run ID."""
+        """Starts a flow; ``initial`` holds ``(name, instance or None, json)``;
+        ``id_reuse_policy`` is an ``IdReusePolicy`` member's name (None: the default).
+        Returns the run ID."""
     @overload
     def start_flow(
         self,
@@ -242,6 +244,7 @@ class Runtime:
         flow_id: str,
         ignore_already_started: bool = False,
         initial: list[tuple[str, str | None, str]] = ...,
+        id_reuse_policy: str | None = None,
         *,
         done: _Done,
     ) -> None:

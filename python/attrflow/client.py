@@ -130,8 +130,12 @@ class Client:
         options: StartFlowOptions = _DEFAULT_START,
     ) -> str:
         """Starts ``flow``'s type under ``flow_id`` with its initial values and returns the run
-        ID. A running flow raises ``FlowAlreadyStartedError`` unless
-        ``options.ignore_already_started``, which returns the running flow's run ID.
+        ID. When the ID already has a run, ``options.id_reuse_policy`` decides, as in Dex:
+        the default begins a new run once the previous one is stopped, replacing it (its
+        values are removed; the new run holds only its initial values), and a running flow
+        raises ``FlowAlreadyStartedError`` unless ``options.ignore_already_started``, which
+        returns the running flow's run ID. A start the policy refuses raises
+        ``FlowAlreadyStartedError`` whose ``status`` says where the existing run stands.
 
         attrflow flows are RPC-only (no start Step), so ``input`` must be None."""
         arguments = self._start_arguments(flow, flow_id, input, options)
@@ -314,7 +318,7 @@ class Client:
 
     def _start_arguments(
         self, flow: Flow, flow_id: str, input: None, options: StartFlowOptions
-    ) -> tuple[str, str, bool, list[tuple[str, str | None, str]]]:
+    ) -> tuple[str, str, bool, list[tuple[str, str | None, str]], str]:
         """The checked arguments of the native ``start_flow``."""
         if not isinstance(flow, Flow):
             raise TypeError(f"start_flow takes a Flow instance, not {flow!r}")
@@ -328,7 +332,13 @@ class Client:
             (value.attribute.name, value.instance, value.json)
             for value in options.initial_attributes
         ]
-        return flow.flow_type, flow_id, options.ignore_already_started, initial
+        return (
+            flow.flow_type,
+            flow_id,
+            options.ignore_already_started,
+            initial,
+            options.id_reuse_policy.name,
+        )
 
     def _rpc_call(
         self,

@@ -109,16 +109,17 @@ class FlowNotFoundError(DexServiceError, LookupError):
 
 
 class FlowNotActiveOrNotFoundError(FlowNotFoundError):
-    """An RPC, a stop or a start found no running flow with this ID, under Dex's name for it:
+    """An RPC or a stop found no running flow with this ID, under Dex's name for it:
     the flow was never started, or (:class:`FlowStoppedError`) was stopped. Also a
     :class:`FlowNotFoundError`, and :data:`FlowNotActiveError` names the same class, as older
     Dex SDKs spelt it."""
 
 
 class FlowStoppedError(FlowNotActiveOrNotFoundError):
-    """The flow was stopped with ``stop_flow``: it serves no RPCs, is not stopped twice, and
-    its ID is not started again. ``status`` says how it ended (``describe_flow`` says when
-    and why); its values stay readable with ``get_attribute``."""
+    """The flow was stopped with ``stop_flow``: it serves no RPCs and is not stopped twice,
+    until ``start_flow`` begins a new run under its ID (``IdReusePolicy``). ``status`` says
+    how it ended (``describe_flow`` says when and why); its values stay readable with
+    ``get_attribute`` until then."""
 
     status: FlowStatus
 
@@ -140,14 +141,21 @@ class LongPollTimeoutError(DexServiceError):
 
 
 class FlowAlreadyStartedError(DexServiceError):
-    """A flow with this ID is already running and the start did not ask to ignore that."""
+    """A flow with this ID already has a run and the start's ``id_reuse_policy`` does not
+    begin another: ``status`` is ``FlowStatus.RUNNING`` for a running flow (the start did
+    not ask to ignore that), or how the existing run was stopped when the policy does not
+    start the ID again after a run that ended so."""
 
     sub_status = ErrorSubStatus.FLOW_ALREADY_STARTED
     run_id: str
+    status: FlowStatus
 
-    def __init__(self, message: str, flow_id: str = "", run_id: str = "") -> None:
+    def __init__(
+        self, message: str, flow_id: str = "", run_id: str = "", status: str = "running"
+    ) -> None:
         super().__init__(message, flow_id)
         self.run_id = run_id
+        self.status = FlowStatus(status)
 
 
 class InvalidInputError(AttrflowError, ValueError):

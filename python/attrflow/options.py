@@ -36,15 +36,22 @@ class InitialAttribute:
 
 
 class IdReusePolicy(Enum):
-    """Whether ``start_flow`` may reuse a flow ID, as in the Dex SDK.
+    """Whether ``start_flow`` may begin a new run under a flow ID that already has one, as
+    in the Dex SDK (the decision table of Dex's flow options):
 
-    An attrflow flow, once started, serves RPCs until ``stop_flow`` (it has no Steps that
-    could complete or fail it), and a stopped flow's ID is not started again, so every
-    policy but ``ALLOW_TERMINATE_IF_RUNNING`` means the same here: a start under a used ID
-    raises ``FlowAlreadyStartedError`` (or returns the running flow's run ID with
-    ``ignore_already_started``), or ``FlowStoppedError`` once the flow was stopped.
-    ``ALLOW_TERMINATE_IF_RUNNING`` would end the running flow and its values; attrflow
-    refuses it rather than ignore it.
+    - ``DEFAULT`` and ``ALLOW_IF_NOT_RUNNING``: a new run once the previous one was stopped;
+      a running flow refuses the start.
+    - ``ALLOW_IF_PREVIOUS_FAILED``: a new run only after a run stopped with
+      ``StopType.FAIL``.
+    - ``DISALLOW``: never a second run.
+    - ``ALLOW_TERMINATE_IF_RUNNING``: a running flow is terminated and replaced, a stopped
+      one replaced.
+
+    A new run replaces the previous one whole: the previous run's values are removed in
+    the transaction that writes the new run's initial values, and it may be of another flow
+    type. A refused start raises ``FlowAlreadyStartedError`` (whose ``status`` says whether
+    the existing run is running or how it was stopped), or, for a running flow of the same
+    type with ``ignore_already_started``, returns its run ID.
     """
 
     DEFAULT = "default"
@@ -101,11 +108,6 @@ class StartFlowOptions:
         if not isinstance(self.id_reuse_policy, IdReusePolicy):
             raise TypeError(
                 f"id_reuse_policy must be an IdReusePolicy, not {self.id_reuse_policy!r}"
-            )
-        if self.id_reuse_policy is IdReusePolicy.ALLOW_TERMINATE_IF_RUNNING:
-            raise ValueError(
-                "attrflow does not terminate a running flow to start it again: "
-                "id_reuse_policy=ALLOW_TERMINATE_IF_RUNNING is not supported"
             )
         for name, why in _UNSUPPORTED_WHY.items():
             if getattr(self, name) is not None:

@@ -20,14 +20,17 @@ from attrflow import (
     DexServiceError,
     ErrorSubStatus,
     Flow,
+    FlowAlreadyStartedError,
     FlowInfo,
     FlowNotActiveError,
     FlowNotFoundError,
     FlowStatus,
     FlowStoppedError,
+    IdReusePolicy,
     PersistenceSchema,
     RpcLockConflictError,
     RPCResult,
+    StartFlowOptions,
     StopFlowOptions,
     StopType,
     rpc,
@@ -121,8 +124,10 @@ def test_stop_with_options_records_how_and_why(client: Client) -> None:
     assert again.value.operation == "stop_flow"
     assert isinstance(again.value, FlowStoppedError)
     assert again.value.status is FlowStatus.FAILED
-    with pytest.raises(FlowNotActiveError, match="is not started again"):
-        client.start_flow(flow, "failing", None)
+    disallow = StartFlowOptions(id_reuse_policy=IdReusePolicy.DISALLOW)
+    with pytest.raises(FlowAlreadyStartedError, match="stopped: failed") as restart:
+        client.start_flow(flow, "failing", None, disallow)
+    assert restart.value.status is FlowStatus.FAILED
     with pytest.raises(FlowNotActiveError):
         client.invoke_rpc(flow.invoke, "failing", "rpc-input")
 

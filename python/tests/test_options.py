@@ -122,11 +122,6 @@ def test_dex_field_order_is_kept_for_positional_arguments() -> None:
         ({"cron_schedule": "*/5 * * * *"}, ValueError, "do not run on a schedule"),
         ({"retry_policy": object()}, ValueError, "retry_policy=None"),
         ({"config_override": object()}, ValueError, "config_override=None"),
-        (
-            {"id_reuse_policy": IdReusePolicy.ALLOW_TERMINATE_IF_RUNNING},
-            ValueError,
-            "ALLOW_TERMINATE_IF_RUNNING is not supported",
-        ),
         ({"id_reuse_policy": "disallow"}, TypeError, "must be an IdReusePolicy"),
     ],
 )

@@ -24,7 +24,7 @@ pub enum AttrflowError {
         /// The flow ID asked for.
         flow_id: String,
     },
-    /// The flow was stopped: it serves no RPCs and its ID is not started again.
+    /// The flow was stopped: it serves no RPCs until a start begins a new run under its ID.
     #[error("{reason}")]
     FlowNotActive {
         /// The core's message.
@@ -34,15 +34,19 @@ pub enum AttrflowError {
         /// How it was stopped: `canceled`, `terminated` or `failed`.
         status: String,
     },
-    /// A flow with this ID is already running.
+    /// A flow with this ID already has a run and the start's ID reuse policy does not
+    /// begin another.
     #[error("{reason}")]
     FlowAlreadyStarted {
         /// The core's message.
         reason: String,
         /// The flow ID asked for.
         flow_id: String,
-        /// The run ID of the running flow.
+        /// The run ID of the existing run.
         run_id: String,
+        /// Where that run stands: `running`, or how it was stopped (`canceled`,
+        /// `terminated`, `failed`).
+        status: String,
     },
     /// The caller's input broke a rule (a bad name, a missing field, malformed JSON).
     #[error("{reason}")]
@@ -119,10 +123,15 @@ impl From<attrflow::Error> for AttrflowError {
                 flow_id,
                 status: status.as_str().to_owned(),
             },
-            E::FlowAlreadyStarted { flow_id, run_id } => AttrflowError::FlowAlreadyStarted {
+            E::FlowAlreadyStarted {
+                flow_id,
+                run_id,
+                status,
+            } => AttrflowError::FlowAlreadyStarted {
                 reason,
                 flow_id,
                 run_id,
+                status: status.as_str().to_owned(),
             },
             E::InvalidInput(_) => AttrflowError::InvalidInput { reason },
             E::InvalidPageToken { token } => AttrflowError::InvalidPageToken { reason, token },
@@ -171,6 +180,7 @@ mod tests {
         let started = AttrflowError::from(attrflow::Error::FlowAlreadyStarted {
             flow_id: "f".into(),
             run_id: "r".into(),
+            status: attrflow::FlowStatus::Running,
         });
         assert_eq!(
             started.to_string(),

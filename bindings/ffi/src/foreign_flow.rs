@@ -19,6 +19,7 @@ use serde_json::Value;
 
 use crate::clients::{core_policy, RetryPolicy};
 use crate::error::Result;
+use crate::lifecycle::IdReusePolicy;
 use crate::store::{Durability, Store};
 
 /// Why a foreign handler failed: the type of what it threw and its message. Nothing the
@@ -259,16 +260,22 @@ impl Store {
     }
 
     /// Starts a flow of `flow_type` under `flow_id` with `initial` values, and returns its
-    /// run ID (the running one's with `ignore_already_started`).
-    #[uniffi::method(default(initial = [], ignore_already_started = false))]
+    /// run ID (the running one's with `ignore_already_started`). When the ID already has a
+    /// run, `id_reuse_policy` decides (absent: a new run once the previous one is stopped,
+    /// as in Dex); a refused start fails with `FlowAlreadyStarted`, whose `status` says
+    /// where the existing run stands.
+    #[uniffi::method(default(initial = [], ignore_already_started = false, id_reuse_policy = None))]
     pub fn start_flow(
         &self,
         flow_type: String,
         flow_id: String,
         initial: Vec<InitialValue>,
         ignore_already_started: bool,
+        id_reuse_policy: Option<IdReusePolicy>,
     ) -> Result<String> {
-        let mut options = StartFlowOptions::new().ignore_already_started(ignore_already_started);
+        let mut options = StartFlowOptions::new()
+            .ignore_already_started(ignore_already_started)
+            .id_reuse_policy(id_reuse_policy.map(Into::into).unwrap_or_default());
         for value in initial {
             let json = parse(&value.json, &value.target)?;
             options = match value.instance {
@@ -570,7 +577,7 @@ mod tests {
         let store = &temp.store;
         store.register_flow_type(notes()).expect("registers");
         store
-            .start_flow("Notes".into(), "n".into(), vec![], false)
+            .start_flow("Notes".into(), "n".into(), vec![], false, None)
             .expect("starts");
         let write = |input: &str| {
             store.invoke_rpc(

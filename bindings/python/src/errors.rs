@@ -31,9 +31,15 @@ pub(crate) fn to_py_err(py: Python<'_>, error: Error) -> PyErr {
         Error::FlowNotActive { flow_id, status } => {
             vec![("flow_id", flow_id), ("status", status.as_str().to_owned())]
         }
-        Error::FlowAlreadyStarted { flow_id, run_id } => {
-            vec![("flow_id", flow_id), ("run_id", run_id)]
-        }
+        Error::FlowAlreadyStarted {
+            flow_id,
+            run_id,
+            status,
+        } => vec![
+            ("flow_id", flow_id),
+            ("run_id", run_id),
+            ("status", status.as_str().to_owned()),
+        ],
         Error::InvalidPageToken { token } => vec![("token", token)],
         Error::PageTrimmed {
             token,

@@ -8,8 +8,8 @@ use attrflow::chunked_log::tail::timeout_out_of_range;
 use attrflow::definition::MapInstance;
 use attrflow::store::{StoreUrl, Synchronous};
 use attrflow::{
-    Error, FlowSummary, LockTarget, RpcInvokeOptions, RpcOutput, RpcRequest, Runtime,
-    StartFlowOptions, StopType,
+    Error, FlowSummary, IdReusePolicy, LockTarget, RpcInvokeOptions, RpcOutput, RpcRequest,
+    Runtime, StartFlowOptions, StopType,
 };
 use pyo3::prelude::*;
 use serde_json::Value;
@@ -71,7 +71,9 @@ impl NativeRuntime {
     }
 
     /// Starts a flow and returns its run ID. `initial` lists initial values as
-    /// `(attribute_or_map, instance_or_None, json_text)`, in the order given.
+    /// `(attribute_or_map, instance_or_None, json_text)`, in the order given;
+    /// `id_reuse_policy` names an ID reuse policy as Dex's Python SDK does (`DISALLOW`, …;
+    /// `None` is the default).
     ///
     /// With `done`, the start runs on a worker thread instead: this returns `None` at once
     /// and `done`'s future is later completed with the run ID or the exception.
@@ -80,9 +82,11 @@ impl NativeRuntime {
         flow_id,
         ignore_already_started = false,
         initial = Vec::new(),
+        id_reuse_policy = None,
         *,
         done = None,
     ))]
+    #[allow(clippy::too_many_arguments)]
     fn start_flow<'py>(
         &self,
         py: Python<'py>,
@@ -90,18 +94,18 @@ impl NativeRuntime {
         flow_id: Text,
         ignore_already_started: bool,
         initial: Vec<InitialArg>,
+        id_reuse_policy: Option<Text>,
         done: Option<executor::Done>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let runtime = self.runtime().into_py_result(py)?;
-        let start = move || {
-            start_flow(
-                &runtime,
-                &flow_type,
-                &flow_id,
-                ignore_already_started,
-                initial,
-            )
+        let policy = match id_reuse_policy {
+            Some(name) => name.parse::<IdReusePolicy>().into_py_result(py)?,
+            None => IdReusePolicy::default(),
         };
+        let options = StartFlowOptions::new()
+            .ignore_already_started(ignore_already_started)
+            .id_reuse_policy(policy);
+        let start = move || start_flow(&runtime, &flow_type, &flow_id, options, initial);
         let finish = |py: Python<'_>, started: attrflow::Result<String>| {
             Ok(started
                 .into_py_result(py)?
@@ -588,10 +592,9 @@ fn start_flow(
     runtime: &Runtime,
     flow_type: &str,
     flow_id: &str,
-    ignore_already_started: bool,
+    mut options: StartFlowOptions,
     initial: Vec<InitialArg>,
 ) -> attrflow::Result<String> {
-    let mut options = StartFlowOptions::new().ignore_already_started(ignore_already_started);
     for (name, instance, json) in initial {
         let value = parse_json(&json, || match &instance {
             Some(instance) => format!("initial value of {name}/{instance}"),

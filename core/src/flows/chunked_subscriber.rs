@@ -26,7 +26,7 @@ use crate::chunked_log::{
 use crate::context::RpcContext;
 use crate::definition::{FlowDefinition, RpcDefinition};
 use crate::error::{Error, Result};
-use crate::options::{RpcInvokeOptions, StartFlowOptions};
+use crate::options::{IdReusePolicy, RpcInvokeOptions, StartFlowOptions};
 use crate::output::RpcOutput;
 use crate::retry::RetryPolicy;
 use crate::runtime::{ReadRpc, Runtime};
@@ -228,12 +228,16 @@ impl<'r> SubscriberArchive<'r> {
         self.retry.run(|| call(self))
     }
 
-    /// Starts the archive, or returns the running one's run ID (idempotent).
+    /// Starts the archive, or returns the running one's run ID (idempotent). A stopped
+    /// one is not started again (that would begin a new run without its values): that
+    /// fails with [`Error::FlowAlreadyStarted`] saying how it was stopped.
     pub fn start(&self) -> Result<String> {
         self.runtime.start_flow(
             FLOW_TYPE,
             self.flow_id,
-            &StartFlowOptions::new().ignore_already_started(true),
+            &StartFlowOptions::new()
+                .ignore_already_started(true)
+                .id_reuse_policy(IdReusePolicy::Disallow),
         )
     }
 

@@ -124,8 +124,8 @@ use std::time::{Duration, Instant};
 use crate::sync::{Condvar, Mutex, MutexGuard};
 
 use super::{
-    FlowRecord, Isolation, LockGuard, LockTable, RpcBody, RpcCall, SnapshotReader, StartOutcome,
-    Write,
+    FlowRecord, Isolation, LockGuard, LockTable, ReplaceRun, RpcBody, RpcCall, SnapshotReader,
+    StartOutcome, Write,
 };
 use crate::error::{Error, Result};
 use crate::metrics::timed_commit;
@@ -208,12 +208,14 @@ pub trait GroupBackend {
         locks: &[String],
         body: &mut RpcBody<'_>,
     ) -> Result<usize>;
-    /// Creates a flow with its initial values in the open transaction, unless it exists.
+    /// Creates a flow with its initial values in the open transaction, or replaces the run
+    /// of the existing one when `replace` says so ([`super::Store::start_flow`]).
     fn start_flow_member(
         &self,
         group: &mut Self::Group,
         flow: &FlowRecord,
         initial: &[(String, String)],
+        replace: &ReplaceRun<'_>,
     ) -> Result<StartOutcome>;
     /// Runs `body` on a snapshot of committed state (outside any group, on a connection of
     /// its own) and returns the writes it staged, uncommitted. Fails with
@@ -655,10 +657,11 @@ impl<G: Send + 'static> GroupCommit<G> {
         backend: &B,
         flow: &FlowRecord,
         initial: &[(String, String)],
+        replace: &ReplaceRun<'_>,
     ) -> Result<StartOutcome> {
         let bytes = initial.iter().map(|(n, v)| n.len() + v.len()).sum();
         self.execute(backend, &flow.flow_id, &[], |b, tx| {
-            b.start_flow_member(tx, flow, initial)
+            b.start_flow_member(tx, flow, initial, replace)
                 .map(|outcome| (outcome, bytes))
         })
     }
@@ -1323,6 +1326,7 @@ mod tests {
             _: &mut Staged,
             _: &FlowRecord,
             _: &[(String, String)],
+            _: &ReplaceRun<'_>,
         ) -> Result<StartOutcome> {
             Ok(StartOutcome::Started)
         }

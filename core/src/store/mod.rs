@@ -38,9 +38,21 @@ pub struct FlowRecord {
 pub enum StartOutcome {
     /// The flow was created with its initial values.
     Started,
-    /// A flow with this ID already exists; nothing was written.
+    /// A flow with this ID existed and the start replaced its run: the record given
+    /// (the previous run's) and every value of it are gone, and the new run holds its
+    /// initial values only.
+    Replaced(FlowRecord),
+    /// A flow with this ID already exists and was kept; nothing was written.
     AlreadyExists(FlowRecord),
 }
+
+/// Says whether [`Store::start_flow`] replaces the existing run of the flow, given its
+/// record and its stored run state (the value of [`crate::lifecycle::RUN_STATE_NAME`], if
+/// any), both read in the start's transaction: `None` keeps it, `Some` replaces it and
+/// lists the values written beyond the initial ones. An error fails the start; nothing is
+/// written.
+pub type ReplaceRun<'a> =
+    dyn Fn(&FlowRecord, Option<&str>) -> Result<Option<Vec<(String, String)>>> + Sync + 'a;
 
 /// How an RPC call is isolated from other writers.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -95,9 +107,17 @@ pub trait ChangeWatch: Send {
 
 /// A place flows live: an SQLite file, a PostgreSQL database.
 pub trait Store: Send + Sync + 'static {
-    /// Creates the flow and writes its initial values in one transaction, unless a flow
-    /// with this ID exists, in which case nothing is written.
-    fn start_flow(&self, flow: &FlowRecord, initial: &[(String, String)]) -> Result<StartOutcome>;
+    /// Creates the flow and writes its initial values in one transaction. When a flow with
+    /// this ID exists, `replace` decides: the existing run's record and values are replaced
+    /// in that transaction by the new run's, its initial values and the values `replace`
+    /// adds (the run state, which differs from every earlier one, so that every reader and
+    /// process sees the new run at once), or nothing is written.
+    fn start_flow(
+        &self,
+        flow: &FlowRecord,
+        initial: &[(String, String)],
+        replace: &ReplaceRun<'_>,
+    ) -> Result<StartOutcome>;
 
     /// Runs one RPC: takes the locks, hands the body a reader on the flow, and commits the
     /// writes it returns. Fails with [`crate::Error::FlowNotFound`] for an unknown flow ID,

@@ -15,9 +15,10 @@ mod checkpoint;
 mod group;
 mod mutexes;
 mod wal_writes;
+use self::group::RememberedFlows;
 pub use self::group::SqliteGroup;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
@@ -31,8 +32,8 @@ use self::checkpoint::Checkpointer;
 use super::fault::{FaultPlan, FaultPoint};
 use super::group_commit::{GroupCommit, GroupLimits, GroupStats};
 use super::{
-    ChangeWatch, FlowRecord, Isolation, LockTable, RpcBody, RpcCall, SnapshotReader, StartOutcome,
-    Store, Write,
+    ChangeWatch, FlowRecord, Isolation, LockTable, ReplaceRun, RpcBody, RpcCall, SnapshotReader,
+    StartOutcome, Store, Write,
 };
 use crate::error::{Error, Result};
 use crate::fork;
@@ -130,9 +131,9 @@ impl Default for SqliteOptions {
 struct FileShared {
     locks: Arc<LockTable>,
     pipeline: GroupCommit<SqliteGroup>,
-    /// Flows known to be committed (a flow is never changed or deleted once started), so
-    /// an RPC need not look its flow up again: see `sqlite/group.rs`.
-    flows: Mutex<HashMap<String, FlowRecord>>,
+    /// Flows known to be committed, so that an RPC in a group need not look its flow up
+    /// again: see `sqlite/group.rs`.
+    flows: Mutex<RememberedFlows>,
     /// Checkpoints the file's log on a thread of its own (`sqlite/checkpoint.rs`).
     checkpointer: Arc<Checkpointer>,
 }
@@ -555,6 +556,44 @@ impl SqliteStore {
             })
     }
 
+    /// Replaces the run of the existing flow `flow.flow_id` with `flow`'s, started at
+    /// `started_at_ms`: its record changes and every value of the previous run is deleted.
+    fn replace_run(&self, conn: &Connection, flow: &FlowRecord, started_at_ms: i64) -> Result<()> {
+        conn.prepare_cached("DELETE FROM attribute_values WHERE flow_id = ?1")
+            .and_then(|mut stmt| stmt.execute([&flow.flow_id]))
+            .map_err(|e| self.sql_error("deleting the previous run's values", e))?;
+        self.record_run(
+            conn,
+            "UPDATE flows SET flow_type = ?2, run_id = ?3, started_at_ms = ?4 WHERE flow_id = ?1",
+            flow,
+            started_at_ms,
+            "recording a new run",
+        )
+    }
+
+    /// Runs `sql` (an insert or update of the flows table taking the flow ID, type, run ID
+    /// and start time as `?1`…`?4`) for `flow`'s run, started at `started_at_ms`.
+    fn record_run(
+        &self,
+        conn: &Connection,
+        sql: &str,
+        flow: &FlowRecord,
+        started_at_ms: i64,
+        doing: &str,
+    ) -> Result<()> {
+        conn.prepare_cached(sql)
+            .and_then(|mut stmt| {
+                stmt.execute(params![
+                    flow.flow_id,
+                    flow.flow_type,
+                    flow.run_id,
+                    started_at_ms
+                ])
+            })
+            .map(drop)
+            .map_err(|e| self.sql_error(doing, e))
+    }
+
     /// Writes `writes` of `flow_id`; returns the bytes written (names plus JSON).
     fn apply_writes(&self, conn: &Connection, flow_id: &str, writes: &[Write]) -> Result<usize> {
         let mut upsert = conn
@@ -595,8 +634,15 @@ impl SqliteStore {
 }
 
 impl Store for SqliteStore {
-    fn start_flow(&self, flow: &FlowRecord, initial: &[(String, String)]) -> Result<StartOutcome> {
-        self.shared.pipeline.start_flow(self, flow, initial)
+    fn start_flow(
+        &self,
+        flow: &FlowRecord,
+        initial: &[(String, String)],
+        replace: &ReplaceRun<'_>,
+    ) -> Result<StartOutcome> {
+        self.shared
+            .pipeline
+            .start_flow(self, flow, initial, replace)
     }
 
     fn run_rpc(&self, flow_id: &str, isolation: &Isolation, body: &mut RpcBody<'_>) -> Result<()> {

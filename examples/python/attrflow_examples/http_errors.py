@@ -62,7 +62,7 @@ ERROR_RULES: dict[type[AttrflowError], ErrorRule] = {
     # Lock conflicts reach this table only once the service's own retries have run out.
     RpcLockConflictError: ErrorRule(HTTPStatus.CONFLICT, retry_after=RETRY_AFTER_SECONDS),
     FlowNotFoundError: ErrorRule(HTTPStatus.NOT_FOUND),
-    # Stopped with stop_flow: it serves no calls and is not started again.
+    # Stopped with stop_flow: it serves no calls until POST /start begins a new run.
     FlowStoppedError: ErrorRule(HTTPStatus.GONE),
     FlowAlreadyStartedError: ErrorRule(HTTPStatus.CONFLICT),
     # Also a bad Idempotency-Key header, an idempotency key reused with a different body,

@@ -391,7 +391,9 @@ class SubscriberArchive:
         self._native = _native.SubscriberArchive(sync._runtime, flow_id, retry)
 
     def start(self) -> str:
-        """Starts the archive, or returns the running one's run ID."""
+        """Starts the archive, or returns the running one's run ID. A stopped one is
+        not started again (a new run would hold none of its values): that raises
+        ``FlowAlreadyStartedError`` saying how it was stopped."""
         return self._native.start()
 
     def page(self, page_token: str = "") -> SubscriberPage:

@@ -161,7 +161,9 @@ class CustomerDirectory:
         self._native = _native.CustomerDirectory(client._runtime, flow_id, retry)
 
     def start(self) -> str:
-        """Starts the directory, or returns the running one's run ID."""
+        """Starts the directory, or returns the running one's run ID. A stopped one is
+        not started again (a new run would hold none of its values): that raises
+        ``FlowAlreadyStartedError`` saying how it was stopped."""
         return self._native.start()
 
     def upsert_with_retry(self, profile: CustomerProfile) -> CustomerProfile:

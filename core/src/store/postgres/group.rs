@@ -46,7 +46,7 @@ use super::{bytea, end_batch, from_hex, open_error, quote, PostgresStore, Prefet
 use crate::error::{Error, Result};
 use crate::store::fault::FaultPoint;
 use crate::store::group_commit::{GroupBackend, GroupLimits};
-use crate::store::{FlowRecord, LockTable, RpcBody, StartOutcome, Write};
+use crate::store::{FlowRecord, LockTable, ReplaceRun, RpcBody, StartOutcome, Write};
 
 /// The open transaction of one group, on a connection out of the pool until the group ends.
 pub struct PostgresGroup {
@@ -357,12 +357,13 @@ impl GroupBackend for PostgresStore {
         group: &mut PostgresGroup,
         flow: &FlowRecord,
         initial: &[(String, String)],
+        replace: &ReplaceRun<'_>,
     ) -> Result<StartOutcome> {
         if let Some(writes) = group.pending.take() {
             self.group_batch(group, &writes, "writing values")?;
         }
         let (client, statements, errors) = self.parts(&mut group.conn);
-        self.insert_flow(client, statements, errors, flow, initial)
+        self.insert_flow(client, statements, errors, flow, initial, replace)
     }
 
     fn read_committed(&self, flow_id: &str, body: &mut RpcBody<'_>) -> Result<Vec<Write>> {

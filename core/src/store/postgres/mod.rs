@@ -54,7 +54,8 @@ use self::pool::{Connection, Pool, Statements};
 use super::fault::FaultPlan;
 use super::group_commit::{GroupBackend, GroupCommit, GroupStats};
 use super::{
-    FlowRecord, Isolation, LockTable, RpcBody, RpcCall, SnapshotReader, StartOutcome, Store, Write,
+    FlowRecord, Isolation, LockTable, ReplaceRun, RpcBody, RpcCall, SnapshotReader, StartOutcome,
+    Store, Write,
 };
 use crate::error::{Error, Result};
 use crate::lifecycle::RUN_STATE_NAME;
@@ -583,8 +584,10 @@ impl PostgresStore {
         Ok(())
     }
 
-    /// Creates the flow with its initial values in the open transaction on `tx`, unless a
-    /// flow with its ID exists.
+    /// Creates the flow with its initial values in the open transaction on `tx`, or, when
+    /// a flow with its ID exists, replaces its run if `replace` says so
+    /// ([`Store::start_flow`]).
+    #[allow(clippy::too_many_arguments)]
     fn insert_flow(
         &self,
         tx: &mut impl GenericClient,
@@ -592,6 +595,7 @@ impl PostgresStore {
         errors: Errors<'_>,
         flow: &FlowRecord,
         initial: &[(String, String)],
+        replace: &ReplaceRun<'_>,
     ) -> Result<StartOutcome> {
         let started_at_ms = crate::lifecycle::now_ms();
         let inserted = tx
@@ -605,28 +609,55 @@ impl PostgresStore {
                 ],
             )
             .map_err(errors.doing("creating a flow"))?;
+        let mut outcome = StartOutcome::Started;
+        let mut added = Vec::new();
         if inserted == 0 {
             let row = tx
                 .query_opt(&statements.load_flow, &[&flow.flow_id])
                 .map_err(errors.doing("reading a flow"))?;
-            return match row {
-                Some(row) => Ok(StartOutcome::AlreadyExists(FlowRecord {
-                    flow_id: flow.flow_id.clone(),
-                    flow_type: self.text(row.get(0))?,
-                    run_id: row.get(1),
-                })),
-                None => Err(Error::LockConflict(format!(
+            let Some(row) = row else {
+                return Err(Error::LockConflict(format!(
                     "store {}: flow {:?} was being created by another call; retry",
                     self.location, flow.flow_id
-                ))),
+                )));
             };
+            let existing = FlowRecord {
+                flow_id: flow.flow_id.clone(),
+                flow_type: self.text(row.get(0))?,
+                run_id: row.get(1),
+            };
+            let run_state: RunState = row.get(2);
+            let Some(more) = replace(&existing, run_state.as_deref())? else {
+                return Ok(StartOutcome::AlreadyExists(existing));
+            };
+            added = more;
+            let replaced = tx
+                .execute(
+                    &statements.replace_run,
+                    &[
+                        &flow.flow_id,
+                        &flow.flow_type.as_bytes(),
+                        &flow.run_id,
+                        &started_at_ms,
+                        &existing.run_id,
+                    ],
+                )
+                .map_err(errors.doing("replacing a flow's run"))?;
+            if replaced == 0 {
+                return Err(Error::LockConflict(format!(
+                    "store {}: the run of flow {:?} was replaced by another call; retry",
+                    self.location, flow.flow_id
+                )));
+            }
+            outcome = StartOutcome::Replaced(existing);
         }
         let writes: Vec<Write> = initial
             .iter()
+            .chain(&added)
             .map(|(name, json)| (name.clone(), Some(json.clone())))
             .collect();
         self.apply_writes(tx, statements, errors, &flow.flow_id, &writes)?;
-        Ok(StartOutcome::Started)
+        Ok(outcome)
     }
 
     /// An exclusive RPC in three round trips: BEGIN; one statement that takes the locks,
@@ -708,11 +739,18 @@ impl PostgresStore {
 }
 
 impl Store for PostgresStore {
-    fn start_flow(&self, flow: &FlowRecord, initial: &[(String, String)]) -> Result<StartOutcome> {
+    fn start_flow(
+        &self,
+        flow: &FlowRecord,
+        initial: &[(String, String)],
+        replace: &ReplaceRun<'_>,
+    ) -> Result<StartOutcome> {
         if self.options.group_commit {
             // The scope refuses a handler writing to its own store through another lane.
             let _scope = self.write_scope()?;
-            return self.lane(&flow.flow_id).start_flow(self, flow, initial);
+            return self
+                .lane(&flow.flow_id)
+                .start_flow(self, flow, initial, replace);
         }
         let _scope = self.write_scope()?;
         self.with_connection(|client, statements, errors, untouched| {
@@ -723,8 +761,8 @@ impl Store for PostgresStore {
                 IsolationLevel::ReadCommitted,
                 false,
             )?;
-            let started = self.insert_flow(&mut tx, statements, errors, flow, initial)?;
-            if started == StartOutcome::Started {
+            let started = self.insert_flow(&mut tx, statements, errors, flow, initial, replace)?;
+            if !matches!(started, StartOutcome::AlreadyExists(_)) {
                 crate::metrics::timed_commit(1, || self.commit(tx)).map_err(errors.commit())?;
             }
             Ok(started)

@@ -25,6 +25,12 @@ pub(crate) struct Statements {
     /// core (`crate::lifecycle`), kept in the flow's row.
     pub close_run: Statement,
     pub insert_flow: Statement,
+    /// Replaces the run `$5` of flow `$1` with the run `$3` of type `$2` started at `$4`
+    /// (no row when the run is no longer `$5`): deletes every value of the flow and changes
+    /// every lock row of it, so that a transaction whose snapshot predates the new run and
+    /// takes one of those locks fails with a serialization error instead of writing into
+    /// the new run (`crate::lifecycle`).
+    pub replace_run: Statement,
     pub read_values: Statement,
     pub upsert_values: Statement,
     pub delete_values: Statement,
@@ -110,6 +116,15 @@ impl Statements {
             insert_flow: client.prepare(
                 "INSERT INTO flows (flow_id, flow_type, run_id, started_at_ms)
                  VALUES ($1, $2, $3, $4) ON CONFLICT (flow_id) DO NOTHING",
+            )?,
+            replace_run: client.prepare(
+                "WITH dropped AS (
+                     DELETE FROM attribute_values WHERE flow_id = $1 RETURNING 1
+                 ), bumped AS (
+                     UPDATE attribute_locks SET grants = grants + 1 WHERE flow_id = $1 RETURNING 1
+                 )
+                 UPDATE flows SET flow_type = $2, run_id = $3, started_at_ms = $4, closed_run = NULL
+                 WHERE flow_id = $1 AND run_id = $5",
             )?,
             read_values: client.prepare(
                 "SELECT name, value FROM attribute_values WHERE flow_id = $1 AND name = ANY($2)",

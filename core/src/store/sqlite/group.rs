@@ -7,22 +7,31 @@
 //! with `ROLLBACK TO member`. When SQLite itself aborted the transaction (a full disk, an
 //! I/O error), rolling back to the savepoint fails, and the pipeline fails the whole group.
 //! Statements are prepared once per connection (`prepare_cached`) and reused by every
-//! member, and a flow looked up once is remembered for the file once a COMMIT (or a
-//! committed snapshot) has shown it to exist: a flow's record (type and run ID) never changes
-//! and the flow never goes away (a stop is one of its values, read with the rest), so later
-//! RPCs on it skip the lookup. A flow seen only inside a group is remembered when that
-//! group commits, never before (the group may still fail).
+//! member, and a flow a group looked up is remembered for the file once that group's COMMIT
+//! has returned (never before: the group may still fail), so the RPCs of later groups on it
+//! skip the lookup. A flow never goes away and a stop is one of its values (read with the
+//! rest), but a start may replace a flow's run ([`crate::store::Store::start_flow`]), and
+//! with it the record's type and run ID. Such a start also counts one more in the file's
+//! `user_version` (a number SQLite keeps in the file's header for the application, 0 in a
+//! new file), in its own transaction; every group reads that number once it holds the
+//! write lock, and the flows remembered under another number are forgotten before any is
+//! used, whichever process or connection replaced a run. Lock-free reads (outside a group)
+//! look their flow up in their own snapshot.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rusqlite::{params, Connection, TransactionBehavior};
+use rusqlite::{Connection, TransactionBehavior};
 
 use super::{busy_wait, SqliteStore, TxReader};
 use crate::error::{Error, Result};
+use crate::lifecycle::RUN_STATE_NAME;
 use crate::store::fault::FaultPoint;
 use crate::store::group_commit::{GroupBackend, GroupLimits};
-use crate::store::{FlowRecord, LockTable, RpcBody, StartOutcome, Write};
+use crate::store::{
+    FlowRecord, LockTable, ReplaceRun, RpcBody, SnapshotReader, StartOutcome, Write,
+};
 
 /// The open write transaction of one group: a connection inside `BEGIN IMMEDIATE`.
 #[derive(Debug)]
@@ -30,6 +39,16 @@ pub struct SqliteGroup {
     conn: Connection,
     /// Flows this group looked up or created, remembered for the file when it commits.
     seen: Vec<FlowRecord>,
+    /// The file's count of replaced runs (`user_version`) as this group sees it.
+    generation: i64,
+}
+
+/// The flows of a file known to be committed, and the count of replaced runs
+/// (`user_version`) they were read at (see the module docs).
+#[derive(Debug, Default)]
+pub(super) struct RememberedFlows {
+    generation: i64,
+    flows: HashMap<String, FlowRecord>,
 }
 
 /// Flows remembered per file at most; past that the memory starts over.
@@ -56,25 +75,41 @@ impl SqliteStore {
         Ok(conn)
     }
 
-    /// The flow, if this file remembers it as committed.
-    fn cached_flow(&self, flow_id: &str) -> Option<FlowRecord> {
-        self.shared.flows.lock().get(flow_id).cloned()
+    /// The flow, if this file remembers it as committed at `generation`.
+    fn cached_flow(&self, generation: i64, flow_id: &str) -> Option<FlowRecord> {
+        let known = self.shared.flows.lock();
+        if known.generation != generation {
+            return None;
+        }
+        known.flows.get(flow_id).cloned()
     }
 
-    /// Remembers flows known to be committed.
-    fn remember_flows(&self, flows: impl IntoIterator<Item = FlowRecord>) {
+    /// Remembers flows known to be committed at `generation`, the file's latest: those
+    /// remembered at another are forgotten first.
+    fn remember_flows(&self, generation: i64, flows: impl IntoIterator<Item = FlowRecord>) {
         let mut known = self.shared.flows.lock();
-        for flow in flows {
-            if known.len() >= REMEMBERED_FLOWS {
-                known.clear();
-            }
-            known.insert(flow.flow_id.clone(), flow);
+        if known.generation != generation {
+            known.flows.clear();
+            known.generation = generation;
         }
+        for flow in flows {
+            if known.flows.len() >= REMEMBERED_FLOWS {
+                known.flows.clear();
+            }
+            known.flows.insert(flow.flow_id.clone(), flow);
+        }
+    }
+
+    /// The file's count of replaced runs, read in the transaction open on `conn`.
+    fn generation(&self, conn: &Connection) -> Result<i64> {
+        conn.prepare_cached("PRAGMA user_version")
+            .and_then(|mut stmt| stmt.query_row([], |row| row.get(0)))
+            .map_err(|e| self.sql_error("reading the count of replaced runs", e))
     }
 
     /// The flow of an RPC running in `group`: remembered, or looked up in the group.
     fn group_flow(&self, group: &mut SqliteGroup, flow_id: &str) -> Result<FlowRecord> {
-        if let Some(flow) = self.cached_flow(flow_id) {
+        if let Some(flow) = self.cached_flow(group.generation, flow_id) {
             return Ok(flow);
         }
         let flow = self.require_flow(&group.conn, flow_id)?;
@@ -114,9 +149,18 @@ impl GroupBackend for SqliteStore {
         busy_wait::behind_restarts(self.shared.checkpointer.restarts(), || {
             self.run_statement(&conn, "BEGIN IMMEDIATE", "beginning a transaction")
         })?;
+        let generation = match self.generation(&conn) {
+            Ok(generation) => generation,
+            Err(error) => {
+                let _ = conn.execute_batch("ROLLBACK");
+                self.return_connection(conn);
+                return Err(error);
+            }
+        };
         Ok(SqliteGroup {
             conn,
             seen: Vec::new(),
+            generation,
         })
     }
 
@@ -136,7 +180,10 @@ impl GroupBackend for SqliteStore {
             )));
         }
         self.run_statement(&group.conn, "ROLLBACK TO member", "rolling back a call")?;
-        self.run_statement(&group.conn, "RELEASE member", "rolling back a call")
+        self.run_statement(&group.conn, "RELEASE member", "rolling back a call")?;
+        // A replaced run that was rolled back with the member no longer counts.
+        group.generation = self.generation(&group.conn)?;
+        Ok(())
     }
 
     fn run_member(
@@ -160,50 +207,66 @@ impl GroupBackend for SqliteStore {
         group: &mut SqliteGroup,
         flow: &FlowRecord,
         initial: &[(String, String)],
+        replace: &ReplaceRun<'_>,
     ) -> Result<StartOutcome> {
-        let known = match self.cached_flow(&flow.flow_id) {
-            Some(known) => Some(known),
-            None => self.load_flow(&group.conn, &flow.flow_id)?,
-        };
-        if let Some(existing) = known {
-            return Ok(StartOutcome::AlreadyExists(existing));
-        }
         let started_at_ms = crate::lifecycle::now_ms();
-        group
-            .conn
-            .prepare_cached(
-                "INSERT INTO flows (flow_id, flow_type, run_id, started_at_ms) \
-                 VALUES (?1, ?2, ?3, ?4)",
-            )
-            .and_then(|mut stmt| {
-                stmt.execute(params![
-                    flow.flow_id,
-                    flow.flow_type,
-                    flow.run_id,
-                    started_at_ms
-                ])
-            })
-            .map_err(|e| self.sql_error("creating a flow", e))?;
+        let previous = match self.load_flow(&group.conn, &flow.flow_id)? {
+            None => {
+                self.record_run(
+                    &group.conn,
+                    "INSERT INTO flows (flow_id, flow_type, run_id, started_at_ms) \
+                     VALUES (?1, ?2, ?3, ?4)",
+                    flow,
+                    started_at_ms,
+                    "creating a flow",
+                )?;
+                None
+            }
+            Some(existing) => {
+                let run_state = TxReader {
+                    store: self,
+                    tx: &group.conn,
+                    flow: existing.clone(),
+                }
+                .read(&[RUN_STATE_NAME.to_owned()])?
+                .pop()
+                .map(|(_, json)| json);
+                let Some(added) = replace(&existing, run_state.as_deref())? else {
+                    return Ok(StartOutcome::AlreadyExists(existing));
+                };
+                self.replace_run(&group.conn, flow, started_at_ms)?;
+                Some((existing, added))
+            }
+        };
+        let added = previous
+            .as_ref()
+            .map_or(&[][..], |(_, added)| added.as_slice());
         let writes: Vec<Write> = initial
             .iter()
+            .chain(added)
             .map(|(name, json)| (name.clone(), Some(json.clone())))
             .collect();
         self.apply_writes(&group.conn, &flow.flow_id, &writes)?;
+        let Some((previous, _)) = previous else {
+            group.seen.push(flow.clone());
+            return Ok(StartOutcome::Started);
+        };
+        // Last, so that the count changes only with a replacement that holds.
+        let generation = group.generation.wrapping_add(1) & i64::from(i32::MAX);
+        self.run_statement(
+            &group.conn,
+            &format!("PRAGMA user_version = {generation}"),
+            "counting a replaced run",
+        )?;
+        group.generation = generation;
         group.seen.push(flow.clone());
-        Ok(StartOutcome::Started)
+        Ok(StartOutcome::Replaced(previous))
     }
 
     fn read_committed(&self, flow_id: &str, body: &mut RpcBody<'_>) -> Result<Vec<Write>> {
         let mut conn = self.checkout()?;
         let tx = self.begin(&mut conn, TransactionBehavior::Deferred)?;
-        let flow = match self.cached_flow(flow_id) {
-            Some(flow) => flow,
-            None => {
-                let flow = self.require_flow(&tx, flow_id)?;
-                self.remember_flows([flow.clone()]);
-                flow
-            }
-        };
+        let flow = self.require_flow(&tx, flow_id)?;
         body(&mut TxReader {
             store: self,
             tx: &tx,
@@ -212,7 +275,11 @@ impl GroupBackend for SqliteStore {
     }
 
     fn commit_group(&self, group: SqliteGroup) -> Result<()> {
-        let SqliteGroup { conn, seen } = group;
+        let SqliteGroup {
+            conn,
+            seen,
+            generation,
+        } = group;
         let committed = self
             .faults
             .check(FaultPoint::BeforeCommit)
@@ -224,7 +291,7 @@ impl GroupBackend for SqliteStore {
         }
         self.return_connection(conn);
         committed?;
-        self.remember_flows(seen);
+        self.remember_flows(generation, seen);
         self.faults.check(FaultPoint::AfterCommit)
     }
 

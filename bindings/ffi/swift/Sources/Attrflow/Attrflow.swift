@@ -2025,9 +2025,12 @@ public protocol StoreProtocol: AnyObject, Sendable {
     
     /**
      * Starts a flow of `flow_type` under `flow_id` with `initial` values, and returns its
-     * run ID (the running one's with `ignore_already_started`).
+     * run ID (the running one's with `ignore_already_started`). When the ID already has a
+     * run, `id_reuse_policy` decides (absent: a new run once the previous one is stopped,
+     * as in Dex); a refused start fails with `FlowAlreadyStarted`, whose `status` says
+     * where the existing run stands.
      */
-    func startFlow(flowType: String, flowId: String, initial: [InitialValue], ignoreAlreadyStarted: Bool) throws  -> String
+    func startFlow(flowType: String, flowId: String, initial: [InitialValue], ignoreAlreadyStarted: Bool, idReusePolicy: IdReusePolicy?) throws  -> String
     
     /**
      * Where the flow `flow_id` stands: its run, type, status and start, and once stopped
@@ -2060,8 +2063,8 @@ public protocol StoreProtocol: AnyObject, Sendable {
     
     /**
      * Stops the flow `flow_id` (`stop` absent means `Cancel`, as in Dex): from then on
-     * every RPC on it, a second stop and a start under its ID fail with `FlowNotActive`;
-     * its values stay readable (`getAttribute`).
+     * every RPC on it and a second stop fail with `FlowNotActive`, until `startFlow`
+     * begins a new run under its ID; its values stay readable (`getAttribute`) until then.
      */
     func stopFlow(flowId: String, stop: StopType?, reason: String?) throws 
     
@@ -2459,9 +2462,12 @@ open func registerFlowType(flowType: FlowType)throws   {try rustCallWithError(Ff
     
     /**
      * Starts a flow of `flow_type` under `flow_id` with `initial` values, and returns its
-     * run ID (the running one's with `ignore_already_started`).
+     * run ID (the running one's with `ignore_already_started`). When the ID already has a
+     * run, `id_reuse_policy` decides (absent: a new run once the previous one is stopped,
+     * as in Dex); a refused start fails with `FlowAlreadyStarted`, whose `status` says
+     * where the existing run stands.
      */
-open func startFlow(flowType: String, flowId: String, initial: [InitialValue] = [], ignoreAlreadyStarted: Bool = false)throws  -> String  {
+open func startFlow(flowType: String, flowId: String, initial: [InitialValue] = [], ignoreAlreadyStarted: Bool = false, idReusePolicy: IdReusePolicy? = nil)throws  -> String  {
     return try  FfiConverterString.lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
         uniffiCallStatus in
     uniffi_attrflow_ffi_fn_method_store_start_flow(
@@ -2469,7 +2475,8 @@ open func startFlow(flowType: String, flowId: String, initial: [InitialValue] = 
         FfiConverterString.lower(flowType),
         FfiConverterString.lower(flowId),
         FfiConverterSequenceTypeInitialValue.lower(initial),
-        FfiConverterBool.lower(ignoreAlreadyStarted),uniffiCallStatus
+        FfiConverterBool.lower(ignoreAlreadyStarted),
+        FfiConverterOptionTypeIdReusePolicy.lower(idReusePolicy),uniffiCallStatus
     )
 })
 }
@@ -2539,8 +2546,8 @@ open func setAttribute(flowId: String, target: LockTarget, json: String, runId: 
     
     /**
      * Stops the flow `flow_id` (`stop` absent means `Cancel`, as in Dex): from then on
-     * every RPC on it, a second stop and a start under its ID fail with `FlowNotActive`;
-     * its values stay readable (`getAttribute`).
+     * every RPC on it and a second stop fail with `FlowNotActive`, until `startFlow`
+     * begins a new run under its ID; its values stay readable (`getAttribute`) until then.
      */
 open func stopFlow(flowId: String, stop: StopType? = nil, reason: String? = nil)throws   {try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
         uniffiCallStatus in
@@ -4866,7 +4873,7 @@ enum AttrflowError: Swift.Error, Equatable, Hashable, Foundation.LocalizedError 
          */flowId: String
     )
     /**
-     * The flow was stopped: it serves no RPCs and its ID is not started again.
+     * The flow was stopped: it serves no RPCs until a start begins a new run under its ID.
      */
     case FlowNotActive(
         /**
@@ -4880,7 +4887,8 @@ enum AttrflowError: Swift.Error, Equatable, Hashable, Foundation.LocalizedError 
          */status: String
     )
     /**
-     * A flow with this ID is already running.
+     * A flow with this ID already has a run and the start's ID reuse policy does not
+     * begin another.
      */
     case FlowAlreadyStarted(
         /**
@@ -4890,8 +4898,12 @@ enum AttrflowError: Swift.Error, Equatable, Hashable, Foundation.LocalizedError 
          * The flow ID asked for.
          */flowId: String, 
         /**
-         * The run ID of the running flow.
-         */runId: String
+         * The run ID of the existing run.
+         */runId: String, 
+        /**
+         * Where that run stands: `running`, or how it was stopped (`canceled`,
+         * `terminated`, `failed`).
+         */status: String
     )
     /**
      * The caller's input broke a rule (a bad name, a missing field, malformed JSON).
@@ -5020,7 +5032,8 @@ public struct FfiConverterTypeAttrflowError: FfiConverterRustBuffer {
         case 4: return .FlowAlreadyStarted(
             reason: try FfiConverterString.read(from: &buf), 
             flowId: try FfiConverterString.read(from: &buf), 
-            runId: try FfiConverterString.read(from: &buf)
+            runId: try FfiConverterString.read(from: &buf), 
+            status: try FfiConverterString.read(from: &buf)
             )
         case 5: return .InvalidInput(
             reason: try FfiConverterString.read(from: &buf)
@@ -5082,11 +5095,12 @@ public struct FfiConverterTypeAttrflowError: FfiConverterRustBuffer {
             FfiConverterString.write(status, into: &buf)
             
         
-        case let .FlowAlreadyStarted(reason,flowId,runId):
+        case let .FlowAlreadyStarted(reason,flowId,runId,status):
             writeInt(&buf, Int32(4))
             FfiConverterString.write(reason, into: &buf)
             FfiConverterString.write(flowId, into: &buf)
             FfiConverterString.write(runId, into: &buf)
+            FfiConverterString.write(status, into: &buf)
             
         
         case let .InvalidInput(reason):
@@ -5317,6 +5331,102 @@ public func FfiConverterTypeHandlerError_lift(_ buf: RustBuffer) throws -> Handl
 public func FfiConverterTypeHandlerError_lower(_ value: HandlerError) -> RustBuffer {
     return FfiConverterTypeHandlerError.lower(value)
 }
+
+
+/**
+ * Whether `startFlow` may begin a new run under a flow ID that already has one, as Dex's
+ * `IdReusePolicy` says; a new run replaces the previous one and its values.
+ */
+
+public enum IdReusePolicy: Equatable, Hashable {
+    
+    /**
+     * A new run once the previous one is stopped (Dex's default).
+     */
+    case allowIfNotRunning
+    /**
+     * A new run only after a run stopped as failed.
+     */
+    case allowIfPreviousFailed
+    /**
+     * Never a second run.
+     */
+    case disallow
+    /**
+     * A running flow is terminated and replaced; a stopped one is replaced too.
+     */
+    case terminateIfRunning
+
+
+
+
+
+}
+
+#if compiler(>=6)
+extension IdReusePolicy: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeIdReusePolicy: FfiConverterRustBuffer {
+    typealias SwiftType = IdReusePolicy
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> IdReusePolicy {
+        let variant: Int32 = try readInt(&buf)
+        switch variant {
+        
+        case 1: return .allowIfNotRunning
+        
+        case 2: return .allowIfPreviousFailed
+        
+        case 3: return .disallow
+        
+        case 4: return .terminateIfRunning
+        
+        default: throw UniffiInternalError.unexpectedEnumCase
+        }
+    }
+
+    public static func write(_ value: IdReusePolicy, into buf: inout [UInt8]) {
+        switch value {
+        
+        
+        case .allowIfNotRunning:
+            writeInt(&buf, Int32(1))
+        
+        
+        case .allowIfPreviousFailed:
+            writeInt(&buf, Int32(2))
+        
+        
+        case .disallow:
+            writeInt(&buf, Int32(3))
+        
+        
+        case .terminateIfRunning:
+            writeInt(&buf, Int32(4))
+        
+        }
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeIdReusePolicy_lift(_ buf: RustBuffer) throws -> IdReusePolicy {
+    return try FfiConverterTypeIdReusePolicy.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeIdReusePolicy_lower(_ value: IdReusePolicy) -> RustBuffer {
+    return FfiConverterTypeIdReusePolicy.lower(value)
+}
+
 
 
 /**
@@ -5631,6 +5741,30 @@ fileprivate struct FfiConverterOptionTypeDurability: FfiConverterRustBuffer {
         switch try readInt(&buf) as Int8 {
         case 0: return nil
         case 1: return try FfiConverterTypeDurability.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+fileprivate struct FfiConverterOptionTypeIdReusePolicy: FfiConverterRustBuffer {
+    typealias SwiftType = IdReusePolicy?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterTypeIdReusePolicy.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterTypeIdReusePolicy.read(from: &buf)
         default: throw UniffiInternalError.unexpectedOptionalTag
         }
     }
@@ -6133,7 +6267,7 @@ private let initializationResult: InitializationResult = {
     if (uniffi_attrflow_ffi_checksum_method_store_register_flow_type() != 32464) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_attrflow_ffi_checksum_method_store_start_flow() != 23989) {
+    if (uniffi_attrflow_ffi_checksum_method_store_start_flow() != 16115) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_attrflow_ffi_checksum_method_store_describe_flow() != 44285) {
@@ -6148,7 +6282,7 @@ private let initializationResult: InitializationResult = {
     if (uniffi_attrflow_ffi_checksum_method_store_set_attribute() != 24416) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_attrflow_ffi_checksum_method_store_stop_flow() != 22689) {
+    if (uniffi_attrflow_ffi_checksum_method_store_stop_flow() != 39489) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_attrflow_ffi_checksum_method_store_wait_for_attribute_equal() != 7777) {

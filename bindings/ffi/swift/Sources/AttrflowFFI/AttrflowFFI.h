@@ -636,7 +636,7 @@ void uniffi_attrflow_ffi_fn_method_store_register_flow_type(uint64_t ptr, uint64
 #endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_STORE_START_FLOW
 #define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_STORE_START_FLOW
-RustBuffer uniffi_attrflow_ffi_fn_method_store_start_flow(uint64_t ptr, RustBuffer flow_type, RustBuffer flow_id, RustBuffer initial, int8_t ignore_already_started, RustCallStatus *_Nonnull out_status
+RustBuffer uniffi_attrflow_ffi_fn_method_store_start_flow(uint64_t ptr, RustBuffer flow_type, RustBuffer flow_id, RustBuffer initial, int8_t ignore_already_started, RustBuffer id_reuse_policy, RustCallStatus *_Nonnull out_status
 );
 #endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_STORE_DESCRIBE_FLOW

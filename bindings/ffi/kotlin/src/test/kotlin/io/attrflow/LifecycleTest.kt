@@ -42,13 +42,40 @@ class LifecycleTest {
             assertEquals("failed", refused.status)
             assertEquals("c-1", refused.flowId)
             assertThrows<AttrflowException.FlowNotActive> { store.stopFlow("c-1") }
-            assertThrows<AttrflowException.FlowNotActive> { store.startFlow("Counter", "c-1", ignoreAlreadyStarted = true) }
+            val disallowed = assertThrows<AttrflowException.FlowAlreadyStarted> {
+                store.startFlow("Counter", "c-1", ignoreAlreadyStarted = true, idReusePolicy = IdReusePolicy.DISALLOW)
+            }
+            assertEquals("failed", disallowed.status)
+            assertEquals(runId, disallowed.runId)
 
             val stopped = store.describeFlow("c-1")
             assertEquals("failed", stopped.status)
             assertEquals("operator", stopped.reason)
             assertTrue(stopped.closedAtMs!! >= running.startedAtMs)
             assertEquals(1, store.attribute<Int>("c-1", "count"))
+        }
+    }
+
+    @Test
+    fun `a start under a used ID follows its ID reuse policy`() {
+        freshCounterStore().use { store ->
+            val first = store.startFlow("Counter", "c-4")
+            assertEquals(1, store.invoke<Unit, Int>("Counter", "c-4", "Increment", Unit))
+            val running = assertThrows<AttrflowException.FlowAlreadyStarted> { store.startFlow("Counter", "c-4") }
+            assertEquals("running", running.status)
+            store.stopFlow("c-4", StopType.FAIL, null)
+            val refused = assertThrows<AttrflowException.FlowAlreadyStarted> {
+                store.startFlow("Counter", "c-4", idReusePolicy = IdReusePolicy.DISALLOW)
+            }
+            assertEquals("failed", refused.status)
+            // After a failed run, ALLOW_IF_PREVIOUS_FAILED (and the default) begin a new run
+            // that holds only its own initial values.
+            val second = store.startFlow("Counter", "c-4", idReusePolicy = IdReusePolicy.ALLOW_IF_PREVIOUS_FAILED)
+            assertTrue(second != first)
+            assertEquals(1, store.invoke<Unit, Int>("Counter", "c-4", "Increment", Unit))
+            val third = store.startFlow("Counter", "c-4", idReusePolicy = IdReusePolicy.TERMINATE_IF_RUNNING)
+            assertEquals(FlowInfo("c-4", third, "Counter", "running", store.describeFlow("c-4").startedAtMs, null, null), store.describeFlow("c-4"))
+            assertEquals(0, store.attribute<Int>("c-4", "count"))
         }
     }
 
