@@ -13,10 +13,11 @@
 //! rest), but a start may replace a flow's run ([`crate::store::Store::start_flow`]), and
 //! with it the record's type and run ID. Such a start also counts one more in the file's
 //! `user_version` (a number SQLite keeps in the file's header for the application, 0 in a
-//! new file), in its own transaction; every group reads that number once it holds the
-//! write lock, and the flows remembered under another number are forgotten before any is
-//! used, whichever process or connection replaced a run. Lock-free reads (outside a group)
-//! look their flow up in their own snapshot.
+//! new file), in its own transaction. Every group reads that number once it holds the
+//! write lock, and every lock-free read (outside a group) in its own snapshot; flows are
+//! remembered under the number they were read at and used only by a transaction that read
+//! the same number, and a higher number makes those remembered before forgotten, whichever
+//! process or connection replaced a run.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -84,13 +85,16 @@ impl SqliteStore {
         known.flows.get(flow_id).cloned()
     }
 
-    /// Remembers flows known to be committed at `generation`, the file's latest: those
-    /// remembered at another are forgotten first.
+    /// Remembers flows known to be committed at `generation`. A later generation than the
+    /// one remembered makes those remembered before forgotten first; flows of an earlier
+    /// one (a reader's older snapshot) are not remembered.
     fn remember_flows(&self, generation: i64, flows: impl IntoIterator<Item = FlowRecord>) {
         let mut known = self.shared.flows.lock();
-        if known.generation != generation {
+        if generation > known.generation {
             known.flows.clear();
             known.generation = generation;
+        } else if generation < known.generation {
+            return;
         }
         for flow in flows {
             if known.flows.len() >= REMEMBERED_FLOWS {
@@ -251,7 +255,9 @@ impl GroupBackend for SqliteStore {
             group.seen.push(flow.clone());
             return Ok(StartOutcome::Started);
         };
-        // Last, so that the count changes only with a replacement that holds.
+        // Last, so that the count changes only with a replacement that holds. (Past
+        // i32::MAX it starts again at 0; a process that remembered flows at a higher count
+        // then never uses them again, which costs it a lookup per call, not a wrong one.)
         let generation = group.generation.wrapping_add(1) & i64::from(i32::MAX);
         self.run_statement(
             &group.conn,
@@ -266,7 +272,15 @@ impl GroupBackend for SqliteStore {
     fn read_committed(&self, flow_id: &str, body: &mut RpcBody<'_>) -> Result<Vec<Write>> {
         let mut conn = self.checkout()?;
         let tx = self.begin(&mut conn, TransactionBehavior::Deferred)?;
-        let flow = self.require_flow(&tx, flow_id)?;
+        let generation = self.generation(&tx)?;
+        let flow = match self.cached_flow(generation, flow_id) {
+            Some(flow) => flow,
+            None => {
+                let flow = self.require_flow(&tx, flow_id)?;
+                self.remember_flows(generation, [flow.clone()]);
+                flow
+            }
+        };
         body(&mut TxReader {
             store: self,
             tx: &tx,
