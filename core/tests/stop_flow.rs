@@ -293,7 +293,7 @@ fn a_built_in_flow_stops_too() {
     assert!(
         matches!(
             again,
-            Err(Error::FlowAlreadyStarted {
+            Err(Error::FlowNotActive {
                 status: FlowStatus::Terminated,
                 ..
             })

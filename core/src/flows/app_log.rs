@@ -53,7 +53,7 @@ use crate::chunked_log::{ChunkedLog, PageToken};
 use crate::context::RpcContext;
 use crate::definition::{FlowDefinition, RpcDefinition};
 use crate::error::{Error, Result};
-use crate::options::{IdReusePolicy, RpcInvokeOptions, StartFlowOptions};
+use crate::options::RpcInvokeOptions;
 use crate::output::RpcOutput;
 use crate::retry::RetryPolicy;
 use crate::runtime::{ReadRpc, Runtime};
@@ -320,16 +320,10 @@ impl<'r> AppLog<'r> {
     }
 
     /// Starts the flow, or returns the running one's run ID (idempotent). A stopped
-    /// one is not started again (that would begin a new run without its values): that
-    /// fails with [`Error::FlowAlreadyStarted`] saying how it was stopped.
+    /// one is not started again (a new run would hold none of its values): that fails with
+    /// [`Error::FlowNotActive`] saying how it was stopped.
     pub fn start(&self) -> Result<String> {
-        self.runtime.start_flow(
-            FLOW_TYPE,
-            self.flow_id,
-            &StartFlowOptions::new()
-                .ignore_already_started(true)
-                .id_reuse_policy(IdReusePolicy::Disallow),
-        )
+        super::ensure_started(self.runtime, FLOW_TYPE, self.flow_id)
     }
 
     /// Appends `record` to `log` once. A concurrent append to the same log gives a

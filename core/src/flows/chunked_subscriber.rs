@@ -26,7 +26,7 @@ use crate::chunked_log::{
 use crate::context::RpcContext;
 use crate::definition::{FlowDefinition, RpcDefinition};
 use crate::error::{Error, Result};
-use crate::options::{IdReusePolicy, RpcInvokeOptions, StartFlowOptions};
+use crate::options::RpcInvokeOptions;
 use crate::output::RpcOutput;
 use crate::retry::RetryPolicy;
 use crate::runtime::{ReadRpc, Runtime};
@@ -229,16 +229,10 @@ impl<'r> SubscriberArchive<'r> {
     }
 
     /// Starts the archive, or returns the running one's run ID (idempotent). A stopped
-    /// one is not started again (that would begin a new run without its values): that
-    /// fails with [`Error::FlowAlreadyStarted`] saying how it was stopped.
+    /// one is not started again (a new run would hold none of its values): that fails with
+    /// [`Error::FlowNotActive`] saying how it was stopped.
     pub fn start(&self) -> Result<String> {
-        self.runtime.start_flow(
-            FLOW_TYPE,
-            self.flow_id,
-            &StartFlowOptions::new()
-                .ignore_already_started(true)
-                .id_reuse_policy(IdReusePolicy::Disallow),
-        )
+        super::ensure_started(self.runtime, FLOW_TYPE, self.flow_id)
     }
 
     /// Appends a subscriber once. A concurrent append gives a retryable

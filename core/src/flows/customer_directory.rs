@@ -23,7 +23,7 @@ use crate::context::RpcContext;
 use crate::definition::{FlowDefinition, RpcDefinition};
 use crate::error::{Error, Result};
 use crate::hash_partition::HashPartitions;
-use crate::options::{IdReusePolicy, RpcInvokeOptions, StartFlowOptions};
+use crate::options::RpcInvokeOptions;
 use crate::output::RpcOutput;
 use crate::retry::RetryPolicy;
 use crate::runtime::Runtime;
@@ -261,16 +261,10 @@ impl<'r> CustomerDirectory<'r> {
     }
 
     /// Starts the directory, or returns the running one's run ID (idempotent). A stopped
-    /// one is not started again (that would begin a new run without its values): that
-    /// fails with [`Error::FlowAlreadyStarted`] saying how it was stopped.
+    /// one is not started again (a new run would hold none of its values): that fails with
+    /// [`Error::FlowNotActive`] saying how it was stopped.
     pub fn start(&self) -> Result<String> {
-        self.runtime.start_flow(
-            FLOW_TYPE,
-            self.flow_id,
-            &StartFlowOptions::new()
-                .ignore_already_started(true)
-                .id_reuse_policy(IdReusePolicy::Disallow),
-        )
+        super::ensure_started(self.runtime, FLOW_TYPE, self.flow_id)
     }
 
     /// Saves a profile under its canonical email once, locking and loading its bucket, and

@@ -8,7 +8,9 @@ pub mod inspect;
 use std::sync::Arc;
 
 use crate::definition::FlowDefinition;
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::lifecycle::FlowStatus;
+use crate::options::{IdReusePolicy, StartFlowOptions};
 use crate::runtime::Runtime;
 use crate::store::{open_store, Store};
 
@@ -28,6 +30,24 @@ pub fn built_in_named(flow_type: &str) -> Option<FlowDefinition> {
     built_in()
         .into_iter()
         .find(|definition| definition.flow_type() == flow_type)
+}
+
+/// Starts the built-in flow `flow_id` of `flow_type`, or returns the running one's run ID:
+/// what the built-in clients' `start` does. A stopped one is not started again (a new run
+/// would hold none of its values): that fails with [`Error::FlowNotActive`] saying how it
+/// was stopped, as every call on it does.
+fn ensure_started(runtime: &Runtime, flow_type: &str, flow_id: &str) -> Result<String> {
+    let options = StartFlowOptions::new()
+        .ignore_already_started(true)
+        .id_reuse_policy(IdReusePolicy::Disallow);
+    runtime
+        .start_flow(flow_type, flow_id, &options)
+        .map_err(|error| match error {
+            Error::FlowAlreadyStarted {
+                flow_id, status, ..
+            } if status != FlowStatus::Running => Error::FlowNotActive { flow_id, status },
+            other => other,
+        })
 }
 
 // The constructors that register the built-in flows live here, beside them, so that the

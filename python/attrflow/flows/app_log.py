@@ -262,7 +262,7 @@ class AppLog:
     def start(self) -> str:
         """Starts the app log, or returns the running one's run ID. A stopped one is
         not started again (a new run would hold none of its values): that raises
-        ``FlowAlreadyStartedError`` saying how it was stopped."""
+        ``FlowStoppedError`` saying how it was stopped."""
         return self._native.start()
 
     def append_with_retry(self, log: str, record: Any) -> LogEntry:

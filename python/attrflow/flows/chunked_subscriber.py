@@ -393,7 +393,7 @@ class SubscriberArchive:
     def start(self) -> str:
         """Starts the archive, or returns the running one's run ID. A stopped one is
         not started again (a new run would hold none of its values): that raises
-        ``FlowAlreadyStartedError`` saying how it was stopped."""
+        ``FlowStoppedError`` saying how it was stopped."""
         return self._native.start()
 
     def page(self, page_token: str = "") -> SubscriberPage:

@@ -163,7 +163,7 @@ class CustomerDirectory:
     def start(self) -> str:
         """Starts the directory, or returns the running one's run ID. A stopped one is
         not started again (a new run would hold none of its values): that raises
-        ``FlowAlreadyStartedError`` saying how it was stopped."""
+        ``FlowStoppedError`` saying how it was stopped."""
         return self._native.start()
 
     def upsert_with_retry(self, profile: CustomerProfile) -> CustomerProfile:
