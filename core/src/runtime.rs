@@ -520,11 +520,17 @@ impl Runtime {
         self.check_process()?;
         validate_flow_id(flow_id)?;
         let (flow, closed) = self.read_run_state(flow_id)?;
+        self.summary(flow, closed)
+    }
+
+    /// Where `flow` stands, `closed` once its run was stopped: its record, with when it
+    /// started read from the store.
+    fn summary(&self, flow: FlowRecord, closed: Option<ClosedRun>) -> Result<FlowSummary> {
         let started_at_ms =
             self.store
-                .started_at_ms(flow_id)?
+                .started_at_ms(&flow.flow_id)?
                 .ok_or_else(|| Error::FlowNotFound {
-                    flow_id: flow_id.to_owned(),
+                    flow_id: flow.flow_id.clone(),
                 })?;
         Ok(FlowSummary {
             flow_id: flow.flow_id,
@@ -534,6 +540,35 @@ impl Runtime {
             started_at_ms,
             closed,
         })
+    }
+
+    /// Waits until the run of the flow `flow_id` is closed, as Dex's `wait_for_flow` waits
+    /// for a flow to close, for at most `timeout` (up to
+    /// [`crate::limits::MAX_TAIL_TIMEOUT`]): where the flow stands once its run is stopped
+    /// (at once when it already is), `None` when the time runs out first. An attrflow run
+    /// closes only by [`Runtime::stop_flow`]. It waits as
+    /// [`Runtime::wait_for_attribute_equal`] does, each look one lock-free read of the
+    /// run state; a flow never started is [`Error::FlowNotFound`].
+    pub fn wait_for_flow(
+        &self,
+        flow_id: &str,
+        timeout: std::time::Duration,
+    ) -> Result<Option<FlowSummary>> {
+        self.check_process()?;
+        validate_flow_id(flow_id)?;
+        let seen = crate::chunked_log::tail::wait_for_records(
+            &self.commits,
+            timeout,
+            || self.store.watch_changes(),
+            || {
+                let (flow, closed) = self.read_run_state(flow_id)?;
+                let seen = closed.map(|closed| (flow, closed));
+                let found = seen.is_some();
+                Ok((seen, found))
+            },
+        )?;
+        seen.map(|(flow, closed)| self.summary(flow, Some(closed)))
+            .transpose()
     }
 
     /// The flow's record and, once it was stopped, its closed run, read lock-free.

@@ -62,6 +62,7 @@ from attrflow.errors import (
 )
 from attrflow.flow import Flow, RPCResult
 from attrflow.flow_info import FlowInfo, FlowStatus
+from attrflow.flow_result import FlowErrorType, FlowResult
 from attrflow.options import (
     IdReusePolicy,
     RPCInvokeOptions,
@@ -88,10 +89,12 @@ __all__ = [
     "Flow",
     "FlowAlreadyStartedError",
     "FlowDefinitionError",
+    "FlowErrorType",
     "FlowInfo",
     "FlowNotActiveError",
     "FlowNotActiveOrNotFoundError",
     "FlowNotFoundError",
+    "FlowResult",
     "FlowStatus",
     "FlowStoppedError",
     "IdReusePolicy",

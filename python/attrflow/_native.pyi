@@ -380,6 +380,15 @@ class Runtime:
     @overload
     def describe_flow(self, flow_id: str, *, done: _Done) -> None:
         """Describes a flow on a worker thread; ``done``'s future receives the tuple."""
+    @overload
+    def wait_for_flow(
+        self, flow_id: str, timeout: float, *, done: None = None
+    ) -> tuple[str, str, str, str, int, int | None, str | None] | None:
+        """Waits up to ``timeout`` seconds for the flow's run to close: ``describe_flow``'s
+        tuple once it is, None when the time runs out."""
+    @overload
+    def wait_for_flow(self, flow_id: str, timeout: float, *, done: _Done) -> None:
+        """Waits on a worker thread; ``done``'s future receives the tuple or None."""
     def register_flow(
         self, flow_type: str, attributes: list[str], maps: list[str], rpcs: list[_Rpc]
     ) -> None:

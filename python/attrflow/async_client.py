@@ -38,6 +38,8 @@ from attrflow.client import (
     _attribute_arguments,
     _check_flow_id,
     _check_store,
+    _flow_result,
+    _flow_wait_arguments,
     _set_attribute_arguments,
     _stop_arguments,
     _wait_arguments,
@@ -46,6 +48,7 @@ from attrflow.client import (
 from attrflow.errors import DexServiceError, annotated
 from attrflow.flow import BoundRpc, Flow
 from attrflow.flow_info import FlowInfo
+from attrflow.flow_result import FlowResult
 from attrflow.metrics import Metrics
 from attrflow.options import RPCInvokeOptions, StartFlowOptions, StopFlowOptions
 
@@ -247,6 +250,16 @@ class AsyncClient:
         except DexServiceError as error:
             annotated(error, "stop_flow", flow_id)
             raise
+
+    async def wait_for_flow(self, flow_id: str, timeout: timedelta | None = None) -> FlowResult:
+        """See :meth:`attrflow.Client.wait_for_flow`; the wait runs on a worker thread."""
+        arguments = _flow_wait_arguments(flow_id, timeout)
+        try:
+            closed = await _call(self._client._runtime.wait_for_flow, *arguments)
+        except DexServiceError as error:
+            annotated(error, "wait_for_flow", flow_id)
+            raise
+        return _flow_result(flow_id, closed, arguments[1])
 
     async def describe_flow(self, flow_id: str) -> FlowInfo:
         """See :meth:`attrflow.Client.describe_flow`."""

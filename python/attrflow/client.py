@@ -24,6 +24,7 @@ from attrflow.errors import (
 )
 from attrflow.flow import BoundRpc, Flow, resolve_rpc
 from attrflow.flow_info import FlowInfo
+from attrflow.flow_result import FlowResult, of_closed
 from attrflow.metrics import Metrics
 from attrflow.options import RPCInvokeOptions, StartFlowOptions, StopFlowOptions
 
@@ -293,10 +294,10 @@ class Client:
     def stop_flow(self, flow_id: str, options: StopFlowOptions = _DEFAULT_STOP) -> None:
         """Stops the flow ``flow_id``, as Dex's ``Client.stop_flow`` does: its run ends
         ``CANCELED`` (or as ``options.type`` says) with ``options.reason`` kept. From then on
-        an RPC on it, a second stop and a start under its ID raise ``FlowStoppedError`` (a
-        ``FlowNotActiveError``; its ``status`` says how it ended); its values stay readable
-        with :meth:`get_attribute`. A flow never started raises
-        ``FlowNotActiveOrNotFoundError``."""
+        an RPC on it and a second stop raise ``FlowStoppedError`` (a ``FlowNotActiveError``;
+        its ``status`` says how it ended), until :meth:`start_flow` begins a new run under
+        its ID; its values stay readable with :meth:`get_attribute` until then. A flow never
+        started raises ``FlowNotActiveOrNotFoundError``."""
         arguments = _stop_arguments(flow_id, options)
         try:
             self._runtime.stop_flow(*arguments)
@@ -315,6 +316,21 @@ class Client:
             annotated(error, "describe_flow", flow_id)
             raise
         return flow_info.from_native(described)
+
+    def wait_for_flow(self, flow_id: str, timeout: timedelta | None = None) -> FlowResult:
+        """Waits until the run of the flow ``flow_id`` closes and returns its
+        :class:`FlowResult`, as Dex's ``Client.wait_for_flow``: at once for a stopped flow,
+        otherwise when ``stop_flow`` (of any client, process or host) commits; an attrflow
+        run closes no other way. ``timeout`` (a ``timedelta``, at most 60 seconds; ``None``
+        is 60 seconds) running out raises ``LongPollTimeoutError``, which a caller may
+        retry by waiting again; a flow never started raises ``FlowNotFoundError``."""
+        arguments = _flow_wait_arguments(flow_id, timeout)
+        try:
+            closed = self._runtime.wait_for_flow(*arguments)
+        except DexServiceError as error:
+            annotated(error, "wait_for_flow", flow_id)
+            raise
+        return _flow_result(flow_id, closed, arguments[1])
 
     def _start_arguments(
         self, flow: Flow, flow_id: str, input: None, options: StartFlowOptions
@@ -553,6 +569,32 @@ def _wait_timed_out(flow_id: str, shown: str) -> LongPollTimeoutError:
     error = LongPollTimeoutError(f"flow {flow_id!r} did not reach {shown}", flow_id)
     error.operation = "wait_for_attribute_equal"
     return error
+
+
+def _flow_wait_arguments(flow_id: str, timeout: timedelta | None) -> tuple[str, float]:
+    """The checked arguments of the native ``wait_for_flow``."""
+    _check_flow_id(flow_id)
+    if timeout is None:
+        return flow_id, _native.MAX_TAIL_TIMEOUT_SECONDS
+    if not isinstance(timeout, timedelta):
+        raise TypeError(f"timeout must be a datetime.timedelta, not {type(timeout).__name__}")
+    return flow_id, timeout.total_seconds()
+
+
+def _flow_result(
+    flow_id: str,
+    closed: tuple[str, str, str, str, int, int | None, str | None] | None,
+    seconds: float,
+) -> FlowResult:
+    """The result of the native ``wait_for_flow``: the closed run's :class:`FlowResult`, or
+    ``LongPollTimeoutError`` when the time ran out first."""
+    if closed is None:
+        error = LongPollTimeoutError(
+            f"flow {flow_id!r} was still running after {seconds:g} s", flow_id
+        )
+        error.operation = "wait_for_flow"
+        raise error
+    return of_closed(flow_info.from_native(closed))
 
 
 def _stop_arguments(flow_id: str, options: StopFlowOptions) -> tuple[str, str, str | None]:

@@ -1,6 +1,6 @@
 //! A flow's run from outside its RPCs: `store.stopFlow`, `store.describeFlow`,
-//! `store.getAttribute`, `store.setAttribute` and `store.waitForAttributeEqual`, as the
-//! core's `Runtime` methods of the same names do them.
+//! `store.waitForFlow`, `store.getAttribute`, `store.setAttribute` and
+//! `store.waitForAttributeEqual`, as the core's `Runtime` methods of the same names do them.
 
 use attrflow::definition::MapInstance;
 
@@ -74,6 +74,24 @@ pub struct FlowInfo {
     pub reason: Option<String>,
 }
 
+impl From<attrflow::FlowSummary> for FlowInfo {
+    fn from(summary: attrflow::FlowSummary) -> Self {
+        let (closed_at_ms, reason) = match summary.closed {
+            Some(closed) => (Some(closed.closed_at_ms), closed.reason),
+            None => (None, None),
+        };
+        FlowInfo {
+            flow_id: summary.flow_id,
+            run_id: summary.run_id,
+            flow_type: summary.flow_type,
+            status: summary.status.as_str().to_owned(),
+            started_at_ms: summary.started_at_ms,
+            closed_at_ms,
+            reason,
+        }
+    }
+}
+
 #[uniffi::export]
 impl Store {
     /// Stops the flow `flow_id` (`stop` absent means `Cancel`, as in Dex): from then on
@@ -99,20 +117,17 @@ impl Store {
     /// Where the flow `flow_id` stands: its run, type, status and start, and once stopped
     /// when and why.
     pub fn describe_flow(&self, flow_id: String) -> Result<FlowInfo> {
-        let summary = self.runtime.describe_flow(&flow_id)?;
-        let (closed_at_ms, reason) = match summary.closed {
-            Some(closed) => (Some(closed.closed_at_ms), closed.reason),
-            None => (None, None),
-        };
-        Ok(FlowInfo {
-            flow_id: summary.flow_id,
-            run_id: summary.run_id,
-            flow_type: summary.flow_type,
-            status: summary.status.as_str().to_owned(),
-            started_at_ms: summary.started_at_ms,
-            closed_at_ms,
-            reason,
-        })
+        Ok(self.runtime.describe_flow(&flow_id)?.into())
+    }
+
+    /// Waits (blocking) up to `timeout_ms` (at most 60 000) for the run of the flow
+    /// `flow_id` to close, as Dex's `wait_for_flow`: the flow as `describeFlow` gives it once
+    /// stopped (at once when it already is), null when the time runs out first.
+    pub fn wait_for_flow(&self, flow_id: String, timeout_ms: u64) -> Result<Option<FlowInfo>> {
+        let closed = self
+            .runtime
+            .wait_for_flow(&flow_id, std::time::Duration::from_millis(timeout_ms))?;
+        Ok(closed.map(Into::into))
     }
 
     /// The committed JSON text of the Attribute `target.target` (with `target.instance`, of

@@ -235,9 +235,14 @@ fn tail_arguments(
 ) -> PyResult<(u64, u64, Duration)> {
     let after = unsigned(after, |shown| after_out_of_range(shown))?;
     let limit = unsigned(limit, |shown| limit_out_of_range(shown))?;
-    let timeout = Duration::try_from_secs_f64(timeout)
-        .map_err(|_| to_py_err(py, timeout_out_of_range(format_args!("{timeout} seconds"))))?;
-    Ok((after, limit, timeout))
+    Ok((after, limit, wait_timeout(py, timeout)?))
+}
+
+/// A wait's `timeout` in seconds as a duration; a negative, infinite or NaN one is the
+/// core's out-of-range error (the core checks the upper limit).
+pub(crate) fn wait_timeout(py: Python<'_>, timeout: f64) -> PyResult<Duration> {
+    Duration::try_from_secs_f64(timeout)
+        .map_err(|_| to_py_err(py, timeout_out_of_range(format_args!("{timeout} seconds"))))
 }
 
 /// Runs `work` (a tail, which may wait long) now with the GIL released and returns its

@@ -2,9 +2,7 @@
 //! Python thread.
 
 use std::sync::{Arc, PoisonError, RwLock};
-use std::time::Duration;
 
-use attrflow::chunked_log::tail::timeout_out_of_range;
 use attrflow::definition::MapInstance;
 use attrflow::store::{StoreUrl, Synchronous};
 use attrflow::{
@@ -17,6 +15,7 @@ use serde_json::Value;
 use crate::decode::Decoder;
 use crate::errors::IntoPyResult;
 use crate::executor;
+use crate::flow_clients::wait_timeout;
 use crate::python_flow::{self, RpcArg};
 use crate::text::{JsonText, Text};
 use crate::transcode;
@@ -198,9 +197,7 @@ impl NativeRuntime {
         done: Option<executor::Done>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let runtime = self.runtime().into_py_result(py)?;
-        let timeout = Duration::try_from_secs_f64(timeout)
-            .map_err(|_| timeout_out_of_range(format_args!("{timeout} seconds")))
-            .into_py_result(py)?;
+        let timeout = wait_timeout(py, timeout)?;
         let wait = move || {
             let target = value_target(name, instance);
             runtime.wait_for_attribute_equal(&flow_id, &target, &expected, timeout)
@@ -284,25 +281,33 @@ impl NativeRuntime {
         let runtime = self.runtime().into_py_result(py)?;
         let read = move || runtime.describe_flow(&flow_id);
         let finish = |py: Python<'_>, described: attrflow::Result<FlowSummary>| {
-            let summary = described.into_py_result(py)?;
-            let (closed_at_ms, reason) = match summary.closed {
-                Some(closed) => (Some(closed.closed_at_ms), closed.reason),
-                None => (None, None),
-            };
-            Ok((
-                summary.flow_id,
-                summary.run_id,
-                summary.flow_type,
-                summary.status.as_str(),
-                summary.started_at_ms,
-                closed_at_ms,
-                reason,
-            )
-                .into_pyobject(py)?
-                .into_any()
-                .unbind())
+            summary_tuple(py, described.into_py_result(py)?)
         };
         here_or_on_a_worker(py, done, read, finish)
+    }
+
+    /// Waits at most `timeout` seconds for the run of the flow `flow_id` to close, as the
+    /// core's `Runtime::wait_for_flow` does: the closed flow as `describe_flow`'s tuple, or
+    /// `None` when the time runs out first.
+    ///
+    /// With `done`, the wait runs on a worker thread instead: this returns `None` at once
+    /// and `done`'s future is later completed with the outcome or the exception.
+    #[pyo3(signature = (flow_id, timeout, *, done = None))]
+    fn wait_for_flow<'py>(
+        &self,
+        py: Python<'py>,
+        flow_id: Text,
+        timeout: f64,
+        done: Option<executor::Done>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let runtime = self.runtime().into_py_result(py)?;
+        let timeout = wait_timeout(py, timeout)?;
+        let wait = move || runtime.wait_for_flow(&flow_id, timeout);
+        let finish = |py: Python<'_>, closed: attrflow::Result<Option<FlowSummary>>| {
+            let closed = closed.into_py_result(py)?;
+            closed.map_or_else(|| Ok(py.None()), |summary| summary_tuple(py, summary))
+        };
+        here_or_on_a_worker(py, done, wait, finish)
     }
 
     /// Invokes an RPC and returns its output decoded by `decoder` (`what` names the output
@@ -581,6 +586,27 @@ where
         Some(done) => submitted(py, executor::submit(done, work, finish)),
         None => Ok(finish(py, py.detach(work))?.into_bound(py)),
     }
+}
+
+/// Where a flow stands, as the tuple `describe_flow` returns: `(flow_id, run_id,
+/// flow_type, status, started_at_ms, closed_at_ms, reason)`.
+fn summary_tuple(py: Python<'_>, summary: FlowSummary) -> PyResult<Py<PyAny>> {
+    let (closed_at_ms, reason) = match summary.closed {
+        Some(closed) => (Some(closed.closed_at_ms), closed.reason),
+        None => (None, None),
+    };
+    Ok((
+        summary.flow_id,
+        summary.run_id,
+        summary.flow_type,
+        summary.status.as_str(),
+        summary.started_at_ms,
+        closed_at_ms,
+        reason,
+    )
+        .into_pyobject(py)?
+        .into_any()
+        .unbind())
 }
 
 /// `None`, once a call is handed to a worker thread.

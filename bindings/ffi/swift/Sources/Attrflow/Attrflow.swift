@@ -2077,6 +2077,13 @@ public protocol StoreProtocol: AnyObject, Sendable {
     func waitForAttributeEqual(flowId: String, target: LockTarget, expectedJson: String, timeoutMs: UInt64) throws  -> Bool
     
     /**
+     * Waits (blocking) up to `timeout_ms` (at most 60 000) for the run of the flow
+     * `flow_id` to close, as Dex's `wait_for_flow`: the flow as `describeFlow` gives it once
+     * stopped (at once when it already is), null when the time runs out first.
+     */
+    func waitForFlow(flowId: String, timeoutMs: UInt64) throws  -> FlowInfo?
+    
+    /**
      * The counters of every store in this process: calls by outcome, lock conflicts,
      * commits and their latency.
      */
@@ -2574,6 +2581,22 @@ open func waitForAttributeEqual(flowId: String, target: LockTarget, expectedJson
         FfiConverterString.lower(flowId),
         FfiConverterTypeLockTarget_lower(target),
         FfiConverterString.lower(expectedJson),
+        FfiConverterUInt64.lower(timeoutMs),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Waits (blocking) up to `timeout_ms` (at most 60 000) for the run of the flow
+     * `flow_id` to close, as Dex's `wait_for_flow`: the flow as `describeFlow` gives it once
+     * stopped (at once when it already is), null when the time runs out first.
+     */
+open func waitForFlow(flowId: String, timeoutMs: UInt64)throws  -> FlowInfo?  {
+    return try  FfiConverterOptionTypeFlowInfo.lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_store_wait_for_flow(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(flowId),
         FfiConverterUInt64.lower(timeoutMs),uniffiCallStatus
     )
 })
@@ -5677,6 +5700,30 @@ fileprivate struct FfiConverterOptionString: FfiConverterRustBuffer {
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterOptionTypeFlowInfo: FfiConverterRustBuffer {
+    typealias SwiftType = FlowInfo?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterTypeFlowInfo.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterTypeFlowInfo.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterOptionTypeInvokeOptions: FfiConverterRustBuffer {
     typealias SwiftType = InvokeOptions?
 
@@ -6286,6 +6333,9 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_attrflow_ffi_checksum_method_store_wait_for_attribute_equal() != 7777) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_store_wait_for_flow() != 30903) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_attrflow_ffi_checksum_method_store_metrics() != 33112) {

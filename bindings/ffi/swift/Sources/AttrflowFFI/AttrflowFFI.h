@@ -669,6 +669,11 @@ void uniffi_attrflow_ffi_fn_method_store_stop_flow(uint64_t ptr, RustBuffer flow
 int8_t uniffi_attrflow_ffi_fn_method_store_wait_for_attribute_equal(uint64_t ptr, RustBuffer flow_id, RustBuffer target, RustBuffer expected_json, uint64_t timeout_ms, RustCallStatus *_Nonnull out_status
 );
 #endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_STORE_WAIT_FOR_FLOW
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_STORE_WAIT_FOR_FLOW
+RustBuffer uniffi_attrflow_ffi_fn_method_store_wait_for_flow(uint64_t ptr, RustBuffer flow_id, uint64_t timeout_ms, RustCallStatus *_Nonnull out_status
+);
+#endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_STORE_METRICS
 #define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_STORE_METRICS
 RustBuffer uniffi_attrflow_ffi_fn_method_store_metrics(uint64_t ptr, RustCallStatus *_Nonnull out_status
@@ -1402,6 +1407,12 @@ uint16_t uniffi_attrflow_ffi_checksum_method_store_stop_flow(void
 #ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_STORE_WAIT_FOR_ATTRIBUTE_EQUAL
 #define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_STORE_WAIT_FOR_ATTRIBUTE_EQUAL
 uint16_t uniffi_attrflow_ffi_checksum_method_store_wait_for_attribute_equal(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_STORE_WAIT_FOR_FLOW
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_METHOD_STORE_WAIT_FOR_FLOW
+uint16_t uniffi_attrflow_ffi_checksum_method_store_wait_for_flow(void
     
 );
 #endif

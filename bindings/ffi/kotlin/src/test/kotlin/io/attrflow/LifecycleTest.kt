@@ -49,10 +49,26 @@ class LifecycleTest {
             assertEquals(runId, disallowed.runId)
 
             val stopped = store.describeFlow("c-1")
+            assertEquals(stopped, store.waitForFlow("c-1", 30_000uL))
             assertEquals("failed", stopped.status)
             assertEquals("operator", stopped.reason)
             assertTrue(stopped.closedAtMs!! >= running.startedAtMs)
             assertEquals(1, store.attribute<Int>("c-1", "count"))
+        }
+    }
+
+    @Test
+    fun `waitForFlow returns once a stop commits and null while the flow runs`() {
+        freshCounterStore().use { store ->
+            store.startFlow("Counter", "c-5")
+            assertEquals(null, store.waitForFlow("c-5", 50uL))
+            val stopper = Thread { Thread.sleep(100); store.stopFlow("c-5", StopType.TERMINATE, "done") }
+            stopper.start()
+            val closed = store.waitForFlow("c-5", 30_000uL)
+            stopper.join()
+            assertEquals("terminated", closed?.status)
+            assertEquals("done", closed?.reason)
+            assertThrows<AttrflowException.FlowNotFound> { store.waitForFlow("nobody", 50uL) }
         }
     }
 
