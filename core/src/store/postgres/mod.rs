@@ -880,8 +880,10 @@ impl Store for PostgresStore {
 /// Values read ahead in an RPC's snapshot, by name (`None`: no value stored).
 type Prefetched = HashMap<String, Option<String>>;
 
-/// The closed run of a flow as its row holds it (`None`: running): the core's value
-/// [`RUN_STATE_NAME`], which this store keeps in the flow's row (schema version 3).
+/// The run state of a flow as its row holds it (a closed run, or the ID of a run that
+/// replaced another; `None`: a first run, running): the core's value [`RUN_STATE_NAME`],
+/// which this store keeps in the flow's row (schema version 3; the column is named
+/// `closed_run` after what it first held).
 type RunState = Option<String>;
 
 /// What an RPC's opening statement reads ahead: its locks, none found yet, and the flow's

@@ -21,8 +21,9 @@ use crate::error::{Error, Result};
 /// The statements every RPC uses, prepared once per connection.
 pub(crate) struct Statements {
     pub load_flow: Statement,
-    /// Records the closed run `$2` of flow `$1` (`NULL`: running), the value `/run` of the
-    /// core (`crate::lifecycle`), kept in the flow's row.
+    /// Records the run state `$2` of flow `$1` (a closed run, or the ID of a run that
+    /// replaced another; `NULL`: a first run, running), the value `/run` of the core
+    /// (`crate::lifecycle`), kept in the flow's row.
     pub close_run: Statement,
     pub insert_flow: Statement,
     /// Replaces the run `$5` of flow `$1` with the run `$3` of type `$2` started at `$4`
