@@ -564,10 +564,13 @@ def _wait_arguments(
     return native, f"{what} = {expected!r} within {timeout.total_seconds():g} s"
 
 
-def _wait_timed_out(flow_id: str, shown: str) -> LongPollTimeoutError:
-    """The error of a wait whose time ran out before it saw what it waited for."""
+def _wait_timed_out(
+    flow_id: str, shown: str, operation: str = "wait_for_attribute_equal"
+) -> LongPollTimeoutError:
+    """The error of a wait (``operation``) whose time ran out before it saw what it waited
+    for: the flow reaching ``shown``."""
     error = LongPollTimeoutError(f"flow {flow_id!r} did not reach {shown}", flow_id)
-    error.operation = "wait_for_attribute_equal"
+    error.operation = operation
     return error
 
 
@@ -589,11 +592,7 @@ def _flow_result(
     """The result of the native ``wait_for_flow``: the closed run's :class:`FlowResult`, or
     ``LongPollTimeoutError`` when the time ran out first."""
     if closed is None:
-        error = LongPollTimeoutError(
-            f"flow {flow_id!r} was still running after {seconds:g} s", flow_id
-        )
-        error.operation = "wait_for_flow"
-        raise error
+        raise _wait_timed_out(flow_id, f"a closed run within {seconds:g} s", "wait_for_flow")
     return of_closed(flow_info.from_native(closed))
 
 
