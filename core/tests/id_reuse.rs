@@ -62,6 +62,14 @@ fn register_both(runtime: &Runtime) {
     runtime.register(greeter()).unwrap();
 }
 
+/// Registers both flow types on `t` and starts a Counter under [`FLOW`]: its run ID.
+fn start_counter(t: &TestStore) -> String {
+    register_both(&t.runtime);
+    t.runtime
+        .start_flow(COUNTER, FLOW, &StartFlowOptions::new())
+        .unwrap()
+}
+
 fn call(runtime: &Runtime, flow_type: &str, rpc: &str) -> attrflow::Result<Value> {
     runtime.invoke_rpc(flow_type, FLOW, rpc, Value::Null, &RpcInvokeOptions::new())
 }
@@ -139,11 +147,7 @@ fn every_policy_follows_dexs_decision_table() {
         for previous in previous_runs {
             let case = format!("{reuse} after a {} run", previous.status());
             let t = TestStore::fast();
-            register_both(&t.runtime);
-            let first = t
-                .runtime
-                .start_flow(COUNTER, FLOW, &StartFlowOptions::new())
-                .unwrap();
+            let first = start_counter(&t);
             assert_eq!(call(&t.runtime, COUNTER, "Increase").unwrap(), json!(1));
             if let Previous::Stopped(stop) = previous {
                 t.runtime.stop_flow(FLOW, stop, Some("done")).unwrap();
@@ -202,11 +206,7 @@ fn every_policy_follows_dexs_decision_table() {
 #[test]
 fn a_refused_start_says_how_the_existing_run_ended() {
     let t = TestStore::fast();
-    register_both(&t.runtime);
-    let run = t
-        .runtime
-        .start_flow(COUNTER, FLOW, &StartFlowOptions::new())
-        .unwrap();
+    let run = start_counter(&t);
     t.runtime.stop_flow(FLOW, StopType::Cancel, None).unwrap();
     let refused = t
         .runtime
@@ -226,10 +226,7 @@ fn a_new_run_may_be_of_another_type_and_holds_only_its_initial_values() {
     // As Dex's test_basic_workflow_abnormal_exit_reuse: a failed run of one flow type, then
     // a run of another type under the same ID with ALLOW_IF_PREVIOUS_FAILED.
     let t = TestStore::fast();
-    register_both(&t.runtime);
-    t.runtime
-        .start_flow(COUNTER, FLOW, &StartFlowOptions::new())
-        .unwrap();
+    start_counter(&t);
     call(&t.runtime, COUNTER, "Increase").unwrap();
     t.runtime
         .stop_flow(FLOW, StopType::Fail, Some("abnormal exit"))
@@ -260,11 +257,7 @@ fn a_new_run_may_be_of_another_type_and_holds_only_its_initial_values() {
 #[test]
 fn ignore_already_started_returns_a_running_runs_id_only() {
     let t = TestStore::fast();
-    register_both(&t.runtime);
-    let first = t
-        .runtime
-        .start_flow(COUNTER, FLOW, &StartFlowOptions::new())
-        .unwrap();
+    let first = start_counter(&t);
     let again = StartFlowOptions::new().ignore_already_started(true);
     assert_eq!(t.runtime.start_flow(COUNTER, FLOW, &again).unwrap(), first);
     // Another type is not the running flow.
@@ -285,12 +278,9 @@ fn ignore_already_started_returns_a_running_runs_id_only() {
 #[test]
 fn every_runtime_on_the_store_sees_the_new_run() {
     let t = TestStore::fast();
-    register_both(&t.runtime);
+    start_counter(&t);
     let (_store, other) = t.open_again();
     register_both(&other);
-    t.runtime
-        .start_flow(COUNTER, FLOW, &StartFlowOptions::new())
-        .unwrap();
     assert_eq!(call(&other, COUNTER, "Increase").unwrap(), json!(1));
 
     let second = t
@@ -370,11 +360,7 @@ const RUN_MARKER: &str = "NEW RUN ";
 #[test]
 fn another_process_that_remembers_the_flow_sees_its_new_run() {
     let t = TestStore::new();
-    register_both(&t.runtime);
-    let first = t
-        .runtime
-        .start_flow(COUNTER, FLOW, &StartFlowOptions::new())
-        .unwrap();
+    let first = start_counter(&t);
     // This process has now run calls on the flow (and may remember its type and run).
     for expected in 1..=3 {
         assert_eq!(
