@@ -115,7 +115,8 @@ pub struct RpcContext<'a> {
 
 impl<'a> RpcContext<'a> {
     /// A context over `snapshot`, the JSON text of every value the call reads, by
-    /// physical name (`loaded` names the map instances the call loaded).
+    /// physical name (`loaded` names the map instances the call loaded, and by `<map>/`
+    /// the maps it loaded whole).
     pub(crate) fn new(
         flow_id: &'a str,
         run_id: &'a str,
@@ -217,7 +218,7 @@ impl<'a> RpcContext<'a> {
     /// sorted, as Dex's `AttributeMap.get_all_instance_keys` gives them: the instances the
     /// call loaded and found holding a value, with the ones it staged since (a set adds
     /// its key, a delete removes it). An instance the call did not load is not listed:
-    /// load the instances an RPC enumerates.
+    /// load the map whole ([`crate::RpcDefinition::load_map`]) to enumerate all of it.
     pub fn map_instance_keys(&self, map: &str) -> Result<Vec<String>> {
         if !self.definition.has_map(map) {
             return Err(if self.definition.has_attribute(map) {
@@ -264,7 +265,10 @@ impl<'a> RpcContext<'a> {
     /// The physical name of `map`/`instance` after checking the call may read it.
     fn readable_instance(&self, map: &str, instance: &str) -> Result<String> {
         let physical = self.definition.map_instance_name(map, instance)?;
-        if !self.loaded.contains(&physical) && !self.staged.contains_key(&physical) {
+        let readable = self.loaded.contains(&physical)
+            || self.staged.contains_key(&physical)
+            || self.loaded.contains(&physical[..=map.len()]);
+        if !readable {
             return Err(Error::AttributeMapNotLoaded {
                 physical_name: physical,
             });

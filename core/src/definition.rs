@@ -56,6 +56,7 @@ pub struct RpcDefinition {
     name: String,
     locks: Vec<LockTarget>,
     loads: Vec<MapInstance>,
+    map_loads: Vec<String>,
     transactional: bool,
     handler: RpcHandler,
 }
@@ -66,6 +67,7 @@ impl fmt::Debug for RpcDefinition {
             .field("name", &self.name)
             .field("locks", &self.locks)
             .field("loads", &self.loads)
+            .field("map_loads", &self.map_loads)
             .field("transactional", &self.transactional)
             .finish_non_exhaustive()
     }
@@ -108,6 +110,7 @@ impl RpcDefinition {
             name: name.into(),
             locks: Vec::new(),
             loads: Vec::new(),
+            map_loads: Vec::new(),
             transactional: false,
             handler: Arc::new(handler),
         }
@@ -140,6 +143,16 @@ impl RpcDefinition {
         self
     }
 
+    /// Loads every instance of the AttributeMap `map` into the snapshot of every call, as
+    /// Dex's whole-map load (`@rpc(load_attribute_maps=...)`, selector `<map>/`) does: the
+    /// handler reads any instance and enumerates the map's keys. Loading does not lock; a
+    /// lock-free call whose map gained, lost or changed an instance before its writes
+    /// commit fails with a retryable [`Error::LockConflict`], as for any value it read.
+    pub fn load_map(mut self, map: impl Into<String>) -> Self {
+        self.map_loads.push(map.into());
+        self
+    }
+
     /// Runs every call isolated from other writers even when it takes no locks.
     pub fn transactional(mut self) -> Self {
         self.transactional = true;
@@ -159,6 +172,11 @@ impl RpcDefinition {
     /// The map instances every call loads.
     pub fn loads(&self) -> &[MapInstance] {
         &self.loads
+    }
+
+    /// The AttributeMaps every call loads whole.
+    pub fn map_loads(&self) -> &[String] {
+        &self.map_loads
     }
 
     /// Whether calls are isolated from other writers even without locks.
@@ -287,6 +305,21 @@ impl FlowDefinition {
         }
     }
 
+    /// The selector of a whole-map load of `map`, `<map>/` (as Dex writes it), after
+    /// checking that the map is declared.
+    pub fn map_selector(&self, map: &str) -> Result<String> {
+        if self.has_map(map) {
+            Ok(format!("{map}/"))
+        } else if self.has_attribute(map) {
+            Err(Error::invalid_input(format!(
+                "{map:?} is a singleton Attribute, not an AttributeMap; only an AttributeMap \
+                 loads whole"
+            )))
+        } else {
+            Err(self.unknown(map))
+        }
+    }
+
     /// Resolves a physical name written by start options or a handler to what it names.
     pub(crate) fn check_physical_name(&self, physical: &str) -> Result<()> {
         match physical.split_once('/') {
@@ -400,7 +433,8 @@ impl FlowDefinitionBuilder {
                 "load",
                 rpc.loads
                     .iter()
-                    .map(|l| definition.instance_physical_name(l)),
+                    .map(|l| definition.instance_physical_name(l))
+                    .chain(rpc.map_loads.iter().map(|m| definition.map_selector(m))),
             )?;
             if definition.rpcs.contains_key(&rpc.name) {
                 return Err(Error::invalid_input(format!(

@@ -631,6 +631,8 @@ impl Runtime {
 pub(crate) struct CallPlan {
     pub(crate) isolation: Isolation,
     loads: Vec<String>,
+    /// The AttributeMaps loaded whole.
+    map_loads: Vec<String>,
     run_id: Option<String>,
     /// A read for inspection ([`Runtime::inspect_rpc_output`]): a stopped flow is read
     /// too, and any staged write is refused.
@@ -658,6 +660,9 @@ impl CallPlan {
         for load in rpc.loads() {
             loads.insert(definition.instance_physical_name(load)?);
         }
+        for map in rpc.map_loads() {
+            definition.map_selector(map)?;
+        }
         loads.extend(per_call_names(
             definition,
             "load",
@@ -673,6 +678,7 @@ impl CallPlan {
         Ok(CallPlan {
             isolation,
             loads: loads.into_iter().collect(),
+            map_loads: rpc.map_loads().to_vec(),
             run_id: options.run_id.clone(),
             inspecting: false,
         })
@@ -702,6 +708,9 @@ impl CallPlan {
         }
         check_run_id(&flow, self.run_id.as_deref())?;
         let mut snapshot = reader.read(&self.loads)?;
+        for map in &self.map_loads {
+            snapshot.extend(reader.read_map(map)?);
+        }
         if let Some(at) = snapshot.iter().position(|(name, _)| name == RUN_STATE_NAME) {
             let (_, json) = snapshot.swap_remove(at);
             let closed = ClosedRun::parse(&flow.flow_id, Some(&json))?;
@@ -709,7 +718,9 @@ impl CallPlan {
                 return Err(closed.not_active(&flow.flow_id));
             }
         }
-        let loaded: HashSet<String> = self.loads.iter().cloned().collect();
+        let loaded: HashSet<String> = (self.loads.iter().cloned())
+            .chain(self.map_loads.iter().map(|map| format!("{map}/")))
+            .collect();
         let mut ctx = RpcContext::new(&flow.flow_id, &flow.run_id, definition, loaded, snapshot);
         let handler = rpc.handler();
         let span = tracing::info_span!(crate::metrics::SPAN_HANDLER, rpc = rpc.name());

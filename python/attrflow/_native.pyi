@@ -122,7 +122,7 @@ DEFAULT_IDEMPOTENCY_MAX_KEYS: int
 DEFAULT_IDEMPOTENCY_MAX_AGE_MS: int
 
 _Lock = tuple[str, str | None]
-_Load = tuple[str, str]
+_Load = tuple[str, str | None]
 _Rpc = tuple[str, list[_Lock], list[_Load], bool, Callable[[RpcContext, str], str]]
 
 @final

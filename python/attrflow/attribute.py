@@ -144,7 +144,8 @@ class AttributeMap(_Declared[T]):
         """The keys of the instances that hold a value in this call's view, sorted, as Dex's
         ``get_all_instance_keys`` gives them: the instances the call loaded and found holding
         a value, with its own staged ``set`` calls added and ``delete`` calls removed. An
-        instance the call did not load is not listed."""
+        instance the call did not load is not listed: load the map whole
+        (``@rpc(load_attribute_maps=(attribute_map,))``) to list all of them."""
         return tuple(_native_context(context).map_instance_keys(self.name))
 
     def get_map_size(self, context: Context) -> int:

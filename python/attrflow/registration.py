@@ -22,7 +22,7 @@ from attrflow.rpc import HandlerRpc, LockSelector
 
 __all__ = ["is_built_in", "register", "register_flow"]
 
-NativeRpc = tuple[str, list[tuple[str, "str | None"]], list[tuple[str, str]], bool, Any]
+NativeRpc = tuple[str, list[tuple[str, "str | None"]], list[tuple[str, "str | None"]], bool, Any]
 
 
 def is_built_in(flow: Flow[Any]) -> bool:
@@ -99,7 +99,10 @@ def _native_rpc(flow: Flow[Any], rpc: RpcDescriptor[Any, Any]) -> NativeRpc:
     _check_type(flow, f"the input of RPC {definition.name}", definition.input_type)
     _check_type(flow, f"the output of RPC {definition.name}", definition.output_type)
     locks = [_lock(selector) for selector in rpc.locks]
-    loads = [(load.attribute_map.name, load.instance) for load in rpc.loads]
+    loads: list[tuple[str, str | None]] = [
+        (attribute_map.name, None) for attribute_map in rpc.map_loads
+    ]
+    loads += [(load.attribute_map.name, load.instance) for load in rpc.loads]
     return (rpc.definition.name, locks, loads, rpc.is_transactional, rpc.dispatcher(flow))
 
 

@@ -61,12 +61,14 @@ class HandlerRpc(RpcDescriptor[I, O]):
         "is_transactional",
         "loads",
         "locks",
+        "map_loads",
         "takes_input",
     )
 
     function: Handler
     locks: tuple[LockSelector, ...]
     loads: tuple[AttributeMapLoad, ...]
+    map_loads: tuple[AttributeMap[Any], ...]
     is_transactional: bool
     takes_input: bool
 
@@ -77,6 +79,7 @@ class HandlerRpc(RpcDescriptor[I, O]):
         locks: tuple[LockSelector, ...],
         loads: tuple[AttributeMapLoad, ...],
         is_transactional: bool,
+        map_loads: tuple[AttributeMap[Any], ...] = (),
     ) -> None:
         _native.validate_definition_name("RPC", name)
         self._name = name
@@ -87,6 +90,7 @@ class HandlerRpc(RpcDescriptor[I, O]):
         self.function = function
         self.locks = locks
         self.loads = loads
+        self.map_loads = map_loads
         self.is_transactional = is_transactional
         self.takes_input = _takes_input(function, name)
 
@@ -132,6 +136,7 @@ def rpc(
     *,
     name: str | None = None,
     lock_attributes: Sequence[LockSelector] = (),
+    load_attribute_maps: Sequence[AttributeMap[Any]] = (),
     load_attribute_map_instances: Sequence[AttributeMapLoad] = (),
     is_transactional: bool = False,
     timeout: timedelta | float | None = None,
@@ -144,6 +149,7 @@ def rpc(
     *,
     name: str | None = None,
     lock_attributes: Sequence[LockSelector] = (),
+    load_attribute_maps: Sequence[AttributeMap[Any]] = (),
     load_attribute_map_instances: Sequence[AttributeMapLoad] = (),
     is_transactional: bool = False,
     timeout: timedelta | float | None = None,
@@ -155,6 +161,12 @@ def rpc(
         lock_attributes: Locks every call takes: ``attribute.lock()`` and
             ``attribute_map.lock(instance)``. A held lock fails the call at once with
             ``RpcLockConflictError``.
+        load_attribute_maps: AttributeMaps every call loads whole into its snapshot, as
+            Dex's whole-map loads (selector ``<map>/``): every instance holding a value is
+            readable, and ``get_all_instance_keys`` and ``get_map_size`` count them all.
+            Loading does not lock; a call that takes no locks and writes fails with
+            ``RpcLockConflictError`` (nothing written, retry) when the map changed between
+            its read and its commit.
         load_attribute_map_instances: Map instances every call loads into its snapshot:
             ``attribute_map.load(instance)``. Callers may add more per call.
         is_transactional: Run calls isolated from other writers even without locks.
@@ -164,6 +176,7 @@ def rpc(
     """
     _check_timeout(timeout)
     locks = _sequence("lock_attributes", lock_attributes, _LOCK_TYPES)
+    map_loads = _sequence("load_attribute_maps", load_attribute_maps, (AttributeMap,))
     loads = _sequence(
         "load_attribute_map_instances", load_attribute_map_instances, (AttributeMapLoad,)
     )
@@ -176,7 +189,7 @@ def rpc(
         rpc_name = method.__name__ if name is None else name
         if not isinstance(rpc_name, str):
             raise TypeError("the RPC name must be a str")
-        return HandlerRpc(method, rpc_name, locks, loads, is_transactional)
+        return HandlerRpc(method, rpc_name, locks, loads, is_transactional, map_loads)
 
     return decorate if function is None else decorate(function)
 

@@ -166,8 +166,10 @@ impl FlowTypeBuilder {
     }
 
     /// Adds an RPC with its fixed locks and loads; `transactional` isolates calls from
-    /// other writers even when they take no locks.
-    #[uniffi::method(default(locks = [], loads = [], transactional = false))]
+    /// other writers even when they take no locks. `load_maps` names the AttributeMaps
+    /// every call loads whole (every instance readable and listed by the context's
+    /// `mapInstanceKeys`), as Dex's whole-map loads.
+    #[uniffi::method(default(locks = [], loads = [], transactional = false, load_maps = []))]
     pub fn rpc(
         &self,
         name: String,
@@ -175,6 +177,7 @@ impl FlowTypeBuilder {
         locks: Vec<LockTarget>,
         loads: Vec<MapInstanceRef>,
         transactional: bool,
+        load_maps: Vec<String>,
     ) {
         let mut rpc = RpcDefinition::new_with_output(name, move |ctx, input| {
             call_foreign(&*handler, ctx, input)
@@ -187,6 +190,9 @@ impl FlowTypeBuilder {
         }
         for load in loads {
             rpc = rpc.load_map_instance(load.map, load.instance);
+        }
+        for map in load_maps {
+            rpc = rpc.load_map(map);
         }
         if transactional {
             rpc = rpc.transactional();
@@ -567,7 +573,14 @@ mod tests {
             target: "note".into(),
             instance: None,
         };
-        builder.rpc("Write".into(), Arc::new(Staging), vec![lock], vec![], false);
+        builder.rpc(
+            "Write".into(),
+            Arc::new(Staging),
+            vec![lock],
+            vec![],
+            false,
+            vec![],
+        );
         builder.build().expect("a valid definition builds")
     }
 
@@ -610,7 +623,14 @@ mod tests {
             target: "nope".into(),
             instance: None,
         };
-        builder.rpc("R".into(), Arc::new(Staging), vec![lock], vec![], false);
+        builder.rpc(
+            "R".into(),
+            Arc::new(Staging),
+            vec![lock],
+            vec![],
+            false,
+            vec![],
+        );
         assert_eq!(
             builder.build().expect_err("refused").to_string(),
             r#"flow type "Bad" declares no Attribute or AttributeMap "nope""#

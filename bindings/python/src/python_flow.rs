@@ -21,8 +21,9 @@ use crate::rpc_context::{ContextWindow, NativeRpcContext};
 /// instance (`None` asks the core to lock the name itself).
 pub(crate) type LockArg = (String, Option<String>);
 
-/// A load as Python passes it: the map name and the instance key.
-pub(crate) type LoadArg = (String, String);
+/// A load as Python passes it: the map name and the instance key (`None` loads the map
+/// whole).
+pub(crate) type LoadArg = (String, Option<String>);
 
 /// An RPC as Python passes it: name, locks, loads, whether it is transactional, and the
 /// callable `(context, input_json) -> output_json`.
@@ -53,7 +54,10 @@ pub(crate) fn definition(
             };
         }
         for (map, instance) in loads {
-            rpc = rpc.load_map_instance(map, instance);
+            rpc = match instance {
+                Some(instance) => rpc.load_map_instance(map, instance),
+                None => rpc.load_map(map),
+            };
         }
         if transactional {
             rpc = rpc.transactional();

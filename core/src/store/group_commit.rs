@@ -115,7 +115,7 @@
 //! RPC and row locks taken inside the member.
 
 use std::cell::RefCell;
-use std::collections::VecDeque;
+use std::collections::{BTreeSet, VecDeque};
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -1176,8 +1176,26 @@ where
     }
 }
 
-/// One read of a lock-free handler: the names asked for and the values found.
-type Read = (Vec<String>, Vec<(String, String)>);
+/// What one read of a lock-free handler asked for.
+#[derive(Clone)]
+enum Asked {
+    /// These physical names.
+    Names(Vec<String>),
+    /// Every instance of this AttributeMap.
+    Map(String),
+}
+
+impl Asked {
+    fn read(&self, reader: &mut dyn SnapshotReader) -> Result<Vec<(String, String)>> {
+        match self {
+            Asked::Names(names) => reader.read(names),
+            Asked::Map(map) => reader.read_map(map),
+        }
+    }
+}
+
+/// One read of a lock-free handler: what it asked for and the values found.
+type Read = (Asked, Vec<(String, String)>);
 
 /// A reader that remembers what a lock-free handler read.
 struct RecordingReader<'r> {
@@ -1191,8 +1209,18 @@ impl SnapshotReader for RecordingReader<'_> {
     }
 
     fn read(&mut self, physical_names: &[String]) -> Result<Vec<(String, String)>> {
-        let found = self.inner.read(physical_names)?;
-        self.reads.push((physical_names.to_vec(), found.clone()));
+        self.record(Asked::Names(physical_names.to_vec()))
+    }
+
+    fn read_map(&mut self, map: &str) -> Result<Vec<(String, String)>> {
+        self.record(Asked::Map(map.to_owned()))
+    }
+}
+
+impl RecordingReader<'_> {
+    fn record(&mut self, asked: Asked) -> Result<Vec<(String, String)>> {
+        let found = asked.read(self.inner)?;
+        self.reads.push((asked, found.clone()));
         Ok(found)
     }
 }
@@ -1210,17 +1238,25 @@ fn verify_reads(flow: &FlowRecord, reads: &[Read], reader: &mut dyn SnapshotRead
     if reader.flow().run_id != flow.run_id {
         return Err(changed("the flow's run"));
     }
-    for (names, found) in reads {
-        let now = reader.read(names)?;
+    for (asked, found) in reads {
+        let now = asked.read(reader)?;
         if &now != found {
-            let differs: Vec<&str> = names
+            let names: BTreeSet<&str> = found
                 .iter()
+                .chain(&now)
+                .map(|(name, _)| name.as_str())
+                .chain(match asked {
+                    Asked::Names(names) => names.iter().map(String::as_str).collect(),
+                    Asked::Map(_) => Vec::new(),
+                })
+                .collect();
+            let differs: Vec<&str> = names
+                .into_iter()
                 .filter(|name| {
-                    let then = found.iter().find(|(n, _)| n == *name);
-                    let now = now.iter().find(|(n, _)| n == *name);
+                    let then = found.iter().find(|(n, _)| n == name);
+                    let now = now.iter().find(|(n, _)| n == name);
                     then != now
                 })
-                .map(String::as_str)
                 .collect();
             return Err(changed(&differs.join(", ")));
         }
@@ -1260,6 +1296,9 @@ mod tests {
             &self.0
         }
         fn read(&mut self, _: &[String]) -> Result<Vec<(String, String)>> {
+            Ok(Vec::new())
+        }
+        fn read_map(&mut self, _: &str) -> Result<Vec<(String, String)>> {
             Ok(Vec::new())
         }
     }

@@ -78,6 +78,15 @@ pub trait SnapshotReader {
     fn flow(&self) -> &FlowRecord;
     /// The stored JSON text of each name that holds a value; absent names are left out.
     fn read(&mut self, physical_names: &[String]) -> Result<Vec<(String, String)>>;
+    /// Every instance of the AttributeMap `map` that holds a value: its physical name
+    /// (`<map>/<instance>`) and stored JSON text, in name order (by bytes).
+    fn read_map(&mut self, map: &str) -> Result<Vec<(String, String)>>;
+}
+
+/// The bounds of the physical names of `map`'s instances, by bytes: from `<map>/`
+/// (included) to `<map>0` (excluded), `0` being the character after `/`.
+pub(crate) fn map_name_range(map: &str) -> (String, String) {
+    (format!("{map}/"), format!("{map}0"))
 }
 
 /// The body of one RPC call: reads the snapshot, runs the handler, returns the writes. It is

@@ -820,4 +820,22 @@ impl SnapshotReader for TxReader<'_> {
         }
         Ok(found)
     }
+
+    fn read_map(&mut self, map: &str) -> Result<Vec<(String, String)>> {
+        let (from, to) = super::map_name_range(map);
+        let mut stmt = self
+            .tx
+            .prepare_cached(
+                "SELECT name, value FROM attribute_values
+                 WHERE flow_id = ?1 AND name >= ?2 AND name < ?3 ORDER BY name",
+            )
+            .map_err(|e| self.store.sql_error("reading a map", e))?;
+        let rows = stmt
+            .query_map(params![self.flow.flow_id, from, to], |row| {
+                Ok((row.get(0)?, row.get(1)?))
+            })
+            .map_err(|e| self.store.sql_error("reading a map", e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.store.sql_error("reading a map", e))
+    }
 }

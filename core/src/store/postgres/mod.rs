@@ -936,6 +936,20 @@ impl<C: GenericClient> SnapshotReader for TxReader<'_, C> {
         }
         Ok(found)
     }
+
+    fn read_map(&mut self, map: &str) -> Result<Vec<(String, String)>> {
+        let (from, to) = crate::store::map_name_range(map);
+        let rows = self
+            .tx
+            .query(
+                &self.statements.read_range,
+                &[&self.flow.flow_id, &from.as_bytes(), &to.as_bytes()],
+            )
+            .map_err(self.errors.doing("reading a map"))?;
+        rows.into_iter()
+            .map(|row| Ok((self.store.text(row.get(0))?, row.get(1))))
+            .collect()
+    }
 }
 
 /// A transaction begun with a plain BEGIN; rolled back when dropped before it is done.

@@ -33,6 +33,9 @@ pub(crate) struct Statements {
     /// the new run (`crate::lifecycle`).
     pub replace_run: Statement,
     pub read_values: Statement,
+    /// Reads every value of flow `$1` whose name lies in `[$2, $3)`, by name: the
+    /// instances of one map ([`crate::store::map_name_range`]).
+    pub read_range: Statement,
     pub upsert_values: Statement,
     pub delete_values: Statement,
     /// Creates the lock rows `$2` of flow `$1` that do not exist yet (see
@@ -129,6 +132,10 @@ impl Statements {
             )?,
             read_values: client.prepare(
                 "SELECT name, value FROM attribute_values WHERE flow_id = $1 AND name = ANY($2)",
+            )?,
+            read_range: client.prepare(
+                "SELECT name, value FROM attribute_values
+                 WHERE flow_id = $1 AND name >= $2 AND name < $3 ORDER BY name",
             )?,
             upsert_values: client.prepare(
                 "INSERT INTO attribute_values (flow_id, name, value)

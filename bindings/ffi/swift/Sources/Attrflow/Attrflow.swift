@@ -1231,9 +1231,11 @@ public protocol FlowTypeBuilderProtocol: AnyObject, Sendable {
     
     /**
      * Adds an RPC with its fixed locks and loads; `transactional` isolates calls from
-     * other writers even when they take no locks.
+     * other writers even when they take no locks. `load_maps` names the AttributeMaps
+     * every call loads whole (every instance readable and listed by the context's
+     * `mapInstanceKeys`), as Dex's whole-map loads.
      */
-    func rpc(name: String, handler: RpcHandler, locks: [LockTarget], loads: [MapInstanceRef], transactional: Bool) 
+    func rpc(name: String, handler: RpcHandler, locks: [LockTarget], loads: [MapInstanceRef], transactional: Bool, loadMaps: [String]) 
     
 }
 /**
@@ -1356,9 +1358,11 @@ open func map(name: String)  {try! rustCall() {
     
     /**
      * Adds an RPC with its fixed locks and loads; `transactional` isolates calls from
-     * other writers even when they take no locks.
+     * other writers even when they take no locks. `load_maps` names the AttributeMaps
+     * every call loads whole (every instance readable and listed by the context's
+     * `mapInstanceKeys`), as Dex's whole-map loads.
      */
-open func rpc(name: String, handler: RpcHandler, locks: [LockTarget] = [], loads: [MapInstanceRef] = [], transactional: Bool = false)  {try! rustCall() {
+open func rpc(name: String, handler: RpcHandler, locks: [LockTarget] = [], loads: [MapInstanceRef] = [], transactional: Bool = false, loadMaps: [String] = [])  {try! rustCall() {
         uniffiCallStatus in
     uniffi_attrflow_ffi_fn_method_flowtypebuilder_rpc(
             self.uniffiCloneHandle(),
@@ -1366,7 +1370,8 @@ open func rpc(name: String, handler: RpcHandler, locks: [LockTarget] = [], loads
         FfiConverterTypeRpcHandler_lower(handler),
         FfiConverterSequenceTypeLockTarget.lower(locks),
         FfiConverterSequenceTypeMapInstanceRef.lower(loads),
-        FfiConverterBool.lower(transactional),uniffiCallStatus
+        FfiConverterBool.lower(transactional),
+        FfiConverterSequenceString.lower(loadMaps),uniffiCallStatus
     )
 }
 }
@@ -6236,7 +6241,7 @@ private let initializationResult: InitializationResult = {
     if (uniffi_attrflow_ffi_checksum_method_flowtypebuilder_map() != 11659) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_attrflow_ffi_checksum_method_flowtypebuilder_rpc() != 46304) {
+    if (uniffi_attrflow_ffi_checksum_method_flowtypebuilder_rpc() != 20363) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_attrflow_ffi_checksum_method_rpccontext_attribute() != 37854) {

@@ -461,7 +461,7 @@ void uniffi_attrflow_ffi_fn_method_flowtypebuilder_map(uint64_t ptr, RustBuffer 
 #endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_FLOWTYPEBUILDER_RPC
 #define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_FLOWTYPEBUILDER_RPC
-void uniffi_attrflow_ffi_fn_method_flowtypebuilder_rpc(uint64_t ptr, RustBuffer name, uint64_t handler, RustBuffer locks, RustBuffer loads, int8_t transactional, RustCallStatus *_Nonnull out_status
+void uniffi_attrflow_ffi_fn_method_flowtypebuilder_rpc(uint64_t ptr, RustBuffer name, uint64_t handler, RustBuffer locks, RustBuffer loads, int8_t transactional, RustBuffer load_maps, RustCallStatus *_Nonnull out_status
 );
 #endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_CLONE_RPCCONTEXT

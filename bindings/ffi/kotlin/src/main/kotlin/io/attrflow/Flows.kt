@@ -65,14 +65,16 @@ class FlowTypeScope internal constructor(private val builder: FlowTypeBuilder, v
     /**
      * An RPC taking [I] and returning [O]: [handler] runs with the call's locks held on its
      * snapshot; what it stages is committed when it returns and dropped when it throws.
+     * [loadMaps] names the AttributeMaps every call loads whole (Dex's whole-map loads).
      */
     inline fun <reified I, reified O> rpc(
         name: String,
         locks: List<LockTarget> = emptyList(),
         loads: List<MapInstanceRef> = emptyList(),
         transactional: Boolean = false,
+        loadMaps: List<String> = emptyList(),
         noinline handler: FlowContext.(I) -> O,
-    ) = rpcWith(name, locks, loads, transactional, serializer<I>(), serializer<O>(), handler)
+    ) = rpcWith(name, locks, loads, transactional, serializer<I>(), serializer<O>(), handler, loadMaps)
 
     /** [rpc] with explicit serializers. */
     fun <I, O> rpcWith(
@@ -83,7 +85,8 @@ class FlowTypeScope internal constructor(private val builder: FlowTypeBuilder, v
         input: KSerializer<I>,
         output: KSerializer<O>,
         handler: FlowContext.(I) -> O,
-    ) = builder.rpc(name, TypedHandler(json, input, output, handler), locks, loads, transactional)
+        loadMaps: List<String> = emptyList(),
+    ) = builder.rpc(name, TypedHandler(json, input, output, handler), locks, loads, transactional, loadMaps)
 }
 
 /** A handler's typed view of its call: reads see the snapshot and the call's own staged writes. */
@@ -119,7 +122,8 @@ class FlowContext(val raw: RpcContext, val json: Json) {
     /**
      * The keys of the instances of the map [map] holding a value in this call's view, sorted:
      * the loaded ones, with the call's staged sets added and deletes removed (Dex's
-     * `get_all_instance_keys`). An instance the call did not load is not listed.
+     * `get_all_instance_keys`). An instance the call did not load is not listed: load the
+     * map whole (`rpc(..., loadMaps = listOf(map))`) to list all of them.
      */
     fun mapInstanceKeys(map: String): List<String> = raw.mapInstanceKeys(map)
 }

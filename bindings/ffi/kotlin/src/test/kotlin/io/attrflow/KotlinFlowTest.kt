@@ -91,6 +91,9 @@ class KotlinFlowTest {
         rpc<String, Note?>("ReadDraft") { mapInstance<Note>("drafts", it) }
         rpc<String, Unit>("SaveDraft") { setMapInstance("drafts", it, Note(it)) }
         rpc<Unit, List<String>>("Ids") { listOf(flowId, runId) }
+        rpc<Unit, Map<String, Note?>>("AllDrafts", loadMaps = listOf("drafts")) {
+            mapInstanceKeys("drafts").associateWith { mapInstance<Note>("drafts", it) }
+        }
         rpc<Note, Unit>("WriteThroughStore", locks = listOf(lock("note"))) {
             setAttribute("note", it)
             storeOf.getValue(flowId).invoke<String, Unit>("Notes", flowId, "SaveDraft", it.text)
@@ -152,6 +155,18 @@ class KotlinFlowTest {
     }
 
     @Test
+    fun `a map loaded whole is read whole`() {
+        notesStore("whole").use { store ->
+            assertEquals(emptyMap<String, Note?>(), store.invoke<Unit, Map<String, Note?>>("Notes", "whole", "AllDrafts", Unit))
+            for (key in listOf("b", "a", "c d")) store.invoke<String, Unit>("Notes", "whole", "SaveDraft", key)
+            assertEquals(
+                mapOf("a" to Note("a"), "b" to Note("b"), "c d" to Note("c d")),
+                store.invoke<Unit, Map<String, Note?>>("Notes", "whole", "AllDrafts", Unit),
+            )
+        }
+    }
+
+    @Test
     fun `a handler calling back into its store gets the core's error`() {
         notesStore("reentrant").use { store ->
             val failure = assertThrows<AttrflowException.HandlerFailure> {
@@ -184,6 +199,10 @@ class KotlinFlowTest {
         assertEquals(
             "flow type \"Bad\" declares no Attribute or AttributeMap \"nope\"",
             refused { rpc<Unit, Unit>("R", loads = listOf(load("nope", "x"))) {} },
+        )
+        assertEquals(
+            "\"a\" is a singleton Attribute, not an AttributeMap; only an AttributeMap loads whole",
+            refused { attribute("a"); rpc<Unit, Unit>("R", loadMaps = listOf("a")) {} },
         )
         assertEquals("flow type \"Bad\" declares \"a\" twice", refused { attribute("a"); map("a") })
         assertEquals(
