@@ -2,7 +2,9 @@
 //! retryable lock conflict, a lock row another process is creating is a conflict at once
 //! while new flows created side by side never conflict, the connection pool is bounded, schemas keep stores apart, and
 //! connection failures name the store without its password, a server restart costs no
-//! call more than a retry, and TLS checks the server's certificate as `sslmode` says.
+//! call more than a retry, TLS checks the server's certificate as `sslmode` says, and a
+//! call running while its flow is stopped and started again writes nothing into the new
+//! run.
 //!
 //! Every test here is `#[ignore]`d, so the SQLite pass lists them as ignored by name; the
 //! PostgreSQL pass runs them explicitly (`ATTRFLOW_TEST_BACKEND=postgres cargo test -p
@@ -821,4 +823,114 @@ fn a_store_written_at_schema_version_1_is_migrated_on_open_and_keeps_every_value
         archive.register("late", "late@example.com"),
         Err(attrflow::Error::FlowNotActive { .. })
     ));
+}
+
+/// Whether a session of `application` waits for a lock on the server.
+fn waits_for_a_lock(client: &mut postgres::Client, application: &str) -> bool {
+    let row = client
+        .query_one(
+            "SELECT count(*) FROM pg_stat_activity \
+             WHERE application_name = $1 AND wait_event_type = 'Lock'",
+            &[&application],
+        )
+        .unwrap();
+    row.get::<_, i64>(0) > 0
+}
+
+/// Runs `Raise` once on a fresh counter flow opened with `url_parameters`, while another
+/// runtime (another process, as far as groups go) stops the flow and starts a new run of it,
+/// and checks that the new run holds none of the call's writes.
+///
+/// `Raise` (locking `raised` when `locking`, a lock the flow never took before, so the call
+/// creates its lock row, which no earlier stop or start could touch) reads `count`, has the
+/// other runtime stop the flow and start it again, and writes `count + 10` to `raised`, a
+/// value the new run does not start with. It waits until that replacement is done or waits
+/// for a lock on the server.
+fn raise_while_the_run_is_replaced(url_parameters: &str, locking: bool) {
+    let _server = sharing_the_server();
+    require_postgres();
+    let t = TestStore::fast_with_postgres_parameters(url_parameters);
+    let other = Arc::new(Runtime::open(&format!("{}&application_name=replacing", t.url)).unwrap());
+    other.register(counter(None)).unwrap();
+    let options = StartFlowOptions::new().with_attribute("count", json!(0));
+    let replacing = Arc::new(Mutex::new(None));
+    let raise = RpcDefinition::new("Raise", {
+        let (other, replacing, options) =
+            (Arc::clone(&other), Arc::clone(&replacing), options.clone());
+        move |ctx, _| {
+            let count = ctx.attribute("count")?.and_then(Value::as_u64).unwrap_or(0);
+            let mut replacing = replacing.lock().unwrap_or_else(|e| e.into_inner());
+            if replacing.is_none() {
+                let (other, options) = (Arc::clone(&other), options.clone());
+                let thread = thread::spawn(move || {
+                    other.stop_flow(FLOW, attrflow::StopType::Cancel, None)?;
+                    other.start_flow(FLOW_TYPE, FLOW, &options)
+                });
+                let mut watcher = test_database();
+                while !thread.is_finished() && !waits_for_a_lock(&mut watcher, "replacing") {
+                    thread::sleep(Duration::from_millis(2));
+                }
+                *replacing = Some(thread);
+            }
+            ctx.set_attribute("raised", json!(count + 10))?;
+            Ok(json!(count + 10))
+        }
+    });
+    let raise = if locking {
+        raise.lock_attribute("raised")
+    } else {
+        raise
+    };
+    let definition = FlowDefinition::builder(FLOW_TYPE)
+        .attribute("count")
+        .attribute("raised")
+        .rpc(raise)
+        .build()
+        .unwrap();
+    t.runtime.register(definition).unwrap();
+    let first_run = t.runtime.start_flow(FLOW_TYPE, FLOW, &options).unwrap();
+
+    let raised = t.runtime.invoke_rpc(
+        FLOW_TYPE,
+        FLOW,
+        "Raise",
+        Value::Null,
+        &RpcInvokeOptions::new(),
+    );
+    let thread = replacing
+        .lock()
+        .unwrap()
+        .take()
+        .expect("the replacement began");
+    let new_run = thread.join().unwrap().unwrap();
+    assert_ne!(new_run, first_run);
+    match raised {
+        // The call committed before the stop, into the run it read.
+        Ok(value) => assert_eq!(value, json!(10)),
+        // Or it lost to the stop and wrote nothing.
+        Err(Error::LockConflict(_)) => {}
+        Err(other) => panic!("expected the call to commit or conflict, got {other:?}"),
+    }
+    let stored = t.stored_values(FLOW);
+    assert_eq!(stored.get("count"), Some(&json!(0)));
+    assert_eq!(
+        stored.get("raised"),
+        None,
+        "the new run holds its initial values only, nothing the call wrote from the old run \
+         ({url_parameters:?}, locking: {locking})"
+    );
+}
+
+#[test]
+#[ignore = "PostgreSQL only"]
+fn a_run_stopped_and_replaced_while_a_locking_call_runs_gets_none_of_its_writes() {
+    raise_while_the_run_is_replaced("", true);
+    raise_while_the_run_is_replaced("group_commit=off", true);
+}
+
+#[test]
+#[ignore = "PostgreSQL only"]
+fn a_run_stopped_and_replaced_while_a_lock_free_call_runs_gets_none_of_its_writes() {
+    raise_while_the_run_is_replaced("", false);
+    raise_while_the_run_is_replaced("group_commit=off", false);
 }

@@ -16,12 +16,15 @@
 //!   the rows it locked:
 //!   a transaction whose snapshot was taken before the previous holder committed fails with
 //!   a serialization error (`40001`), also a retryable lock conflict, instead of reading a
-//!   stale value. Values are read, the handler runs, and its writes commit together, or
-//!   they are rolled back and nothing is written;
+//!   stale value. The same first statement takes a share lock on the flow's row, which a
+//!   stop and a new run of the flow update: they wait for the transaction, and a
+//!   transaction whose snapshot predates one fails with a serialization error instead of
+//!   writing into a stopped or a new run. Values are read, the handler runs, and its
+//!   writes commit together, or they are rolled back and nothing is written;
 //! - a shared RPC reads one consistent snapshot (`REPEATABLE READ READ ONLY`) on a pooled
 //!   connection of its own and commits any writes afterwards: grouped, only if every value
 //!   it read is unchanged by then; with `group_commit=off`, in a transaction of its own,
-//!   last writer wins.
+//!   last writer wins, if the flow's run is still the one it read and not stopped.
 //!
 //! A process that dies while it holds locks closes its connections; the server aborts its
 //! transaction and the locks are free again. A peer that hangs without closing its
@@ -717,8 +720,20 @@ impl PostgresStore {
         })
     }
 
+    /// A lock-free RPC without group commit: the body runs on a snapshot, and its writes
+    /// commit afterwards in a transaction of their own (last writer wins), only into the
+    /// run the body read and only while that run is not stopped.
     fn run_shared(&self, flow_id: &str, body: &mut RpcBody<'_>) -> Result<()> {
-        let writes = self.read_committed(flow_id, body)?;
+        let mut seen = None;
+        let writes = self.read_committed(flow_id, &mut |reader: &mut dyn SnapshotReader| {
+            let run_id = reader.flow().run_id.clone();
+            let run_state = reader
+                .read(&[RUN_STATE_NAME.to_owned()])?
+                .pop()
+                .map(|(_, state)| state);
+            seen = Some((run_id, run_state));
+            body(reader)
+        })?;
         if writes.is_empty() {
             return Ok(());
         }
@@ -731,7 +746,22 @@ impl PostgresStore {
                 IsolationLevel::ReadCommitted,
                 false,
             )?;
-            self.require_flow(&mut tx, statements, errors, flow_id)?;
+            let now = tx
+                .query_opt(&statements.lock_flow, &[&flow_id])
+                .map_err(errors.doing("reading a flow"))?
+                .map(|row| (row.get::<_, String>(0), row.get::<_, RunState>(1)));
+            let Some(now) = now else {
+                return Err(Error::FlowNotFound {
+                    flow_id: flow_id.to_owned(),
+                });
+            };
+            if seen.as_ref() != Some(&now) {
+                return Err(Error::LockConflict(format!(
+                    "flow {flow_id:?}: the flow's run was stopped or replaced after this \
+                     lock-free RPC read it and before its writes could commit; nothing was \
+                     written; retry"
+                )));
+            }
             self.apply_writes(&mut tx, statements, errors, flow_id, &writes)?;
             crate::metrics::timed_commit(1, || self.commit(tx)).map_err(errors.commit())
         })

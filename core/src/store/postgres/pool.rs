@@ -21,6 +21,9 @@ use crate::error::{Error, Result};
 /// The statements every RPC uses, prepared once per connection.
 pub(crate) struct Statements {
     pub load_flow: Statement,
+    /// Reads the run of flow `$1` and its run state, taking a share lock on its row: a stop
+    /// or a new run (which update the row) waits for the transaction to end.
+    pub lock_flow: Statement,
     /// Records the run state `$2` of flow `$1` (a closed run, or the ID of a run that
     /// replaced another; `NULL`: a first run, running), the value `/run` of the core
     /// (`crate::lifecycle`), kept in the flow's row.
@@ -42,8 +45,12 @@ pub(crate) struct Statements {
     /// [`CREATE_LOCK_ROWS`]); its one row counts the names another transaction is creating.
     pub create_lock_rows: Statement,
     /// The first statement of an exclusive RPC, in one round trip: takes and bumps the lock
-    /// rows (`$2`), reads the flow (its run state included), and reads the values of the
-    /// locked names (which RPCs mostly read), all in the transaction's snapshot.
+    /// rows (`$2`), reads the flow (its run state included) with a share lock on its row,
+    /// and reads the values of the locked names (which RPCs mostly read), all in the
+    /// transaction's snapshot. The share lock makes a stop or a new run, which update the
+    /// row, wait for the transaction; and a transaction whose snapshot predates one fails
+    /// with a serialization error instead of writing into a stopped or a new run, whatever
+    /// lock rows it takes (a lock row created after the new run began was never bumped).
     pub open_rpc: Statement,
 }
 
@@ -106,7 +113,7 @@ fn batch_statements() -> String {
          PREPARE attrflow_open (text, bytea[]) AS {OPEN_LOCKS_AND_VALUES}
              SELECT encode(f.flow_type, 'hex'), f.run_id, (SELECT count(*) FROM bumped),
                     encode(k.name, 'hex'), k.value, f.closed_run
-             FROM flows f LEFT JOIN known k ON true WHERE f.flow_id = $1"
+             FROM flows f LEFT JOIN known k ON true WHERE f.flow_id = $1 FOR SHARE OF f"
     )
 }
 
@@ -116,6 +123,8 @@ impl Statements {
         Ok(Statements {
             load_flow: client
                 .prepare("SELECT flow_type, run_id, closed_run FROM flows WHERE flow_id = $1")?,
+            lock_flow: client
+                .prepare("SELECT run_id, closed_run FROM flows WHERE flow_id = $1 FOR SHARE")?,
             close_run: client.prepare("UPDATE flows SET closed_run = $2 WHERE flow_id = $1")?,
             insert_flow: client.prepare(
                 "INSERT INTO flows (flow_id, flow_type, run_id, started_at_ms)
@@ -150,7 +159,7 @@ impl Statements {
                  SELECT f.flow_type, f.run_id, (SELECT count(*) FROM bumped),
                         ARRAY(SELECT name FROM known ORDER BY name),
                         ARRAY(SELECT value FROM known ORDER BY name), f.closed_run
-                 FROM flows f WHERE f.flow_id = $1"
+                 FROM flows f WHERE f.flow_id = $1 FOR SHARE OF f"
             ))?,
         })
     }
