@@ -890,12 +890,11 @@ impl<G: Send + 'static> GroupCommit<G> {
             Ran::Failed(error) => Some(Reply::Done(Err(error))),
             Ran::Panicked(payload, false) => Some(Reply::Panicked(payload)),
             Ran::Broke(error) => {
-                let retryable = matches!(error, Error::LockConflict(_));
-                self.fail_group(backend, open, &error.to_string(), retryable);
+                self.fail_group(backend, open, &error.to_string(), Some(&error));
                 return Err(error);
             }
             Ran::Panicked(payload, true) => {
-                self.fail_group(backend, open, "a handler panicked", false);
+                self.fail_group(backend, open, "a handler panicked", None);
                 resume_unwind(payload);
             }
         };
@@ -943,15 +942,14 @@ impl<G: Send + 'static> GroupCommit<G> {
                 Ran::Failed(error) => theirs.send(Reply::Done(Err(error))),
                 Ran::Panicked(payload, false) => theirs.send(Reply::Panicked(payload)),
                 Ran::Broke(error) => {
-                    let retryable = matches!(error, Error::LockConflict(_));
-                    let cause = error.to_string();
+                    let cause = error.clone();
                     theirs.send(Reply::Done(Err(error)));
-                    self.fail_group(backend, open, &cause, retryable);
+                    self.fail_group(backend, open, &cause.to_string(), Some(&cause));
                     return answer(own, slot);
                 }
                 Ran::Panicked(payload, true) => {
                     theirs.send(Reply::Panicked(payload));
-                    self.fail_group(backend, open, "a handler panicked", false);
+                    self.fail_group(backend, open, "a handler panicked", None);
                     return answer(own, slot);
                 }
             }
@@ -983,14 +981,16 @@ impl<G: Send + 'static> GroupCommit<G> {
     }
 
     /// Rolls back a group whose transaction was lost (still holding the turn), fails its
-    /// members, and hands the turn on. When the backend said the loss is retryable (a server
-    /// connection cut before the COMMIT was sent), so is their error.
+    /// members, and hands the turn on. Their error is of the kind of `error`, the member's
+    /// error that lost the group (`None`: a panic): retryable when it is (a server
+    /// connection cut before the COMMIT was sent), a full disk when it is one, else a
+    /// storage error.
     fn fail_group<B: GroupBackend<Group = G>>(
         &self,
         backend: &B,
         open: OpenGroup<G>,
         cause: &str,
-        retryable: bool,
+        error: Option<&Error>,
     ) {
         // A panicking rollback still answers every member (dropping the transaction ends it).
         let _ = catch_unwind(AssertUnwindSafe(|| backend.rollback_group(open.tx)));
@@ -999,9 +999,10 @@ impl<G: Send + 'static> GroupCommit<G> {
              nothing of it was written",
             backend.location()
         );
-        let lost = match retryable {
-            true => Error::LockConflict(format!("{message}; retry")),
-            false => Error::storage(message),
+        let lost = match error {
+            Some(Error::LockConflict(_)) => Error::LockConflict(format!("{message}; retry")),
+            Some(Error::StorageFull(_)) => Error::StorageFull(message),
+            _ => Error::storage(message),
         };
         self.hand_on(None);
         for reply in open.replies {
