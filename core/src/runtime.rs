@@ -660,9 +660,6 @@ impl CallPlan {
         for load in rpc.loads() {
             loads.insert(definition.instance_physical_name(load)?);
         }
-        for map in rpc.map_loads() {
-            definition.map_selector(map)?;
-        }
         loads.extend(per_call_names(
             definition,
             "load",

@@ -890,11 +890,11 @@ impl<G: Send + 'static> GroupCommit<G> {
             Ran::Failed(error) => Some(Reply::Done(Err(error))),
             Ran::Panicked(payload, false) => Some(Reply::Panicked(payload)),
             Ran::Broke(error) => {
-                self.fail_group(backend, open, &error.to_string(), Some(&error));
+                self.fail_group(backend, open, Some(&error));
                 return Err(error);
             }
             Ran::Panicked(payload, true) => {
-                self.fail_group(backend, open, "a handler panicked", None);
+                self.fail_group(backend, open, None);
                 resume_unwind(payload);
             }
         };
@@ -944,12 +944,12 @@ impl<G: Send + 'static> GroupCommit<G> {
                 Ran::Broke(error) => {
                     let cause = error.clone();
                     theirs.send(Reply::Done(Err(error)));
-                    self.fail_group(backend, open, &cause.to_string(), Some(&cause));
+                    self.fail_group(backend, open, Some(&cause));
                     return answer(own, slot);
                 }
                 Ran::Panicked(payload, true) => {
                     theirs.send(Reply::Panicked(payload));
-                    self.fail_group(backend, open, "a handler panicked", None);
+                    self.fail_group(backend, open, None);
                     return answer(own, slot);
                 }
             }
@@ -981,25 +981,25 @@ impl<G: Send + 'static> GroupCommit<G> {
     }
 
     /// Rolls back a group whose transaction was lost (still holding the turn), fails its
-    /// members, and hands the turn on. Their error is of the kind of `error`, the member's
-    /// error that lost the group (`None`: a panic): retryable when it is (a server
-    /// connection cut before the COMMIT was sent), a full disk when it is one, else a
-    /// storage error.
+    /// members, and hands the turn on. Their error names `cause`, the member's error that
+    /// lost the group (`None`: a handler panicked), and is of its kind: retryable when it
+    /// is (a server connection cut before the COMMIT was sent), a full disk when it is
+    /// one, else a storage error.
     fn fail_group<B: GroupBackend<Group = G>>(
         &self,
         backend: &B,
         open: OpenGroup<G>,
-        cause: &str,
-        error: Option<&Error>,
+        cause: Option<&Error>,
     ) {
         // A panicking rollback still answers every member (dropping the transaction ends it).
         let _ = catch_unwind(AssertUnwindSafe(|| backend.rollback_group(open.tx)));
+        let cause_text = cause.map_or_else(|| "a handler panicked".to_owned(), Error::to_string);
         let message = format!(
-            "store {}: the group transaction this call was part of was lost ({cause}); \
+            "store {}: the group transaction this call was part of was lost ({cause_text}); \
              nothing of it was written",
             backend.location()
         );
-        let lost = match error {
+        let lost = match cause {
             Some(Error::LockConflict(_)) => Error::LockConflict(format!("{message}; retry")),
             Some(Error::StorageFull(_)) => Error::StorageFull(message),
             _ => Error::storage(message),
@@ -1178,7 +1178,6 @@ where
 }
 
 /// What one read of a lock-free handler asked for.
-#[derive(Clone)]
 enum Asked {
     /// These physical names.
     Names(Vec<String>),
