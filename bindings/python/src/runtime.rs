@@ -421,9 +421,10 @@ impl NativeRuntime {
 
     /// Registers a flow type defined in Python. `rpcs` lists
     /// `(name, locks, loads, transactional, handler)`; a lock is `(name, instance or None)`,
-    /// a load `(map, instance or None)` (`None` loads the map whole), and `handler(context, input_json)` returns the output as
-    /// JSON text. The core checks the definition: an unknown lock or load target, a map
-    /// lock without an instance, a duplicate or a bad name raises `InvalidInputError`.
+    /// a load `(map, instance or None)` (`None` loads the map whole), and
+    /// `handler(context, input_json)` returns the output as JSON text. The core checks the
+    /// definition: an unknown lock or load target, a map lock without an instance, a
+    /// duplicate or a bad name raises `InvalidInputError`.
     fn register_flow(
         &self,
         py: Python<'_>,
