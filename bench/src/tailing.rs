@@ -70,7 +70,7 @@ fn tail_latencies(runtime: &Runtime, records: u64) -> BenchResult<Vec<f64>> {
     let mut latencies = Vec::with_capacity(usize::try_from(records)?);
     let mut after = 0;
     while after < records {
-        let read = logs.tail(TAIL_LOG, after, TAIL_LIMIT, TAIL_TIMEOUT)?;
+        let read = logs.tail(TAIL_LOG, after, TAIL_LIMIT, TAIL_TIMEOUT, None)?;
         if read.entries.is_empty() {
             return Err(format!("no record after {after} within {TAIL_TIMEOUT:?}").into());
         }

@@ -46,6 +46,20 @@ pub enum Error {
     #[error("{0}")]
     InvalidInput(String),
 
+    /// A call pinned to one run of a flow (an RPC's run ID, a tail resumed in the run it
+    /// read) found the flow in another run: it was started again since, or the run ID was
+    /// never its. Nothing ran; what the caller holds (a position, a read) belongs to
+    /// `run_id`, and the flow's records now are `current_run_id`'s.
+    #[error("flow {flow_id:?} has no run {run_id:?}; its run is {current_run_id:?}")]
+    RunNotCurrent {
+        /// The flow's ID.
+        flow_id: String,
+        /// The run the caller asked for.
+        run_id: String,
+        /// The flow's run now.
+        current_run_id: String,
+    },
+
     /// A page token is neither `""`, `current`, nor a 20-digit chunk boundary.
     #[error("invalid page token {token:?}")]
     InvalidPageToken {
@@ -147,6 +161,7 @@ impl Error {
             Error::FlowNotActive { .. } => ErrorKind::FlowNotActive,
             Error::FlowAlreadyStarted { .. } => ErrorKind::FlowAlreadyStarted,
             Error::InvalidInput(_) => ErrorKind::InvalidInput,
+            Error::RunNotCurrent { .. } => ErrorKind::RunNotCurrent,
             Error::InvalidPageToken { .. } => ErrorKind::InvalidPageToken,
             Error::PageNotFound(_) => ErrorKind::PageNotFound,
             Error::PageTrimmed { .. } => ErrorKind::PageTrimmed,
@@ -177,6 +192,8 @@ pub enum ErrorKind {
     FlowAlreadyStarted,
     /// See [`Error::InvalidInput`].
     InvalidInput,
+    /// See [`Error::RunNotCurrent`].
+    RunNotCurrent,
     /// See [`Error::InvalidPageToken`].
     InvalidPageToken,
     /// See [`Error::PageNotFound`].
@@ -198,12 +215,13 @@ pub enum ErrorKind {
 impl ErrorKind {
     /// Every kind, in declaration order: the table each binding maps onto its own error
     /// types (and tests that none is left out).
-    pub const ALL: [ErrorKind; 13] = [
+    pub const ALL: [ErrorKind; 14] = [
         ErrorKind::LockConflict,
         ErrorKind::FlowNotFound,
         ErrorKind::FlowNotActive,
         ErrorKind::FlowAlreadyStarted,
         ErrorKind::InvalidInput,
+        ErrorKind::RunNotCurrent,
         ErrorKind::InvalidPageToken,
         ErrorKind::PageNotFound,
         ErrorKind::PageTrimmed,
@@ -223,6 +241,7 @@ impl ErrorKind {
             ErrorKind::FlowNotActive => "flow_not_active",
             ErrorKind::FlowAlreadyStarted => "flow_already_started",
             ErrorKind::InvalidInput => "invalid_input",
+            ErrorKind::RunNotCurrent => "run_not_current",
             ErrorKind::InvalidPageToken => "invalid_page_token",
             ErrorKind::PageNotFound => "page_not_found",
             ErrorKind::PageTrimmed => "page_trimmed",

@@ -168,7 +168,7 @@ pub struct RpcInvokeOptions {
     /// Map instances to load into this call's snapshot.
     pub load_attribute_map_instances: Vec<MapInstance>,
     /// The run the caller means; `None` means whatever run the flow has. A flow whose run
-    /// differs fails with [`crate::Error::InvalidInput`] and nothing runs.
+    /// differs fails with [`crate::Error::RunNotCurrent`] and nothing runs.
     pub run_id: Option<String>,
 }
 

@@ -766,10 +766,11 @@ fn physical_name_by_rules(target: &LockTarget) -> Result<String> {
 /// Fails unless `run_id` is absent or the run of `flow`.
 fn check_run_id(flow: &FlowRecord, run_id: Option<&str>) -> Result<()> {
     match run_id.filter(|id| *id != flow.run_id) {
-        Some(run_id) => Err(Error::invalid_input(format!(
-            "flow {:?} has no run {run_id:?}; its run is {:?}",
-            flow.flow_id, flow.run_id
-        ))),
+        Some(run_id) => Err(Error::RunNotCurrent {
+            flow_id: flow.flow_id.clone(),
+            run_id: run_id.to_owned(),
+            current_run_id: flow.run_id.clone(),
+        }),
         None => Ok(()),
     }
 }

@@ -106,11 +106,11 @@ fn an_unknown_flow_or_another_run_is_refused() {
         Some("\"untitled\"")
     );
     match t.runtime.get_attribute("n-1", &title(), Some("run-0")) {
-        Err(Error::InvalidInput(message)) => assert_eq!(
-            message,
+        Err(error @ Error::RunNotCurrent { .. }) => assert_eq!(
+            error.to_string(),
             format!("flow \"n-1\" has no run \"run-0\"; its run is {run_id:?}")
         ),
-        other => panic!("expected InvalidInput, got {other:?}"),
+        other => panic!("expected RunNotCurrent, got {other:?}"),
     }
     match t.runtime.get_attribute("", &title(), None) {
         Err(Error::InvalidInput(message)) => assert!(message.contains("flow ID"), "{message}"),

@@ -248,7 +248,7 @@ fn bad_trims_are_refused_naming_the_value_and_change_nothing() {
 
 /// The subscribers `sequence..` a read forward of `limit` returns, and the next sequence.
 fn read(archive: &SubscriberArchive<'_>, sequence: u64, limit: u64) -> (Vec<u64>, u64) {
-    let read = archive.read_from(sequence, limit).unwrap();
+    let read = archive.read_from(sequence, limit, None).unwrap();
     for subscriber in &read.subscribers {
         assert_eq!(*subscriber, expected_subscriber(subscriber.sequence));
     }
@@ -305,11 +305,11 @@ fn a_read_forward_crosses_chunks_and_chunk_size_changes() {
     assert_eq!((outcome.dropped_chunks, outcome.oldest_sequence), (3, 251));
     assert_eq!(read(&archive, 251, 60), ((251..311).collect(), 311));
     assert_eq!(
-        archive.read_from(230, 10).unwrap_err(),
+        archive.read_from(230, 10, None).unwrap_err(),
         trimmed(201, &archive_token(251).unwrap(), 251)
     );
     assert_eq!(
-        archive.read_from(1, 10).unwrap_err(),
+        archive.read_from(1, 10, None).unwrap_err(),
         trimmed(1, &archive_token(251).unwrap(), 251)
     );
     let walked: Vec<u64> = all_subscribers(&archive)
@@ -323,7 +323,7 @@ fn a_read_forward_crosses_chunks_and_chunk_size_changes() {
 fn a_read_forward_refuses_bad_starts_and_limits_naming_the_value() {
     let t = TestStore::fast();
     let archive = archive_of_550(&t);
-    let refused = |sequence, limit| match archive.read_from(sequence, limit) {
+    let refused = |sequence, limit| match archive.read_from(sequence, limit, None) {
         Err(Error::InvalidInput(message)) => message,
         other => panic!("{sequence}, {limit} gave {other:?}"),
     };
@@ -391,9 +391,9 @@ fn an_app_log_trims_and_reads_forward_one_log_at_a_time() {
             .len(),
         100
     );
-    let read = logs.read_from("audit", 95, 20).unwrap_err();
+    let read = logs.read_from("audit", 95, 20, None).unwrap_err();
     assert_eq!(read, trimmed(1, "00000000000000000101", 101));
-    let read = logs.read_from("audit", 195, 20).unwrap();
+    let read = logs.read_from("audit", 195, 20, None).unwrap();
     let sequences: Vec<u64> = read.entries.iter().map(|e| e.sequence).collect();
     assert_eq!(sequences, (195..215).collect::<Vec<_>>());
     assert_eq!(read.next_sequence, 215);
@@ -404,10 +404,14 @@ fn an_app_log_trims_and_reads_forward_one_log_at_a_time() {
             record: json!({"n": 195, "log": "audit"}),
         }
     );
-    let read = logs.read_from("chat", 1, 3).unwrap();
+    let read = logs.read_from("chat", 1, 3, None).unwrap();
     assert_eq!(read.entries.len(), 3);
     // A log never written reads as empty and trims nothing.
-    assert!(logs.read_from("never", 1, 10).unwrap().entries.is_empty());
+    assert!(logs
+        .read_from("never", 1, 10, None)
+        .unwrap()
+        .entries
+        .is_empty());
     assert_eq!(
         logs.trim("never", Trim::KeepNewest(1))
             .unwrap()
@@ -461,7 +465,7 @@ fn trims_racing_appends_and_readers_keep_every_invariant() {
                         Err(other) => panic!("reading {token}: {other}"),
                     }
                 }
-                let read = archive.read_from(1, 10);
+                let read = archive.read_from(1, 10, None);
                 assert!(
                     matches!(read, Ok(_) | Err(Error::PageTrimmed { .. })),
                     "{read:?}"

@@ -88,7 +88,7 @@ fn run(steps: &[Step]) -> Result<(), TestCaseError> {
             }
             Step::ReadFrom(start, limit) => {
                 let start = start.max(1);
-                match archive.read_from(start, limit) {
+                match archive.read_from(start, limit, None) {
                     Ok(read) => {
                         prop_assert!(start >= oldest, "{start} read below {oldest}");
                         let end = (start + limit).min(next).max(start);

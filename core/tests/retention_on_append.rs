@@ -124,15 +124,15 @@ fn a_retention_is_checked_and_applies_to_one_app_log_at_once_and_on_append() {
     logs.append_batch("audit", records.clone(), None).unwrap();
     logs.append_batch("chat", records, None).unwrap();
     // 260 entries from 301: dropping 301 leaves 160.
-    let read = logs.read_from("audit", 401, 5).unwrap();
+    let read = logs.read_from("audit", 401, 5, None).unwrap();
     assert_eq!(read.entries[0].sequence, 401);
     assert!(matches!(
-        logs.read_from("audit", 400, 5),
+        logs.read_from("audit", 400, 5, None),
         Err(Error::PageTrimmed {
             oldest_sequence: 401,
             ..
         })
     ));
     // The other log keeps every entry.
-    assert_eq!(logs.read_from("chat", 1, 3).unwrap().entries.len(), 3);
+    assert_eq!(logs.read_from("chat", 1, 3, None).unwrap().entries.len(), 3);
 }

@@ -481,10 +481,17 @@ fn a_call_pinned_to_another_run_is_rejected_and_runs_nothing() {
             &RpcInvokeOptions::new().run_id(run),
         )
     };
-    assert_invalid_input(
-        register("another-run"),
-        &format!(r#"flow "{FLOW_ID}" has no run "another-run"; its run is "{run_id}""#),
-    );
+    match register("another-run") {
+        Err(Error::RunNotCurrent {
+            flow_id,
+            run_id: asked,
+            current_run_id,
+        }) => assert_eq!(
+            (flow_id.as_str(), asked.as_str(), current_run_id.as_str()),
+            (FLOW_ID, "another-run", run_id.as_str())
+        ),
+        other => panic!("expected RunNotCurrent, got {other:?}"),
+    }
     let before = t.stored_values(FLOW_ID);
     assert_eq!(before[ARCHIVE_STATE_ATTRIBUTE]["nextSequence"], json!(1));
     let registered = register(&run_id).unwrap();

@@ -1,7 +1,9 @@
 //! Tailing a chunked log, on the backend under test: a tail returns at once when records
 //! after its sequence exist, returns nothing when its timeout passes, wakes for records
 //! appended by another thread of the process and by another process, and, resumed from
-//! the last sequence it returned, delivers every record once, in order.
+//! the last sequence it returned, delivers every record once, in order. Pinned to the run
+//! it read, a tail of a log whose flow was started again since fails instead of reading
+//! the new run's records at the old run's position.
 //!
 //! The test binary runs itself again as the appending process (the `#[ignore]`d test at
 //! the end, selected with `--exact … --ignored`), handing it the store URL in an
@@ -14,9 +16,9 @@ use std::thread;
 use std::time::Duration;
 
 use attrflow::chunked_log::MAX_TAIL_TIMEOUT;
-use attrflow::flows::app_log::AppLog;
-use attrflow::flows::chunked_subscriber::{SubscriberArchive, FLOW_ID};
-use attrflow::{Error, Runtime};
+use attrflow::flows::app_log::{AppLog, FLOW_TYPE as APP_LOG_FLOW};
+use attrflow::flows::chunked_subscriber::{SubscriberArchive, FLOW_ID, FLOW_TYPE};
+use attrflow::{Error, IdReusePolicy, Runtime, StartFlowOptions};
 use common::{
     expected_subscriber, register_in_order, register_retrying, spawn_test_process, Backend,
     TestStore,
@@ -34,7 +36,7 @@ const READY_MARKER: &str = "<child ready>";
 fn tail_until(archive: &SubscriberArchive<'_>, mut after: u64, last: u64) -> Vec<u64> {
     let mut received = Vec::new();
     while after < last {
-        let read = archive.tail(after, 7, MAX_TAIL_TIMEOUT).unwrap();
+        let read = archive.tail(after, 7, MAX_TAIL_TIMEOUT, None).unwrap();
         for subscriber in &read.subscribers {
             assert_eq!(*subscriber, expected_subscriber(subscriber.sequence));
             received.push(subscriber.sequence);
@@ -51,15 +53,114 @@ fn a_tail_returns_what_is_there_at_once_and_nothing_on_timeout() {
     archive.start().unwrap();
     register_in_order(&archive, 1..=5);
     // With records there, even the longest timeout returns at once with them.
-    let read = archive.tail(2, 10, MAX_TAIL_TIMEOUT).unwrap();
+    let read = archive.tail(2, 10, MAX_TAIL_TIMEOUT, None).unwrap();
     let sequences: Vec<u64> = read.subscribers.iter().map(|s| s.sequence).collect();
     assert_eq!((sequences, read.next_sequence), (vec![3, 4, 5], 6));
 
-    let empty = archive.tail(5, 10, Duration::from_millis(20)).unwrap();
+    let empty = archive
+        .tail(5, 10, Duration::from_millis(20), None)
+        .unwrap();
     assert!(empty.subscribers.is_empty());
     assert_eq!(empty.next_sequence, 6);
-    let empty = archive.tail(5, 10, Duration::ZERO).unwrap();
+    let empty = archive.tail(5, 10, Duration::ZERO, None).unwrap();
     assert!(empty.subscribers.is_empty());
+}
+
+/// Starts the flow `flow_id` of `flow_type` again, ending its running run; returns the
+/// new run's ID.
+fn start_again(runtime: &Runtime, flow_type: &str, flow_id: &str) -> String {
+    let options = StartFlowOptions::new().id_reuse_policy(IdReusePolicy::TerminateIfRunning);
+    runtime.start_flow(flow_type, flow_id, &options).unwrap()
+}
+
+/// The runs a [`Error::RunNotCurrent`] names: the one asked for and the flow's.
+fn runs_named(result: attrflow::Result<impl std::fmt::Debug>) -> (String, String) {
+    match result {
+        Err(Error::RunNotCurrent {
+            run_id,
+            current_run_id,
+            ..
+        }) => (run_id, current_run_id),
+        other => panic!("expected RunNotCurrent, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_tail_pinned_to_its_run_refuses_the_run_that_replaced_it() {
+    let t = TestStore::fast();
+    let archive = t.archive();
+    let first = archive.start().unwrap();
+    register_in_order(&archive, 1..=5);
+    let read = archive.tail(0, 10, Duration::ZERO, None).unwrap();
+    assert_eq!(
+        (read.subscribers.len(), read.run_id.as_str()),
+        (5, first.as_str())
+    );
+    assert_eq!(archive.read_from(1, 2, Some(&first)).unwrap().run_id, first);
+
+    // A new run counts its sequences from 1 again: sequence 6 of the new run is not the
+    // record after the old run's 5.
+    let second = start_again(&t.runtime, FLOW_TYPE, FLOW_ID);
+    register_in_order(&archive, 1..=7);
+    let runs = (first.clone(), second.clone());
+    assert_eq!(
+        runs_named(archive.tail(5, 10, MAX_TAIL_TIMEOUT, Some(&first))),
+        runs
+    );
+    assert_eq!(runs_named(archive.read_from(6, 10, Some(&first))), runs);
+
+    // Unpinned, a tail reads the flow's run and says which; pinned to it, it reads on.
+    let read = archive.tail(5, 10, Duration::ZERO, None).unwrap();
+    let sequences: Vec<u64> = read.subscribers.iter().map(|s| s.sequence).collect();
+    assert_eq!(
+        (sequences, read.run_id.as_str()),
+        (vec![6, 7], second.as_str())
+    );
+    let read = archive.tail(0, 10, Duration::ZERO, Some(&second)).unwrap();
+    assert_eq!(read.subscribers.len(), 7);
+}
+
+#[test]
+fn a_waiting_tail_pinned_to_its_run_fails_when_the_flow_is_started_again() {
+    let t = TestStore::fast();
+    let archive = t.archive();
+    let first = archive.start().unwrap();
+    register_in_order(&archive, 1..=3);
+    let (second, waited) = thread::scope(|scope| {
+        let waiting = scope.spawn(|| archive.tail(3, 10, MAX_TAIL_TIMEOUT, Some(&first)));
+        let second = start_again(&t.runtime, FLOW_TYPE, FLOW_ID);
+        // The new run's appends wake the tail; none of them is delivered as the old
+        // run's fourth and later records.
+        register_in_order(&archive, 1..=5);
+        (second, waiting.join().unwrap())
+    });
+    assert_eq!(runs_named(waited), (first, second));
+}
+
+#[test]
+fn an_app_log_tail_pinned_to_its_run_refuses_the_run_that_replaced_it() {
+    let t = TestStore::fast();
+    let logs = AppLog::new(&t.runtime, "app");
+    let first = logs.start().unwrap();
+    logs.append_with_retry("audit", json!({"n": 1})).unwrap();
+    let read = logs.tail("audit", 0, 10, Duration::ZERO, None).unwrap();
+    assert_eq!(read.run_id, first);
+    let second = start_again(&t.runtime, APP_LOG_FLOW, "app");
+    logs.append_with_retry("audit", json!({"n": 1})).unwrap();
+    logs.append_with_retry("audit", json!({"n": 2})).unwrap();
+    let runs = (first.clone(), second.clone());
+    assert_eq!(
+        runs_named(logs.tail("audit", 1, 10, Duration::ZERO, Some(&first))),
+        runs
+    );
+    assert_eq!(
+        runs_named(logs.read_from("audit", 2, 10, Some(&first))),
+        runs
+    );
+    let read = logs
+        .tail("audit", 1, 10, Duration::ZERO, Some(&second))
+        .unwrap();
+    assert_eq!((read.entries.len(), read.run_id), (1, second));
 }
 
 #[test]
@@ -72,15 +173,15 @@ fn a_tail_refuses_bad_values_naming_them() {
         other => panic!("{other:?}"),
     };
     assert_eq!(
-        refused(archive.tail(0, 10, MAX_TAIL_TIMEOUT + Duration::from_secs(1))),
+        refused(archive.tail(0, 10, MAX_TAIL_TIMEOUT + Duration::from_secs(1), None)),
         "timeout must be from 0 to 60 seconds, not 61 seconds"
     );
     assert_eq!(
-        refused(archive.tail(u64::MAX, 10, Duration::ZERO)),
+        refused(archive.tail(u64::MAX, 10, Duration::ZERO, None)),
         format!("after must be from 0 to {}, not {}", u64::MAX - 1, u64::MAX)
     );
     assert_eq!(
-        refused(archive.tail(0, 0, Duration::ZERO)),
+        refused(archive.tail(0, 0, Duration::ZERO, None)),
         "limit must be from 1 to 1000, not 0"
     );
 }
@@ -189,9 +290,9 @@ fn an_app_log_tail_waits_for_its_own_log_only() {
             logs.append_with_retry("chat", json!({"n": 1})).unwrap();
             logs.append_with_retry("audit", json!({"n": 2})).unwrap();
         });
-        let mut read = logs.tail("audit", 1, 10, MAX_TAIL_TIMEOUT).unwrap();
+        let mut read = logs.tail("audit", 1, 10, MAX_TAIL_TIMEOUT, None).unwrap();
         while read.entries.is_empty() {
-            read = logs.tail("audit", 1, 10, MAX_TAIL_TIMEOUT).unwrap();
+            read = logs.tail("audit", 1, 10, MAX_TAIL_TIMEOUT, None).unwrap();
         }
         read
     });

@@ -455,13 +455,31 @@ class AppLog:
         self, log: str, keep_newest: int | None = None, drop_before: int | None = None
     ) -> str: ...
     def set_retention(self, log: str, keep_newest: int | None) -> str: ...
-    def read_from(self, log: str, sequence: int, limit: int) -> str: ...
-    @overload
-    def tail(
-        self, log: str, after: int, limit: int, timeout: float, *, done: None = None
+    def read_from(
+        self, log: str, sequence: int, limit: int, *, run_id: str | None = None
     ) -> str: ...
     @overload
-    def tail(self, log: str, after: int, limit: int, timeout: float, *, done: _Done) -> None: ...
+    def tail(
+        self,
+        log: str,
+        after: int,
+        limit: int,
+        timeout: float,
+        *,
+        run_id: str | None = None,
+        done: None = None,
+    ) -> str: ...
+    @overload
+    def tail(
+        self,
+        log: str,
+        after: int,
+        limit: int,
+        timeout: float,
+        *,
+        run_id: str | None = None,
+        done: _Done,
+    ) -> None: ...
 
 @final
 class SubscriberArchive:
@@ -474,11 +492,21 @@ class SubscriberArchive:
     def page(self, page_token: str) -> str: ...
     def trim(self, keep_newest: int | None = None, drop_before: int | None = None) -> str: ...
     def set_retention(self, keep_newest: int | None) -> str: ...
-    def read_from(self, sequence: int, limit: int) -> str: ...
+    def read_from(self, sequence: int, limit: int, *, run_id: str | None = None) -> str: ...
     @overload
-    def tail(self, after: int, limit: int, timeout: float, *, done: None = None) -> str: ...
+    def tail(
+        self,
+        after: int,
+        limit: int,
+        timeout: float,
+        *,
+        run_id: str | None = None,
+        done: None = None,
+    ) -> str: ...
     @overload
-    def tail(self, after: int, limit: int, timeout: float, *, done: _Done) -> None: ...
+    def tail(
+        self, after: int, limit: int, timeout: float, *, run_id: str | None = None, done: _Done
+    ) -> None: ...
 
 @final
 class CustomerDirectory:

@@ -38,6 +38,7 @@ __all__ = [
     "PageTrimmedError",
     "RecordNotFoundError",
     "RpcLockConflictError",
+    "RunNotCurrentError",
     "StorageError",
     "StorageFullError",
     "ValueMappingError",
@@ -162,6 +163,27 @@ class InvalidInputError(AttrflowError, ValueError):
     """Input broke a rule: a bad name or flow ID, a missing field, malformed JSON."""
 
 
+class RunNotCurrentError(InvalidInputError):
+    """A call pinned to one run of a flow (an RPC's ``run_id``, a tail resumed in the run it
+    read) found the flow in another run: it was started again since, or the run ID was never
+    its. Nothing ran. A log's sequences count within one run, so a reader holding a position
+    in ``run_id`` starts over in ``current_run_id``, from sequence 0.
+
+    An :class:`InvalidInputError`, as a run ID that is not the flow's always was."""
+
+    flow_id: str
+    run_id: str
+    current_run_id: str
+
+    def __init__(
+        self, message: str, flow_id: str = "", run_id: str = "", current_run_id: str = ""
+    ) -> None:
+        super().__init__(message)
+        self.flow_id = flow_id
+        self.run_id = run_id
+        self.current_run_id = current_run_id
+
+
 class InvalidPageTokenError(InvalidInputError):
     """A page token is neither ``""``, ``current`` nor a 20-digit chunk boundary."""
 
@@ -265,6 +287,7 @@ CORE_ERROR_CLASSES: MappingProxyType[str, type[AttrflowError]] = MappingProxyTyp
         "flow_not_active": FlowStoppedError,
         "flow_already_started": FlowAlreadyStartedError,
         "invalid_input": InvalidInputError,
+        "run_not_current": RunNotCurrentError,
         "invalid_page_token": InvalidPageTokenError,
         "page_not_found": PageNotFoundError,
         "page_trimmed": PageTrimmedError,

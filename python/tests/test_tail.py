@@ -1,6 +1,8 @@
 """Tailing from Python, on both backends: a blocking tail returns what is there at once
 and nothing on timeout, wakes for registrations of another thread, and an ``async for``
-over ``follow`` delivers every subscriber once, in order. Nothing here asserts a time."""
+over ``follow`` delivers every subscriber once, in order, of the run it began in: an
+archive started again meanwhile raises ``RunNotCurrentError`` rather than delivering the
+new run's records at the old run's position. Nothing here asserts a time."""
 
 from __future__ import annotations
 
@@ -12,8 +14,14 @@ import threading
 import pytest
 from archive_support import retry_on_conflict
 
-from attrflow import Client, InvalidInputError
-from attrflow.flows.app_log import AppLog
+from attrflow import (
+    Client,
+    IdReusePolicy,
+    InvalidInputError,
+    RunNotCurrentError,
+    StartFlowOptions,
+)
+from attrflow.flows.app_log import AppLog, ChunkedLogFlow
 from attrflow.flows.chunked_subscriber import (
     FLOW_ID,
     MAX_TAIL_TIMEOUT_SECONDS,
@@ -125,3 +133,86 @@ def test_an_app_log_follows_one_log(client: Client) -> None:
 
     assert asyncio.run(main()) == [{"n": n} for n in range(1, 21)]
     assert logs.tail("audit", 20, 5, timeout=0).entries == []
+
+
+def start_again(client: Client, flow: ChunkedSubscriberFlow | ChunkedLogFlow, flow_id: str) -> str:
+    """Starts ``flow_id`` again, ending its running run; the new run's ID."""
+    options = StartFlowOptions(id_reuse_policy=IdReusePolicy.ALLOW_TERMINATE_IF_RUNNING)
+    return client.start_flow(flow, flow_id, None, options)
+
+
+def test_a_tail_pinned_to_its_run_refuses_the_run_that_replaced_it(client: Client) -> None:
+    archive = SubscriberArchive(client, FLOW_ID, PATIENT)
+    first = archive.start()
+    register(client, 1, 3)
+    read = archive.tail(0, 10, timeout=0)
+    assert (len(read.subscribers), read.run_id) == (3, first)
+
+    second = start_again(client, ChunkedSubscriberFlow(), FLOW_ID)
+    register(client, 1, 5)
+    with pytest.raises(RunNotCurrentError) as refused:
+        archive.tail(3, 10, timeout=0, run_id=first)
+    error = refused.value
+    assert (error.flow_id, error.run_id, error.current_run_id) == (FLOW_ID, first, second)
+    assert str(error) == f'flow "{FLOW_ID}" has no run "{first}"; its run is "{second}"'
+    assert isinstance(error, InvalidInputError)
+    with pytest.raises(RunNotCurrentError):
+        archive.read_from(4, 10, run_id=first)
+    read = archive.read_from(1, 10, run_id=second)
+    assert ([s.sequence for s in read.subscribers], read.run_id) == ([1, 2, 3, 4, 5], second)
+
+
+def test_follow_stops_with_run_not_current_when_the_archive_is_started_again(
+    client: Client,
+) -> None:
+    archive = SubscriberArchive(client, FLOW_ID, PATIENT)
+    first = archive.start()
+    register(client, 1, 3)
+    received: list[int] = []
+    runs: list[str] = []
+
+    async def follow_and_start_again() -> None:
+        async for subscriber in archive.follow(limit=2):
+            received.append(subscriber.sequence)
+            if subscriber.sequence == 3:
+                # The new run's five registrations carry sequences 1 to 5: none of them may
+                # reach this follower as the old run's 4 and 5.
+                flow = ChunkedSubscriberFlow()
+                runs.append(await asyncio.to_thread(start_again, client, flow, FLOW_ID))
+                await asyncio.to_thread(register, client, 1, 5)
+
+    with pytest.raises(RunNotCurrentError) as ended:
+        asyncio.run(follow_and_start_again())
+    assert received == [1, 2, 3]
+    assert (ended.value.run_id, ended.value.current_run_id) == (first, runs[0])
+
+    async def follow_new_run() -> list[int]:
+        new_run: list[int] = []
+        async for subscriber in archive.follow(run_id=runs[0]):
+            new_run.append(subscriber.sequence)
+            if subscriber.sequence == 5:
+                break
+        return new_run
+
+    assert asyncio.run(follow_new_run()) == [1, 2, 3, 4, 5]
+
+
+def test_an_app_log_follow_stops_when_its_logs_are_started_again(client: Client) -> None:
+    logs = AppLog(client, "my-app", PATIENT)
+    first = logs.start()
+    logs.append_with_retry("audit", {"n": 1})
+    records: list[object] = []
+
+    async def follow_and_start_again() -> None:
+        async for entry in logs.follow("audit"):
+            records.append(entry.record)
+            await asyncio.to_thread(start_again, client, ChunkedLogFlow(), "my-app")
+            await asyncio.to_thread(logs.append_with_retry, "audit", {"n": "new"})
+            await asyncio.to_thread(logs.append_with_retry, "audit", {"n": "new"})
+
+    with pytest.raises(RunNotCurrentError) as ended:
+        asyncio.run(follow_and_start_again())
+    assert records == [{"n": 1}]
+    assert ended.value.run_id == first
+    read = logs.tail("audit", 0, 10, timeout=0, run_id=ended.value.current_run_id)
+    assert [entry.record for entry in read.entries] == [{"n": "new"}, {"n": "new"}]

@@ -3,7 +3,8 @@
 //!
 //! Each variant carries the core's message unchanged as `reason` (it names the flow ID,
 //! token or instance that was wrong, and reads exactly as the Python exception does) and
-//! the core error's own fields as properties: `flowId`, `status`, `runId`, `token`, `oldestToken`,
+//! the core error's own fields as properties: `flowId`, `status`, `runId`, `currentRunId`,
+//! `token`, `oldestToken`,
 //! `oldestSequence`, `physicalName`, `errorType`.
 
 /// An error of any attrflow call; the variant says what kind of failure, `reason` what
@@ -53,6 +54,19 @@ pub enum AttrflowError {
     InvalidInput {
         /// The core's message, naming what was wrong.
         reason: String,
+    },
+    /// A call pinned to one run of a flow (a tail resumed in the run it read, say) found
+    /// the flow in another run: it was started again since. Nothing ran.
+    #[error("{reason}")]
+    RunNotCurrent {
+        /// The core's message.
+        reason: String,
+        /// The flow ID asked for.
+        flow_id: String,
+        /// The run asked for.
+        run_id: String,
+        /// The flow's run now.
+        current_run_id: String,
     },
     /// A page token is neither `""`, `current`, nor a 20-digit chunk boundary.
     #[error("{reason}")]
@@ -134,6 +148,16 @@ impl From<attrflow::Error> for AttrflowError {
                 status: status.as_str().to_owned(),
             },
             E::InvalidInput(_) => AttrflowError::InvalidInput { reason },
+            E::RunNotCurrent {
+                flow_id,
+                run_id,
+                current_run_id,
+            } => AttrflowError::RunNotCurrent {
+                reason,
+                flow_id,
+                run_id,
+                current_run_id,
+            },
             E::InvalidPageToken { token } => AttrflowError::InvalidPageToken { reason, token },
             E::PageNotFound(_) => AttrflowError::PageNotFound { reason },
             E::PageTrimmed {

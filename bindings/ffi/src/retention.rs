@@ -60,6 +60,9 @@ pub struct SubscribersFrom {
     pub subscribers: Vec<Subscriber>,
     /// The sequence to read from next (one past the last returned).
     pub next_sequence: u64,
+    /// The archive's run read: its sequences count in that run. Pass it to the next
+    /// `tail` or `readFrom` to resume only in that run.
+    pub run_id: String,
 }
 
 /// Entries of one log read forward (or by a tail), oldest first.
@@ -71,6 +74,9 @@ pub struct LogEntriesFrom {
     pub entries: Vec<LogEntry>,
     /// The sequence to read from next (one past the last returned).
     pub next_sequence: u64,
+    /// The logs flow's run read: its sequences count in that run. Pass it to the next
+    /// `tail` or `readFrom` to resume only in that run.
+    pub run_id: String,
 }
 
 impl From<TrimRule> for log::Trim {
@@ -108,6 +114,7 @@ impl From<core_retention::SubscribersFrom> for SubscribersFrom {
         SubscribersFrom {
             subscribers: read.subscribers.into_iter().map(Into::into).collect(),
             next_sequence: read.next_sequence,
+            run_id: read.run_id,
         }
     }
 }
@@ -118,6 +125,7 @@ impl From<core_log::LogEntriesFrom> for LogEntriesFrom {
             log: read.log,
             entries: read.entries.into_iter().map(Into::into).collect(),
             next_sequence: read.next_sequence,
+            run_id: read.run_id,
         }
     }
 }
@@ -140,17 +148,38 @@ impl SubscriberArchive {
         Ok(change.into())
     }
 
-    /// Up to `limit` (1 to 1000) subscribers from `sequence` on, oldest first.
-    pub fn read_from(&self, sequence: u64, limit: u64) -> Result<SubscribersFrom> {
-        Ok(self.core().read_from(sequence, limit)?.into())
+    /// Up to `limit` (1 to 1000) subscribers from `sequence` on, oldest first; with
+    /// `run_id`, only in that run of the archive (another is `RunNotCurrent`).
+    #[uniffi::method(default(run_id = None))]
+    pub fn read_from(
+        &self,
+        sequence: u64,
+        limit: u64,
+        run_id: Option<String>,
+    ) -> Result<SubscribersFrom> {
+        Ok(self
+            .core()
+            .read_from(sequence, limit, run_id.as_deref())?
+            .into())
     }
 
     /// Waits (blocking) up to `timeout_ms` (at most 60 000) for subscribers after `after`
     /// (0: from the start) and returns up to `limit` of them, oldest first, as soon as
-    /// there are any; none on timeout. Resume with the last sequence received.
-    pub fn tail(&self, after: u64, limit: u64, timeout_ms: u64) -> Result<SubscribersFrom> {
+    /// there are any; none on timeout. Resume with the last sequence received and the
+    /// read's `runId`: an archive started again since is then `RunNotCurrent`.
+    #[uniffi::method(default(run_id = None))]
+    pub fn tail(
+        &self,
+        after: u64,
+        limit: u64,
+        timeout_ms: u64,
+        run_id: Option<String>,
+    ) -> Result<SubscribersFrom> {
         let timeout = Duration::from_millis(timeout_ms);
-        Ok(self.core().tail(after, limit, timeout)?.into())
+        Ok(self
+            .core()
+            .tail(after, limit, timeout, run_id.as_deref())?
+            .into())
     }
 }
 
@@ -176,21 +205,39 @@ impl AppLog {
         Ok(change.into())
     }
 
-    /// Up to `limit` (1 to 1000) entries of `log` from `sequence` on, oldest first.
-    pub fn read_from(&self, log: String, sequence: u64, limit: u64) -> Result<LogEntriesFrom> {
-        Ok(self.core().read_from(&log, sequence, limit)?.into())
+    /// Up to `limit` (1 to 1000) entries of `log` from `sequence` on, oldest first; with
+    /// `run_id`, only in that run of the logs flow (another is `RunNotCurrent`).
+    #[uniffi::method(default(run_id = None))]
+    pub fn read_from(
+        &self,
+        log: String,
+        sequence: u64,
+        limit: u64,
+        run_id: Option<String>,
+    ) -> Result<LogEntriesFrom> {
+        Ok(self
+            .core()
+            .read_from(&log, sequence, limit, run_id.as_deref())?
+            .into())
     }
 
     /// Waits (blocking) up to `timeout_ms` (at most 60 000) for entries of `log` after
-    /// `after` and returns up to `limit` of them, oldest first; none on timeout.
+    /// `after` and returns up to `limit` of them, oldest first; none on timeout. Resume
+    /// with the last sequence received and the read's `runId`: logs started again since
+    /// are then `RunNotCurrent`.
+    #[uniffi::method(default(run_id = None))]
     pub fn tail(
         &self,
         log: String,
         after: u64,
         limit: u64,
         timeout_ms: u64,
+        run_id: Option<String>,
     ) -> Result<LogEntriesFrom> {
         let timeout = Duration::from_millis(timeout_ms);
-        Ok(self.core().tail(&log, after, limit, timeout)?.into())
+        Ok(self
+            .core()
+            .tail(&log, after, limit, timeout, run_id.as_deref())?
+            .into())
     }
 }

@@ -40,6 +40,15 @@ pub(crate) fn to_py_err(py: Python<'_>, error: Error) -> PyErr {
             ("run_id", run_id),
             ("status", status.as_str().to_owned()),
         ],
+        Error::RunNotCurrent {
+            flow_id,
+            run_id,
+            current_run_id,
+        } => vec![
+            ("flow_id", flow_id),
+            ("run_id", run_id),
+            ("current_run_id", current_run_id),
+        ],
         Error::InvalidPageToken { token } => vec![("token", token)],
         Error::PageTrimmed {
             token,

@@ -404,10 +404,12 @@ native_client!(
             .into_py_result(py)
     }
 
-    /// Waits up to `timeout` seconds for entries of `log` after `after`; returns up to
-    /// `limit` of them, oldest first, with the next sequence, as JSON (none on timeout).
-    /// With `done`, waits on a worker thread instead (see `run_or_submit`).
-    #[pyo3(signature = (log, after, limit, timeout, *, done = None))]
+    /// Waits up to `timeout` seconds for entries of `log` after `after` (in the run
+    /// `run_id`, when given); returns up to `limit` of them, oldest first, with the next
+    /// sequence and the run read, as JSON (none on timeout). With `done`, waits on a
+    /// worker thread instead (see `run_or_submit`).
+    #[pyo3(signature = (log, after, limit, timeout, *, run_id = None, done = None))]
+    #[allow(clippy::too_many_arguments)]
     fn tail<'py>(
         &self,
         py: Python<'py>,
@@ -415,24 +417,27 @@ native_client!(
         after: &Bound<'_, PyAny>,
         limit: &Bound<'_, PyAny>,
         timeout: f64,
+        run_id: Option<Text>,
         done: Option<executor::Done>,
     ) -> PyResult<Bound<'py, PyAny>> {
         self.tail_json(py, (after, limit, timeout), done, move |logs, after, limit, timeout| {
-            logs.tail(&log, after, limit, timeout)
+            logs.tail(&log, after, limit, timeout, run_id.as_deref())
         })
     }
 
-    /// Up to `limit` entries of `log` from `sequence` on, oldest first, with the next
-    /// sequence, as JSON.
+    /// Up to `limit` entries of `log` from `sequence` on (in the run `run_id`, when given),
+    /// oldest first, with the next sequence and the run read, as JSON.
+    #[pyo3(signature = (log, sequence, limit, *, run_id = None))]
     fn read_from(
         &self,
         py: Python<'_>,
         log: Text,
         sequence: &Bound<'_, PyAny>,
         limit: &Bound<'_, PyAny>,
+        run_id: Option<Text>,
     ) -> PyResult<String> {
         self.read_json(py, sequence, limit, |logs, sequence, limit| {
-            logs.read_from(&log, sequence, limit)
+            logs.read_from(&log, sequence, limit, run_id.as_deref())
         })
     }
 });
@@ -475,33 +480,37 @@ native_client!(
             .into_py_result(py)
     }
 
-    /// Waits up to `timeout` seconds for subscribers after `after`; returns up to `limit`
-    /// of them, oldest first, with the next sequence, as JSON (none on timeout). With
-    /// `done`, waits on a worker thread instead (see `run_or_submit`).
-    #[pyo3(signature = (after, limit, timeout, *, done = None))]
+    /// Waits up to `timeout` seconds for subscribers after `after` (in the run `run_id`,
+    /// when given); returns up to `limit` of them, oldest first, with the next sequence
+    /// and the run read, as JSON (none on timeout). With `done`, waits on a worker thread
+    /// instead (see `run_or_submit`).
+    #[pyo3(signature = (after, limit, timeout, *, run_id = None, done = None))]
     fn tail<'py>(
         &self,
         py: Python<'py>,
         after: &Bound<'_, PyAny>,
         limit: &Bound<'_, PyAny>,
         timeout: f64,
+        run_id: Option<Text>,
         done: Option<executor::Done>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        self.tail_json(py, (after, limit, timeout), done, |archive, after, limit, timeout| {
-            archive.tail(after, limit, timeout)
+        self.tail_json(py, (after, limit, timeout), done, move |archive, after, limit, timeout| {
+            archive.tail(after, limit, timeout, run_id.as_deref())
         })
     }
 
-    /// Up to `limit` subscribers from `sequence` on, oldest first, with the next sequence,
-    /// as JSON.
+    /// Up to `limit` subscribers from `sequence` on (in the run `run_id`, when given),
+    /// oldest first, with the next sequence and the run read, as JSON.
+    #[pyo3(signature = (sequence, limit, *, run_id = None))]
     fn read_from(
         &self,
         py: Python<'_>,
         sequence: &Bound<'_, PyAny>,
         limit: &Bound<'_, PyAny>,
+        run_id: Option<Text>,
     ) -> PyResult<String> {
         self.read_json(py, sequence, limit, |archive, sequence, limit| {
-            archive.read_from(sequence, limit)
+            archive.read_from(sequence, limit, run_id.as_deref())
         })
     }
 });

@@ -8,6 +8,12 @@
 //! RPC again loading them. The first call loads the open chunk, which holds what a reader
 //! that keeps up asks for, so such a reader needs one call.
 //!
+//! Sequences count within one run of the log's flow: a flow started again begins its log
+//! at 1. So every read reports the run it read ([`ForwardPage::run_id`]), and a read or a
+//! tail may be pinned to one run: asked again in another, it fails with
+//! [`Error::RunNotCurrent`] instead of reading the new run's records at the old run's
+//! position. The calls of one read forward are pinned to the run its first call read.
+//!
 //! ```
 //! use attrflow::chunked_log::{validate_read_limit, MAX_READ_RECORDS};
 //! assert!(validate_read_limit(MAX_READ_RECORDS).is_ok());
@@ -69,6 +75,8 @@ pub struct ForwardPage<R> {
     /// The chunk instance keys the call must load to read anything, when it did not: the
     /// caller calls again loading them. Empty when the read is complete.
     pub chunks_to_load: Vec<String>,
+    /// The run of the log's flow this read read; its sequences count in that run.
+    pub run_id: String,
 }
 
 /// The chunks holding `start..end`, oldest first, each with its first sequence.
@@ -159,6 +167,7 @@ impl ChunkedLog {
                             .iter()
                             .map(|(token, _)| self.chunk_key(&token.instance_key()))
                             .collect(),
+                        run_id: ctx.run_id().to_owned(),
                     })
                 }
                 Err(other) => return Err(other),
@@ -188,22 +197,31 @@ impl ChunkedLog {
             records,
             next_sequence,
             chunks_to_load: Vec::new(),
+            run_id: ctx.run_id().to_owned(),
         })
     }
 
     /// Runs a read forward through `call`, one invocation of the read RPC with the given
-    /// loads returning its output and the chunks it asked to load: first loading the open
-    /// chunk, then what the call before asked for, at most [`MAX_READ_ATTEMPTS`] times.
+    /// options returning its output, the chunks it asked to load and the run it read:
+    /// first loading the open chunk, then what the call before asked for, at most
+    /// [`MAX_READ_ATTEMPTS`] times. Every call is pinned to `run_id` when given, and each
+    /// after the first to the run the first read, so a flow started again in between is
+    /// [`Error::RunNotCurrent`], never a read of two runs.
     pub fn read_forward<T>(
         &self,
-        mut call: impl FnMut(RpcInvokeOptions) -> Result<(T, Vec<String>)>,
+        run_id: Option<&str>,
+        mut call: impl FnMut(RpcInvokeOptions) -> Result<(T, Vec<String>, String)>,
     ) -> Result<T> {
+        let mut run = run_id.map(str::to_owned);
         let mut chunks = vec![self.chunk_key(CURRENT_CHUNK)];
         for _ in 0..MAX_READ_ATTEMPTS {
-            let (output, to_load) = call(self.read_options(&chunks))?;
+            let mut options = self.read_options(&chunks);
+            options.run_id.clone_from(&run);
+            let (output, to_load, read_run) = call(options)?;
             if to_load.is_empty() {
                 return Ok(output);
             }
+            run.get_or_insert(read_run);
             chunks = to_load;
         }
         Err(Error::LockConflict(format!(

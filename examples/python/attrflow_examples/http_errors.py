@@ -1,7 +1,8 @@
 """The one place where errors become HTTP responses.
 
 Every error body is JSON, ``{"error": "<message>"}``, Quart's own 404, 405 and 413 included;
-a 410 for a trimmed page also names ``oldestToken`` and ``oldestSequence``.
+a 410 for a trimmed page also names ``oldestToken`` and ``oldestSequence``, and a 409 for a
+run the flow is no longer in its ``currentRunID``.
 attrflow errors are mapped by class (the most specific entry of :data:`ERROR_RULES` along
 the exception's MRO wins), so a user's mistake is a 4xx with the core's exact message and
 only a failure of the service itself is a 500, which is logged.
@@ -24,6 +25,7 @@ from attrflow import (
     PageTrimmedError,
     RecordNotFoundError,
     RpcLockConflictError,
+    RunNotCurrentError,
     StorageError,
     StorageFullError,
     ValueMappingError,
@@ -69,6 +71,9 @@ ERROR_RULES: dict[type[AttrflowError], ErrorRule] = {
     # and a batch that is empty or over the core's maximum (MAX_BATCH_SIZE).
     InvalidInputError: ErrorRule(HTTPStatus.BAD_REQUEST),
     InvalidPageTokenError: ErrorRule(HTTPStatus.BAD_REQUEST),
+    # A read pinned to a run (runID, an event ID's run) of a flow started again since; the
+    # body names the currentRunID a reader can start over in.
+    RunNotCurrentError: ErrorRule(HTTPStatus.CONFLICT),
     PageNotFoundError: ErrorRule(HTTPStatus.NOT_FOUND),
     # A trim dropped the page (or the start of a read forward); the body names the oldest
     # retained page token and sequence, so a client can restart there.
@@ -94,6 +99,19 @@ def rule_for(error: AttrflowError, rules: dict[type[AttrflowError], ErrorRule]) 
         if issubclass(cls, AttrflowError) and cls in rules:
             return rules[cls]
     return ERROR_RULES[AttrflowError]
+
+
+def error_fields(error: AttrflowError) -> dict[str, object]:
+    """What an error body names beside ``error``.
+
+    That is where a trimmed log's retained records begin, or the run a flow started again
+    is in now.
+    """
+    if isinstance(error, PageTrimmedError):
+        return {"oldestToken": error.oldest_token, "oldestSequence": error.oldest_sequence}
+    if isinstance(error, RunNotCurrentError):
+        return {"currentRunID": error.current_run_id}
+    return {}
 
 
 def error_response(message: str, status: int, **fields: object) -> Response:
@@ -126,10 +144,7 @@ def install_error_handlers(
                 (f"start it with POST {p}/start" for p in pattern_prefixes if _under(p)), hint
             )
         message = f"{error}; {hint}" if hint else str(error)
-        fields: dict[str, object] = {}
-        if isinstance(error, PageTrimmedError):
-            fields = {"oldestToken": error.oldest_token, "oldestSequence": error.oldest_sequence}
-        response = error_response(message, rule.status, **fields)
+        response = error_response(message, rule.status, **error_fields(error))
         if rule.retry_after is not None:
             response.headers["Retry-After"] = str(rule.retry_after)
         return response

@@ -1,8 +1,10 @@
 """``POST /trim``, ``PUT /retention`` and ``GET /subscribers?after=``: a trim drops whole
 archived chunks and leaves the other pages as they were; a trimmed page token or ``after``
 is 410 Gone naming the oldest retained page token and sequence; reading forward returns
-every subscriber once, oldest first; a long poll (``&wait=``) answers at once, on the next
-registration, or empty on timeout; bad values are 400s with the core's message."""
+every subscriber once, oldest first, naming the run read; a long poll (``&wait=``) answers
+at once, on the next registration, or empty on timeout; pinned to a run (``&runID=``), a
+read of an archive started again since is a 409 naming the new run; bad values are 400s
+with the core's message."""
 
 from __future__ import annotations
 
@@ -11,7 +13,8 @@ from typing import Any
 
 import pytest
 from archive_api import PREFIX, HttpClient, get_page, read_page, sequences, subscriber_body
-from attrflow import PageTrimmedError
+from attrflow import Client, IdReusePolicy, PageTrimmedError, StartFlowOptions
+from attrflow.flows.chunked_subscriber import FLOW_ID, ChunkedSubscriberFlow
 
 from attrflow_examples.http_errors import ERROR_RULES, rule_for
 
@@ -86,8 +89,9 @@ async def test_a_read_forward_starts_after_the_given_sequence(http: HttpClient) 
     assert body["nextAfter"] == 102
     status, body = await read_after(http, after=0)
     assert (status, len(body["subscribers"]), body["nextAfter"]) == (200, 100, 100)
-    status, body = await read_after(http, after=120)
-    assert (status, body) == (200, {"subscribers": [], "nextAfter": 120})
+    run_id = body["runID"]
+    status, body = await read_after(http, after=120, runID=run_id)
+    assert (status, body) == (200, {"subscribers": [], "nextAfter": 120, "runID": run_id})
 
 
 async def test_a_retention_holds_the_archive_near_its_bound(http: HttpClient) -> None:
@@ -169,8 +173,9 @@ async def test_a_long_poll_answers_at_once_waits_for_a_registration_or_times_out
     await register_range(http, 1, 5)
     status, body = await read_after(http, after=2, wait=60)
     assert (status, sequences(body), body["nextAfter"]) == (200, [3, 4, 5], 5)
+    run_id = body["runID"]
     status, body = await read_after(http, after=5, wait=0.05)
-    assert (status, body) == (200, {"subscribers": [], "nextAfter": 5})
+    assert (status, body) == (200, {"subscribers": [], "nextAfter": 5, "runID": run_id})
 
     waiting = asyncio.create_task(read_after(http, after=5, wait=60))
     await register_range(http, 6, 6)
@@ -185,3 +190,33 @@ async def test_a_long_poll_answers_at_once_waits_for_a_registration_or_times_out
     ]:
         status, body = await read_after(http, after=5, wait=wait)
         assert (status, body) == (400, {"error": message})
+
+
+async def test_a_read_pinned_to_its_run_refuses_the_archive_started_again(
+    http: HttpClient, store: str
+) -> None:
+    await register_range(http, 1, 3)
+    status, body = await read_after(http, after=0)
+    first = body["runID"]
+    assert (status, sequences(body)) == (200, [1, 2, 3])
+    waiting = asyncio.create_task(read_after(http, after=3, wait=60, runID=first))
+    await asyncio.sleep(0.1)  # lets the long poll begin waiting (it is refused either way)
+
+    options = StartFlowOptions(id_reuse_policy=IdReusePolicy.ALLOW_TERMINATE_IF_RUNNING)
+    with Client(store) as other:
+        second = other.start_flow(ChunkedSubscriberFlow(), FLOW_ID, None, options)
+    # The new run's 4th and 5th subscribers are not the old run's: the waiting long poll
+    # gets none of them.
+    await register_range(http, 1, 5)
+    expected = {
+        "error": f'flow "{FLOW_ID}" has no run "{first}"; its run is "{second}"',
+        "currentRunID": second,
+    }
+    assert await waiting == (409, expected)
+    assert await read_after(http, after=3, runID=first) == (409, expected)
+    status, body = await read_after(http, after=3, runID=second)
+    assert (status, sequences(body), body["runID"]) == (200, [4, 5], second)
+    assert await read_after(http, after=3, runID="") == (
+        400,
+        {"error": "runID must not be empty"},
+    )

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any, Optional
 
 from attrflow import _native, codec
@@ -133,12 +134,14 @@ class LogState:
 
 @dataclass
 class LogEntriesFrom:
-    """A read forward of one log: entries oldest first from the start, and the sequence to
-    read from next (the start again when there were none)."""
+    """A read forward of one log: entries oldest first from the start, the sequence to read
+    from next (the start again when there were none) and the logs flow's run read, in which
+    those sequences count."""
 
     log: str
     entries: list[LogEntry]
     next_sequence: int
+    run_id: str
 
 
 @dataclass
@@ -291,33 +294,54 @@ class AppLog:
         output = self._native.set_retention(log, keep_newest)
         return codec.from_json(output, RetentionChange, what="retention change")
 
-    def read_from(self, log: str, sequence: int, limit: int) -> LogEntriesFrom:
+    def read_from(
+        self, log: str, sequence: int, limit: int, *, run_id: str | None = None
+    ) -> LogEntriesFrom:
         """Up to ``limit`` entries of ``log`` from ``sequence`` on, oldest first. A trimmed
-        ``sequence`` raises ``PageTrimmedError``."""
-        output = self._native.read_from(log, sequence, limit)
+        ``sequence`` raises ``PageTrimmedError``; with ``run_id``, logs in another run raise
+        ``RunNotCurrentError``."""
+        output = self._native.read_from(log, sequence, limit, run_id=run_id)
         return codec.from_json(output, LogEntriesFrom, what="log entries")
 
     def tail(
-        self, log: str, after: int, limit: int = 100, timeout: float = MAX_TAIL_TIMEOUT_SECONDS
+        self,
+        log: str,
+        after: int,
+        limit: int = 100,
+        timeout: float = MAX_TAIL_TIMEOUT_SECONDS,
+        *,
+        run_id: str | None = None,
     ) -> LogEntriesFrom:
         """Waits up to ``timeout`` seconds for entries of ``log`` after ``after`` and returns
         up to ``limit`` of them, oldest first; the rules of
         :meth:`attrflow.flows.chunked_subscriber.SubscriberArchive.tail`."""
-        output = self._native.tail(log, after, limit, timeout)
+        output = self._native.tail(log, after, limit, timeout, run_id=run_id)
         return codec.from_json(output, LogEntriesFrom, what="log entries")
 
     async def tail_async(
-        self, log: str, after: int, limit: int = 100, timeout: float = MAX_TAIL_TIMEOUT_SECONDS
+        self,
+        log: str,
+        after: int,
+        limit: int = 100,
+        timeout: float = MAX_TAIL_TIMEOUT_SECONDS,
+        *,
+        run_id: str | None = None,
     ) -> LogEntriesFrom:
         """:meth:`tail`, awaited on a worker thread of the native module."""
-        output: str = await _submit(self._native.tail, log, after, limit, timeout)
+        tail = partial(self._native.tail, run_id=run_id)
+        output: str = await _submit(tail, log, after, limit, timeout)
         return codec.from_json(output, LogEntriesFrom, what="log entries")
 
-    async def follow(self, log: str, after: int = 0, limit: int = 100) -> AsyncIterator[LogEntry]:
+    async def follow(
+        self, log: str, after: int = 0, limit: int = 100, *, run_id: str | None = None
+    ) -> AsyncIterator[LogEntry]:
         """Every entry of ``log`` after ``after``, oldest first, as it is appended, forever:
-        :meth:`tail_async` resumed from the last entry delivered."""
+        :meth:`tail_async` resumed from the last entry delivered, in the run ``run_id`` or
+        else the run its first read found; logs started again meanwhile raise
+        ``RunNotCurrentError``."""
         while True:
-            read = await self.tail_async(log, after, limit, FOLLOW_WAIT_SECONDS)
+            read = await self.tail_async(log, after, limit, FOLLOW_WAIT_SECONDS, run_id=run_id)
+            run_id = read.run_id
             for entry in read.entries:
                 yield entry
             after = read.next_sequence - 1

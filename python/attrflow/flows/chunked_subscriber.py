@@ -62,6 +62,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Optional
 
 from attrflow import _native, codec
@@ -247,11 +248,13 @@ class RetentionChange:
 
 @dataclass
 class SubscribersFrom:
-    """A read forward: subscribers oldest first from the start, and the sequence to read
-    from next (the start again when there were none)."""
+    """A read forward: subscribers oldest first from the start, the sequence to read from
+    next (the start again when there were none) and the archive's run read, in which those
+    sequences count (a flow started again counts from 1)."""
 
     subscribers: list[Subscriber]
     next_sequence: int
+    run_id: str
 
 
 @dataclass
@@ -418,37 +421,57 @@ class SubscriberArchive:
         output = self._native.set_retention(keep_newest)
         return codec.from_json(output, RetentionChange, what="retention change")
 
-    def read_from(self, sequence: int, limit: int) -> SubscribersFrom:
+    def read_from(self, sequence: int, limit: int, *, run_id: str | None = None) -> SubscribersFrom:
         """Up to ``limit`` (1 to :data:`MAX_READ_RECORDS`) subscribers from ``sequence`` (1 or
-        more) on, oldest first. A trimmed ``sequence`` raises ``PageTrimmedError``."""
-        output = self._native.read_from(sequence, limit)
+        more) on, oldest first. A trimmed ``sequence`` raises ``PageTrimmedError``; with
+        ``run_id``, an archive in another run raises ``RunNotCurrentError``."""
+        output = self._native.read_from(sequence, limit, run_id=run_id)
         return codec.from_json(output, SubscribersFrom, what="subscribers")
 
     def tail(
-        self, after: int, limit: int = 100, timeout: float = MAX_TAIL_TIMEOUT_SECONDS
+        self,
+        after: int,
+        limit: int = 100,
+        timeout: float = MAX_TAIL_TIMEOUT_SECONDS,
+        *,
+        run_id: str | None = None,
     ) -> SubscribersFrom:
         """Waits up to ``timeout`` seconds (at most :data:`MAX_TAIL_TIMEOUT_SECONDS`) for
         subscribers after the sequence ``after`` (0: from the start) and returns up to
         ``limit`` of them, oldest first, as soon as there are any; none on timeout. A
         registration of this process wakes it at once, one of another process within
-        50 ms. Resume with ``after=result.next_sequence - 1``: no subscriber comes twice.
+        50 ms. Resume with ``after=result.next_sequence - 1`` and ``run_id=result.run_id``:
+        no subscriber comes twice, and an archive started again since (whose sequences
+        count from 1 again) raises ``RunNotCurrentError`` instead of being read from the
+        old run's position.
         """
-        output = self._native.tail(after, limit, timeout)
+        output = self._native.tail(after, limit, timeout, run_id=run_id)
         return codec.from_json(output, SubscribersFrom, what="subscribers")
 
     async def tail_async(
-        self, after: int, limit: int = 100, timeout: float = MAX_TAIL_TIMEOUT_SECONDS
+        self,
+        after: int,
+        limit: int = 100,
+        timeout: float = MAX_TAIL_TIMEOUT_SECONDS,
+        *,
+        run_id: str | None = None,
     ) -> SubscribersFrom:
         """:meth:`tail`, awaited: it waits on a worker thread of the native module (not the
         event loop's default executor), so many waiting tails hold no loop thread."""
-        output: str = await _submit(self._native.tail, after, limit, timeout)
+        tail = partial(self._native.tail, run_id=run_id)
+        output: str = await _submit(tail, after, limit, timeout)
         return codec.from_json(output, SubscribersFrom, what="subscribers")
 
-    async def follow(self, after: int = 0, limit: int = 100) -> AsyncIterator[Subscriber]:
+    async def follow(
+        self, after: int = 0, limit: int = 100, *, run_id: str | None = None
+    ) -> AsyncIterator[Subscriber]:
         """Every subscriber after ``after``, oldest first, as it is registered, forever:
-        :meth:`tail_async` resumed from the last subscriber delivered."""
+        :meth:`tail_async` resumed from the last subscriber delivered, in the run ``run_id``
+        or else the run its first read found. An archive started again meanwhile raises
+        ``RunNotCurrentError`` (whose ``current_run_id`` a follower may follow from 0)."""
         while True:
-            read = await self.tail_async(after, limit, FOLLOW_WAIT_SECONDS)
+            read = await self.tail_async(after, limit, FOLLOW_WAIT_SECONDS, run_id=run_id)
+            run_id = read.run_id
             for subscriber in read.subscribers:
                 yield subscriber
             after = read.next_sequence - 1

@@ -72,6 +72,9 @@ pub struct LogEntriesFrom {
     /// empty, and not sent, when the read is complete.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub chunks_to_load: Vec<String>,
+    /// The logs flow's run this read read: its sequences count in that run. Pass it to the
+    /// next read or tail to resume only in that run.
+    pub run_id: String,
 }
 
 pub(super) fn trim_log(ctx: &mut RpcContext<'_>, input: Value) -> Result<RpcOutput> {
@@ -104,6 +107,7 @@ pub(super) fn read_log_from(ctx: &mut RpcContext<'_>, input: Value) -> Result<Rp
             entries: read.records,
             next_sequence: read.next_sequence,
             chunks_to_load: read.chunks_to_load,
+            run_id: read.run_id,
         },
     )
 }
@@ -140,13 +144,16 @@ impl AppLog<'_> {
 
     /// Waits up to `timeout` for entries of `log` after `after` (0: from the start) and
     /// returns up to `limit` of them, oldest first, as soon as there are any; none once
-    /// `timeout` passes. See [`crate::chunked_log::tail`].
+    /// `timeout` passes. Pinned to `run_id` (the run a read reports), a tail of logs
+    /// started again since is [`crate::Error::RunNotCurrent`]. See
+    /// [`crate::chunked_log::tail`].
     pub fn tail(
         &self,
         log: &str,
         after: u64,
         limit: u64,
         timeout: Duration,
+        run_id: Option<&str>,
     ) -> Result<LogEntriesFrom> {
         let sequence = tail_start(after)?;
         validate_log_name(log)?;
@@ -156,7 +163,7 @@ impl AppLog<'_> {
             timeout,
             || self.runtime.store().watch_changes(),
             || {
-                let read = self.read_from(log, sequence, limit)?;
+                let read = self.read_from(log, sequence, limit, run_id)?;
                 let found = !read.entries.is_empty();
                 Ok((read, found))
             },
@@ -164,8 +171,16 @@ impl AppLog<'_> {
     }
 
     /// Up to `limit` entries of `log` from `sequence` on, oldest first, with the sequence to
-    /// read from next. A trimmed `sequence` is [`crate::Error::PageTrimmed`].
-    pub fn read_from(&self, log: &str, sequence: u64, limit: u64) -> Result<LogEntriesFrom> {
+    /// read from next and the run read. A trimmed `sequence` is
+    /// [`crate::Error::PageTrimmed`]; with `run_id`, logs in another run are
+    /// [`crate::Error::RunNotCurrent`].
+    pub fn read_from(
+        &self,
+        log: &str,
+        sequence: u64,
+        limit: u64,
+        run_id: Option<&str>,
+    ) -> Result<LogEntriesFrom> {
         validate_log_name(log)?;
         validate_read_start(sequence)?;
         validate_read_limit(limit)?;
@@ -176,11 +191,12 @@ impl AppLog<'_> {
                 read: ReadFromInput { sequence, limit },
             },
         )?;
-        named_log(log).read_forward(|options| {
+        named_log(log).read_forward(run_id, |options| {
             let output = self.invoke(READ_LOG_FROM, input.clone(), &options)?;
             let mut read: LogEntriesFrom = output.decode(READ_LOG_FROM)?;
             let to_load = std::mem::take(&mut read.chunks_to_load);
-            Ok((read, to_load))
+            let run = read.run_id.clone();
+            Ok((read, to_load, run))
         })
     }
 }

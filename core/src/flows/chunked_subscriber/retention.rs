@@ -41,6 +41,9 @@ pub struct SubscribersFrom {
     /// empty, and not sent, when the read is complete.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub chunks_to_load: Vec<String>,
+    /// The archive's run this read read: its sequences count in that run. Pass it to the
+    /// next read or tail to resume only in that run.
+    pub run_id: String,
 }
 
 pub(super) fn trim_subscribers_rpc() -> RpcDefinition {
@@ -85,6 +88,7 @@ fn read_subscribers_from(ctx: &mut RpcContext<'_>, input: Value) -> Result<RpcOu
             subscribers: read.records,
             next_sequence: read.next_sequence,
             chunks_to_load: read.chunks_to_load,
+            run_id: read.run_id,
         },
     )
 }
@@ -106,9 +110,17 @@ impl SubscriberArchive<'_> {
 
     /// Waits up to `timeout` for subscribers with sequences after `after` (0: from the
     /// start) and returns up to `limit` of them, oldest first, as soon as there are any;
-    /// none once `timeout` passes. Resume with the last sequence received; see
+    /// none once `timeout` passes. Resume with the last sequence received and the run the
+    /// read reports ([`SubscribersFrom::run_id`]): pinned to `run_id`, a tail of an
+    /// archive started again since is [`crate::Error::RunNotCurrent`]. See
     /// [`crate::chunked_log::tail`].
-    pub fn tail(&self, after: u64, limit: u64, timeout: Duration) -> Result<SubscribersFrom> {
+    pub fn tail(
+        &self,
+        after: u64,
+        limit: u64,
+        timeout: Duration,
+        run_id: Option<&str>,
+    ) -> Result<SubscribersFrom> {
         let sequence = tail_start(after)?;
         crate::chunked_log::validate_read_limit(limit)?;
         wait_for_records(
@@ -116,7 +128,7 @@ impl SubscriberArchive<'_> {
             timeout,
             || self.runtime.store().watch_changes(),
             || {
-                let read = self.read_from(sequence, limit)?;
+                let read = self.read_from(sequence, limit, run_id)?;
                 let found = !read.subscribers.is_empty();
                 Ok((read, found))
             },
@@ -124,12 +136,18 @@ impl SubscriberArchive<'_> {
     }
 
     /// Up to `limit` subscribers from `sequence` on, oldest first, with the sequence to read
-    /// from next. A trimmed `sequence` is [`crate::Error::PageTrimmed`].
-    pub fn read_from(&self, sequence: u64, limit: u64) -> Result<SubscribersFrom> {
+    /// from next and the run read. A trimmed `sequence` is [`crate::Error::PageTrimmed`];
+    /// with `run_id`, an archive in another run is [`crate::Error::RunNotCurrent`].
+    pub fn read_from(
+        &self,
+        sequence: u64,
+        limit: u64,
+        run_id: Option<&str>,
+    ) -> Result<SubscribersFrom> {
         crate::chunked_log::validate_read_start(sequence)?;
         crate::chunked_log::validate_read_limit(limit)?;
         let input = encode("input", &ReadFromInput { sequence, limit })?;
-        LOG.read_forward(|options| {
+        LOG.read_forward(run_id, |options| {
             let output = self.runtime.invoke_rpc_output(
                 FLOW_TYPE,
                 self.flow_id,
@@ -139,7 +157,8 @@ impl SubscriberArchive<'_> {
             )?;
             let mut read: SubscribersFrom = output.decode(READ_SUBSCRIBERS_FROM)?;
             let to_load = std::mem::take(&mut read.chunks_to_load);
-            Ok((read, to_load))
+            let run = read.run_id.clone();
+            Ok((read, to_load, run))
         })
     }
 }

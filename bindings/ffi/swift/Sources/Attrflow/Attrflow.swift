@@ -641,9 +641,10 @@ public protocol AppLogProtocol: AnyObject, Sendable {
     func start() throws  -> String
     
     /**
-     * Up to `limit` (1 to 1000) entries of `log` from `sequence` on, oldest first.
+     * Up to `limit` (1 to 1000) entries of `log` from `sequence` on, oldest first; with
+     * `run_id`, only in that run of the logs flow (another is `RunNotCurrent`).
      */
-    func readFrom(log: String, sequence: UInt64, limit: UInt64) throws  -> LogEntriesFrom
+    func readFrom(log: String, sequence: UInt64, limit: UInt64, runId: String?) throws  -> LogEntriesFrom
     
     /**
      * Makes every append to `log` keep at least its newest `keep_newest` entries (or,
@@ -653,9 +654,11 @@ public protocol AppLogProtocol: AnyObject, Sendable {
     
     /**
      * Waits (blocking) up to `timeout_ms` (at most 60 000) for entries of `log` after
-     * `after` and returns up to `limit` of them, oldest first; none on timeout.
+     * `after` and returns up to `limit` of them, oldest first; none on timeout. Resume
+     * with the last sequence received and the read's `runId`: logs started again since
+     * are then `RunNotCurrent`.
      */
-    func tail(log: String, after: UInt64, limit: UInt64, timeoutMs: UInt64) throws  -> LogEntriesFrom
+    func tail(log: String, after: UInt64, limit: UInt64, timeoutMs: UInt64, runId: String?) throws  -> LogEntriesFrom
     
     /**
      * Drops whole archived chunks of `log`, oldest first, as `rule` says, retrying lock
@@ -796,16 +799,18 @@ open func start()throws  -> String  {
 }
     
     /**
-     * Up to `limit` (1 to 1000) entries of `log` from `sequence` on, oldest first.
+     * Up to `limit` (1 to 1000) entries of `log` from `sequence` on, oldest first; with
+     * `run_id`, only in that run of the logs flow (another is `RunNotCurrent`).
      */
-open func readFrom(log: String, sequence: UInt64, limit: UInt64)throws  -> LogEntriesFrom  {
+open func readFrom(log: String, sequence: UInt64, limit: UInt64, runId: String? = nil)throws  -> LogEntriesFrom  {
     return try  FfiConverterTypeLogEntriesFrom_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
         uniffiCallStatus in
     uniffi_attrflow_ffi_fn_method_applog_read_from(
             self.uniffiCloneHandle(),
         FfiConverterString.lower(log),
         FfiConverterUInt64.lower(sequence),
-        FfiConverterUInt64.lower(limit),uniffiCallStatus
+        FfiConverterUInt64.lower(limit),
+        FfiConverterOptionString.lower(runId),uniffiCallStatus
     )
 })
 }
@@ -827,9 +832,11 @@ open func setRetentionWithRetry(log: String, keepNewest: UInt64?)throws  -> Rete
     
     /**
      * Waits (blocking) up to `timeout_ms` (at most 60 000) for entries of `log` after
-     * `after` and returns up to `limit` of them, oldest first; none on timeout.
+     * `after` and returns up to `limit` of them, oldest first; none on timeout. Resume
+     * with the last sequence received and the read's `runId`: logs started again since
+     * are then `RunNotCurrent`.
      */
-open func tail(log: String, after: UInt64, limit: UInt64, timeoutMs: UInt64)throws  -> LogEntriesFrom  {
+open func tail(log: String, after: UInt64, limit: UInt64, timeoutMs: UInt64, runId: String? = nil)throws  -> LogEntriesFrom  {
     return try  FfiConverterTypeLogEntriesFrom_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
         uniffiCallStatus in
     uniffi_attrflow_ffi_fn_method_applog_tail(
@@ -837,7 +844,8 @@ open func tail(log: String, after: UInt64, limit: UInt64, timeoutMs: UInt64)thro
         FfiConverterString.lower(log),
         FfiConverterUInt64.lower(after),
         FfiConverterUInt64.lower(limit),
-        FfiConverterUInt64.lower(timeoutMs),uniffiCallStatus
+        FfiConverterUInt64.lower(timeoutMs),
+        FfiConverterOptionString.lower(runId),uniffiCallStatus
     )
 })
 }
@@ -2845,9 +2853,10 @@ public protocol SubscriberArchiveProtocol: AnyObject, Sendable {
     func start() throws  -> String
     
     /**
-     * Up to `limit` (1 to 1000) subscribers from `sequence` on, oldest first.
+     * Up to `limit` (1 to 1000) subscribers from `sequence` on, oldest first; with
+     * `run_id`, only in that run of the archive (another is `RunNotCurrent`).
      */
-    func readFrom(sequence: UInt64, limit: UInt64) throws  -> SubscribersFrom
+    func readFrom(sequence: UInt64, limit: UInt64, runId: String?) throws  -> SubscribersFrom
     
     /**
      * Makes every registration keep at least the newest `keep_newest` subscribers (or,
@@ -2858,9 +2867,10 @@ public protocol SubscriberArchiveProtocol: AnyObject, Sendable {
     /**
      * Waits (blocking) up to `timeout_ms` (at most 60 000) for subscribers after `after`
      * (0: from the start) and returns up to `limit` of them, oldest first, as soon as
-     * there are any; none on timeout. Resume with the last sequence received.
+     * there are any; none on timeout. Resume with the last sequence received and the
+     * read's `runId`: an archive started again since is then `RunNotCurrent`.
      */
-    func tail(after: UInt64, limit: UInt64, timeoutMs: UInt64) throws  -> SubscribersFrom
+    func tail(after: UInt64, limit: UInt64, timeoutMs: UInt64, runId: String?) throws  -> SubscribersFrom
     
     /**
      * Drops whole archived chunks, oldest first, as `rule` says, retrying lock conflicts
@@ -3039,15 +3049,17 @@ open func start()throws  -> String  {
 }
     
     /**
-     * Up to `limit` (1 to 1000) subscribers from `sequence` on, oldest first.
+     * Up to `limit` (1 to 1000) subscribers from `sequence` on, oldest first; with
+     * `run_id`, only in that run of the archive (another is `RunNotCurrent`).
      */
-open func readFrom(sequence: UInt64, limit: UInt64)throws  -> SubscribersFrom  {
+open func readFrom(sequence: UInt64, limit: UInt64, runId: String? = nil)throws  -> SubscribersFrom  {
     return try  FfiConverterTypeSubscribersFrom_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
         uniffiCallStatus in
     uniffi_attrflow_ffi_fn_method_subscriberarchive_read_from(
             self.uniffiCloneHandle(),
         FfiConverterUInt64.lower(sequence),
-        FfiConverterUInt64.lower(limit),uniffiCallStatus
+        FfiConverterUInt64.lower(limit),
+        FfiConverterOptionString.lower(runId),uniffiCallStatus
     )
 })
 }
@@ -3069,16 +3081,18 @@ open func setRetentionWithRetry(keepNewest: UInt64?)throws  -> RetentionChange  
     /**
      * Waits (blocking) up to `timeout_ms` (at most 60 000) for subscribers after `after`
      * (0: from the start) and returns up to `limit` of them, oldest first, as soon as
-     * there are any; none on timeout. Resume with the last sequence received.
+     * there are any; none on timeout. Resume with the last sequence received and the
+     * read's `runId`: an archive started again since is then `RunNotCurrent`.
      */
-open func tail(after: UInt64, limit: UInt64, timeoutMs: UInt64)throws  -> SubscribersFrom  {
+open func tail(after: UInt64, limit: UInt64, timeoutMs: UInt64, runId: String? = nil)throws  -> SubscribersFrom  {
     return try  FfiConverterTypeSubscribersFrom_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
         uniffiCallStatus in
     uniffi_attrflow_ffi_fn_method_subscriberarchive_tail(
             self.uniffiCloneHandle(),
         FfiConverterUInt64.lower(after),
         FfiConverterUInt64.lower(limit),
-        FfiConverterUInt64.lower(timeoutMs),uniffiCallStatus
+        FfiConverterUInt64.lower(timeoutMs),
+        FfiConverterOptionString.lower(runId),uniffiCallStatus
     )
 })
 }
@@ -3884,6 +3898,11 @@ public struct LogEntriesFrom: Equatable, Hashable {
      * The sequence to read from next (one past the last returned).
      */
     public var nextSequence: UInt64
+    /**
+     * The logs flow's run read: its sequences count in that run. Pass it to the next
+     * `tail` or `readFrom` to resume only in that run.
+     */
+    public var runId: String
 
     // Default memberwise initializers are never public by default, so we
     // declare one manually.
@@ -3896,10 +3915,15 @@ public struct LogEntriesFrom: Equatable, Hashable {
          */entries: [LogEntry], 
         /**
          * The sequence to read from next (one past the last returned).
-         */nextSequence: UInt64) {
+         */nextSequence: UInt64, 
+        /**
+         * The logs flow's run read: its sequences count in that run. Pass it to the next
+         * `tail` or `readFrom` to resume only in that run.
+         */runId: String) {
         self.log = log
         self.entries = entries
         self.nextSequence = nextSequence
+        self.runId = runId
     }
 
     
@@ -3920,7 +3944,8 @@ public struct FfiConverterTypeLogEntriesFrom: FfiConverterRustBuffer {
             try LogEntriesFrom(
                 log: FfiConverterString.read(from: &buf), 
                 entries: FfiConverterSequenceTypeLogEntry.read(from: &buf), 
-                nextSequence: FfiConverterUInt64.read(from: &buf)
+                nextSequence: FfiConverterUInt64.read(from: &buf), 
+                runId: FfiConverterString.read(from: &buf)
         )
     }
 
@@ -3928,6 +3953,7 @@ public struct FfiConverterTypeLogEntriesFrom: FfiConverterRustBuffer {
         FfiConverterString.write(value.log, into: &buf)
         FfiConverterSequenceTypeLogEntry.write(value.entries, into: &buf)
         FfiConverterUInt64.write(value.nextSequence, into: &buf)
+        FfiConverterString.write(value.runId, into: &buf)
     }
 }
 
@@ -4716,6 +4742,11 @@ public struct SubscribersFrom: Equatable, Hashable {
      * The sequence to read from next (one past the last returned).
      */
     public var nextSequence: UInt64
+    /**
+     * The archive's run read: its sequences count in that run. Pass it to the next
+     * `tail` or `readFrom` to resume only in that run.
+     */
+    public var runId: String
 
     // Default memberwise initializers are never public by default, so we
     // declare one manually.
@@ -4725,9 +4756,14 @@ public struct SubscribersFrom: Equatable, Hashable {
          */subscribers: [Subscriber], 
         /**
          * The sequence to read from next (one past the last returned).
-         */nextSequence: UInt64) {
+         */nextSequence: UInt64, 
+        /**
+         * The archive's run read: its sequences count in that run. Pass it to the next
+         * `tail` or `readFrom` to resume only in that run.
+         */runId: String) {
         self.subscribers = subscribers
         self.nextSequence = nextSequence
+        self.runId = runId
     }
 
     
@@ -4747,13 +4783,15 @@ public struct FfiConverterTypeSubscribersFrom: FfiConverterRustBuffer {
         return
             try SubscribersFrom(
                 subscribers: FfiConverterSequenceTypeSubscriber.read(from: &buf), 
-                nextSequence: FfiConverterUInt64.read(from: &buf)
+                nextSequence: FfiConverterUInt64.read(from: &buf), 
+                runId: FfiConverterString.read(from: &buf)
         )
     }
 
     public static func write(_ value: SubscribersFrom, into buf: inout [UInt8]) {
         FfiConverterSequenceTypeSubscriber.write(value.subscribers, into: &buf)
         FfiConverterUInt64.write(value.nextSequence, into: &buf)
+        FfiConverterString.write(value.runId, into: &buf)
     }
 }
 
@@ -4942,6 +4980,24 @@ enum AttrflowError: Swift.Error, Equatable, Hashable, Foundation.LocalizedError 
          */reason: String
     )
     /**
+     * A call pinned to one run of a flow (a tail resumed in the run it read, say) found
+     * the flow in another run: it was started again since. Nothing ran.
+     */
+    case RunNotCurrent(
+        /**
+         * The core's message.
+         */reason: String, 
+        /**
+         * The flow ID asked for.
+         */flowId: String, 
+        /**
+         * The run asked for.
+         */runId: String, 
+        /**
+         * The flow's run now.
+         */currentRunId: String
+    )
+    /**
      * A page token is neither `""`, `current`, nor a 20-digit chunk boundary.
      */
     case InvalidPageToken(
@@ -5066,31 +5122,37 @@ public struct FfiConverterTypeAttrflowError: FfiConverterRustBuffer {
         case 5: return .InvalidInput(
             reason: try FfiConverterString.read(from: &buf)
             )
-        case 6: return .InvalidPageToken(
+        case 6: return .RunNotCurrent(
+            reason: try FfiConverterString.read(from: &buf), 
+            flowId: try FfiConverterString.read(from: &buf), 
+            runId: try FfiConverterString.read(from: &buf), 
+            currentRunId: try FfiConverterString.read(from: &buf)
+            )
+        case 7: return .InvalidPageToken(
             reason: try FfiConverterString.read(from: &buf), 
             token: try FfiConverterString.read(from: &buf)
             )
-        case 7: return .PageNotFound(
+        case 8: return .PageNotFound(
             reason: try FfiConverterString.read(from: &buf)
             )
-        case 8: return .PageTrimmed(
+        case 9: return .PageTrimmed(
             reason: try FfiConverterString.read(from: &buf), 
             token: try FfiConverterString.read(from: &buf), 
             oldestToken: try FfiConverterString.read(from: &buf), 
             oldestSequence: try FfiConverterUInt64.read(from: &buf)
             )
-        case 9: return .RecordNotFound(
+        case 10: return .RecordNotFound(
             reason: try FfiConverterString.read(from: &buf)
             )
-        case 10: return .AttributeMapNotLoaded(
+        case 11: return .AttributeMapNotLoaded(
             reason: try FfiConverterString.read(from: &buf), 
             physicalName: try FfiConverterString.read(from: &buf)
             )
-        case 11: return .HandlerFailure(
+        case 12: return .HandlerFailure(
             reason: try FfiConverterString.read(from: &buf), 
             errorType: try FfiConverterString.read(from: &buf)
             )
-        case 12: return .Storage(
+        case 13: return .Storage(
             reason: try FfiConverterString.read(from: &buf)
             )
 
@@ -5136,19 +5198,27 @@ public struct FfiConverterTypeAttrflowError: FfiConverterRustBuffer {
             FfiConverterString.write(reason, into: &buf)
             
         
-        case let .InvalidPageToken(reason,token):
+        case let .RunNotCurrent(reason,flowId,runId,currentRunId):
             writeInt(&buf, Int32(6))
+            FfiConverterString.write(reason, into: &buf)
+            FfiConverterString.write(flowId, into: &buf)
+            FfiConverterString.write(runId, into: &buf)
+            FfiConverterString.write(currentRunId, into: &buf)
+            
+        
+        case let .InvalidPageToken(reason,token):
+            writeInt(&buf, Int32(7))
             FfiConverterString.write(reason, into: &buf)
             FfiConverterString.write(token, into: &buf)
             
         
         case let .PageNotFound(reason):
-            writeInt(&buf, Int32(7))
+            writeInt(&buf, Int32(8))
             FfiConverterString.write(reason, into: &buf)
             
         
         case let .PageTrimmed(reason,token,oldestToken,oldestSequence):
-            writeInt(&buf, Int32(8))
+            writeInt(&buf, Int32(9))
             FfiConverterString.write(reason, into: &buf)
             FfiConverterString.write(token, into: &buf)
             FfiConverterString.write(oldestToken, into: &buf)
@@ -5156,24 +5226,24 @@ public struct FfiConverterTypeAttrflowError: FfiConverterRustBuffer {
             
         
         case let .RecordNotFound(reason):
-            writeInt(&buf, Int32(9))
+            writeInt(&buf, Int32(10))
             FfiConverterString.write(reason, into: &buf)
             
         
         case let .AttributeMapNotLoaded(reason,physicalName):
-            writeInt(&buf, Int32(10))
+            writeInt(&buf, Int32(11))
             FfiConverterString.write(reason, into: &buf)
             FfiConverterString.write(physicalName, into: &buf)
             
         
         case let .HandlerFailure(reason,errorType):
-            writeInt(&buf, Int32(11))
+            writeInt(&buf, Int32(12))
             FfiConverterString.write(reason, into: &buf)
             FfiConverterString.write(errorType, into: &buf)
             
         
         case let .Storage(reason):
-            writeInt(&buf, Int32(12))
+            writeInt(&buf, Int32(13))
             FfiConverterString.write(reason, into: &buf)
             
         }
@@ -6169,13 +6239,13 @@ private let initializationResult: InitializationResult = {
     if (uniffi_attrflow_ffi_checksum_method_applog_start() != 16432) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_attrflow_ffi_checksum_method_applog_read_from() != 49075) {
+    if (uniffi_attrflow_ffi_checksum_method_applog_read_from() != 39094) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_attrflow_ffi_checksum_method_applog_set_retention_with_retry() != 63653) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_attrflow_ffi_checksum_method_applog_tail() != 64428) {
+    if (uniffi_attrflow_ffi_checksum_method_applog_tail() != 14469) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_attrflow_ffi_checksum_method_applog_trim_with_retry() != 53881) {
@@ -6214,13 +6284,13 @@ private let initializationResult: InitializationResult = {
     if (uniffi_attrflow_ffi_checksum_method_subscriberarchive_start() != 10503) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_attrflow_ffi_checksum_method_subscriberarchive_read_from() != 52472) {
+    if (uniffi_attrflow_ffi_checksum_method_subscriberarchive_read_from() != 13876) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_attrflow_ffi_checksum_method_subscriberarchive_set_retention_with_retry() != 51700) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_attrflow_ffi_checksum_method_subscriberarchive_tail() != 42553) {
+    if (uniffi_attrflow_ffi_checksum_method_subscriberarchive_tail() != 49294) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_attrflow_ffi_checksum_method_subscriberarchive_trim_with_retry() != 45745) {

@@ -296,7 +296,7 @@ RustBuffer uniffi_attrflow_ffi_fn_method_applog_start(uint64_t ptr, RustCallStat
 #endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_APPLOG_READ_FROM
 #define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_APPLOG_READ_FROM
-RustBuffer uniffi_attrflow_ffi_fn_method_applog_read_from(uint64_t ptr, RustBuffer log, uint64_t sequence, uint64_t limit, RustCallStatus *_Nonnull out_status
+RustBuffer uniffi_attrflow_ffi_fn_method_applog_read_from(uint64_t ptr, RustBuffer log, uint64_t sequence, uint64_t limit, RustBuffer run_id, RustCallStatus *_Nonnull out_status
 );
 #endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_APPLOG_SET_RETENTION_WITH_RETRY
@@ -306,7 +306,7 @@ RustBuffer uniffi_attrflow_ffi_fn_method_applog_set_retention_with_retry(uint64_
 #endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_APPLOG_TAIL
 #define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_APPLOG_TAIL
-RustBuffer uniffi_attrflow_ffi_fn_method_applog_tail(uint64_t ptr, RustBuffer log, uint64_t after, uint64_t limit, uint64_t timeout_ms, RustCallStatus *_Nonnull out_status
+RustBuffer uniffi_attrflow_ffi_fn_method_applog_tail(uint64_t ptr, RustBuffer log, uint64_t after, uint64_t limit, uint64_t timeout_ms, RustBuffer run_id, RustCallStatus *_Nonnull out_status
 );
 #endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_APPLOG_TRIM_WITH_RETRY
@@ -391,7 +391,7 @@ RustBuffer uniffi_attrflow_ffi_fn_method_subscriberarchive_start(uint64_t ptr, R
 #endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_SUBSCRIBERARCHIVE_READ_FROM
 #define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_SUBSCRIBERARCHIVE_READ_FROM
-RustBuffer uniffi_attrflow_ffi_fn_method_subscriberarchive_read_from(uint64_t ptr, uint64_t sequence, uint64_t limit, RustCallStatus *_Nonnull out_status
+RustBuffer uniffi_attrflow_ffi_fn_method_subscriberarchive_read_from(uint64_t ptr, uint64_t sequence, uint64_t limit, RustBuffer run_id, RustCallStatus *_Nonnull out_status
 );
 #endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_SUBSCRIBERARCHIVE_SET_RETENTION_WITH_RETRY
@@ -401,7 +401,7 @@ RustBuffer uniffi_attrflow_ffi_fn_method_subscriberarchive_set_retention_with_re
 #endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_SUBSCRIBERARCHIVE_TAIL
 #define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_SUBSCRIBERARCHIVE_TAIL
-RustBuffer uniffi_attrflow_ffi_fn_method_subscriberarchive_tail(uint64_t ptr, uint64_t after, uint64_t limit, uint64_t timeout_ms, RustCallStatus *_Nonnull out_status
+RustBuffer uniffi_attrflow_ffi_fn_method_subscriberarchive_tail(uint64_t ptr, uint64_t after, uint64_t limit, uint64_t timeout_ms, RustBuffer run_id, RustCallStatus *_Nonnull out_status
 );
 #endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_METHOD_SUBSCRIBERARCHIVE_TRIM_WITH_RETRY

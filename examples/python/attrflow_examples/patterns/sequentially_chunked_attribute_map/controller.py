@@ -96,16 +96,20 @@ def create_sequentially_chunked_attribute_map_blueprint(
         if "after" in request.args:
             if "pageToken" in request.args:
                 raise BadRequest("pageToken and after cannot be combined")
-            subscribers, next_after = await subscribers_after(app_state, request.args)
+            read = await subscribers_after(app_state, request.args)
             return jsonify(
-                {"subscribers": [subscriber_json(s) for s in subscribers], "nextAfter": next_after}
+                {
+                    "subscribers": [subscriber_json(s) for s in read.subscribers],
+                    "nextAfter": read.next_sequence - 1,
+                    "runID": read.run_id,
+                }
             )
         return jsonify(await subscriber_page(app_state, request.args.get("pageToken", "")))
 
     @blueprint.get("/subscribers/stream")
     async def stream_subscribers() -> Response:
-        after = stream_start(request.args, request.headers)
-        events = await subscriber_events(app_state, after, subscriber_json)
+        start = stream_start(request.args, request.headers)
+        events = await subscriber_events(app_state, start, subscriber_json)
         response = Response(
             events, content_type="text/event-stream", headers={"Cache-Control": "no-store"}
         )

@@ -9,11 +9,17 @@ subscribers with sequences after ``N``, oldest first, and the ``nextAfter`` to a
 next; with ``&wait=S`` it is a long poll: when there is nothing after ``N`` yet it waits up
 to ``S`` seconds (at most 60) for the next registration, and answers an empty list if none
 came. ``GET /subscribers/stream?after=N`` sends the subscribers after ``N`` as Server-Sent
-Events, each with its sequence as the event ID, and keeps sending new ones as they are
-registered; a reconnecting client's ``Last-Event-ID`` header takes the place of ``after``,
-so it resumes without a gap or a repeat. A trimmed page token or ``after`` is answered
-410 Gone with the oldest retained page token and sequence in the body (see
-:mod:`attrflow_examples.http_errors`).
+Events, each with ``<runID>:<sequence>`` as the event ID, and keeps sending new ones as they
+are registered; a reconnecting client's ``Last-Event-ID`` header takes the place of
+``after`` (and of ``runID``), so it resumes without a gap or a repeat. A trimmed page token
+or ``after`` is answered 410 Gone with the oldest retained page token and sequence in the
+body (see :mod:`attrflow_examples.http_errors`).
+
+Sequences count within one run of the archive flow: started again, it counts from 1. So a
+read forward answers the ``runID`` it read, and ``&runID=R`` (or an event ID's run) pins a
+read, a long poll or a stream to that run: once the archive has been started again it is a
+409 naming the ``currentRunID``, or on an open stream an ``error`` event with that body,
+never the new run's subscribers at the old run's position.
 
 Every rule (what a trim drops, the limits, the typed errors) is the core's; this module
 only reads the request and calls the core's client off the event loop.
@@ -27,11 +33,17 @@ import math
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from attrflow import AttrflowError, PageTrimmedError
-from attrflow.flows.chunked_subscriber import FLOW_ID, Subscriber, SubscriberArchive
+from attrflow import AttrflowError
+from attrflow.flows.chunked_subscriber import (
+    FLOW_ID,
+    Subscriber,
+    SubscriberArchive,
+    SubscribersFrom,
+)
 from werkzeug.exceptions import BadRequest
 
 from attrflow_examples.app_state import AppState
+from attrflow_examples.http_errors import error_fields
 
 DEFAULT_READ_LIMIT = 100
 """How many subscribers ``GET /subscribers?after=`` returns when ``limit`` is not given."""
@@ -44,6 +56,9 @@ STREAM_BATCH = 100
 """The most subscribers the event stream reads at a time."""
 
 LAST_EVENT_ID_HEADER = "Last-Event-ID"
+
+RUN_ID_PARAMETER = "runID"
+"""The query parameter that pins a read forward, a long poll or a stream to one run."""
 
 
 def archive_client(app_state: AppState) -> SubscriberArchive:
@@ -124,64 +139,84 @@ async def set_retention(app_state: AppState, body: dict[str, Any]) -> dict[str, 
     }
 
 
-async def subscribers_after(app_state: AppState, args: Any) -> tuple[list[Subscriber], int]:
-    """The subscribers of ``GET /subscribers?after=N[&limit=L]``, and the next ``after``.
+def query_run_id(args: Any) -> str | None:
+    """The ``runID`` query parameter, ``None`` when absent; an empty one is ``BadRequest``."""
+    run_id = args.get(RUN_ID_PARAMETER)
+    if run_id == "":
+        raise BadRequest(f"{RUN_ID_PARAMETER} must not be empty")
+    return run_id
 
-    The subscribers come oldest first; asking again with the returned ``after`` goes on
-    where this read stopped.
+
+async def subscribers_after(app_state: AppState, args: Any) -> SubscribersFrom:
+    """The read of ``GET /subscribers?after=N[&limit=L][&wait=S][&runID=R]``.
+
+    The subscribers come oldest first; asking again with ``after`` at the read's next
+    sequence less one, and its run, goes on where this read stopped.
     """
     after = query_integer(args, "after", 0)
     limit = query_integer(args, "limit", DEFAULT_READ_LIMIT)
     wait = query_seconds(args, "wait")
+    run_id = query_run_id(args)
     archive = archive_client(app_state)
     if wait is None:
-        read = await asyncio.to_thread(archive.read_from, after + 1, limit)
-    else:
-        read = await archive.tail_async(after, limit, wait)
-    return read.subscribers, read.next_sequence - 1
+        return await asyncio.to_thread(archive.read_from, after + 1, limit, run_id=run_id)
+    return await archive.tail_async(after, limit, wait, run_id=run_id)
 
 
-def stream_start(args: Any, headers: Any) -> int:
-    """The sequence an event stream starts after.
+def stream_start(args: Any, headers: Any) -> tuple[int, str | None]:
+    """The sequence an event stream starts after, and the run it is pinned to.
 
-    It is the client's ``Last-Event-ID`` when it reconnects, else the ``after`` query
-    parameter (0 when absent).
+    The run is ``None`` when the client names none: the stream keeps to the run its first
+    read finds. Both come from the client's ``Last-Event-ID`` (``<runID>:<sequence>``, or
+    a bare sequence) when it reconnects, else from the ``after`` (0 when absent) and
+    ``runID`` query parameters.
     """
     last_event_id = headers.get(LAST_EVENT_ID_HEADER)
-    if last_event_id is not None:
-        return query_integer({LAST_EVENT_ID_HEADER: last_event_id}, LAST_EVENT_ID_HEADER, 0)
-    return query_integer(args, "after", 0)
+    if last_event_id is None:
+        return query_integer(args, "after", 0), query_run_id(args)
+    run_id, _, sequence = last_event_id.rpartition(":")
+    if not (sequence.isascii() and sequence.isdigit()):
+        raise BadRequest(
+            f"{LAST_EVENT_ID_HEADER} must be <runID>:<sequence> or a sequence, "
+            f"got {last_event_id!r}"
+        )
+    return int(sequence), run_id or None
 
 
 async def subscriber_events(
-    app_state: AppState, after: int, to_json: Callable[[Subscriber], dict[str, object]]
+    app_state: AppState,
+    start: tuple[int, str | None],
+    to_json: Callable[[Subscriber], dict[str, object]],
 ) -> AsyncIterator[bytes]:
-    """The Server-Sent Events of the subscribers after ``after``, then of each new one.
+    """The Server-Sent Events of the subscribers after ``start``, then of each new one.
 
-    The start is checked before the stream begins, so a bad or trimmed ``after`` is an
-    ordinary 400 or 410. A failure later (a trim that overtakes a slow reader, say) ends the
-    stream with an ``error`` event carrying the error body.
+    ``start`` is what :func:`stream_start` returns; every event is of one run. The start is
+    checked before the stream begins, so a bad or trimmed ``after``, or a run the archive
+    is no longer in, is an ordinary 400, 410 or 409. A failure later (a trim that overtakes
+    a slow reader, the archive started again) ends the stream with an ``error`` event
+    carrying the error body.
     """
+    after, run_id = start
     archive = archive_client(app_state)
-    await archive.tail_async(after, 1, 0.0)
+    first = await archive.tail_async(after, 1, 0.0, run_id=run_id)
+    run_id = first.run_id
 
     async def events() -> AsyncIterator[bytes]:
         position = after
         while True:
             try:
-                read = await archive.tail_async(position, STREAM_BATCH, STREAM_WAIT_SECONDS)
+                read = await archive.tail_async(
+                    position, STREAM_BATCH, STREAM_WAIT_SECONDS, run_id=run_id
+                )
             except AttrflowError as error:
-                body: dict[str, object] = {"error": str(error)}
-                if isinstance(error, PageTrimmedError):
-                    body["oldestToken"] = error.oldest_token
-                    body["oldestSequence"] = error.oldest_sequence
+                body = {"error": str(error), **error_fields(error)}
                 yield f"event: error\ndata: {json.dumps(body)}\n\n".encode()
                 return
             if not read.subscribers:
                 yield b": waiting\n\n"
             for subscriber in read.subscribers:
                 data = json.dumps(to_json(subscriber))
-                yield f"id: {subscriber.sequence}\ndata: {data}\n\n".encode()
+                yield f"id: {run_id}:{subscriber.sequence}\ndata: {data}\n\n".encode()
             position = read.next_sequence - 1
 
     return events()

@@ -8,7 +8,10 @@ import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.assertThrows
 import kotlin.concurrent.thread
 
-/** The Kotlin `Flow`s over tails: history then live records, in order, each once; the core's errors. */
+/**
+ * The Kotlin `Flow`s over tails: history then live records, in order, each once, of one run;
+ * the core's errors.
+ */
 class FollowTest {
     @Test
     fun `follow gives an app log's history then its new entries, in order and each once`() {
@@ -58,6 +61,34 @@ class FollowTest {
                 runBlocking { logs.follow("audit", after = 0u, batch = 0u).take(1).toList() }
             }
             assertEquals("limit must be from 1 to 1000, not 0", refused.reason)
+        }
+    }
+
+    @Test
+    fun `follow ends with RunNotCurrent when its logs are started again, delivering none of the new run`() {
+        freshStore().use { store ->
+            val logs = store.appLog("app")
+            val first = logs.start()
+            logs.appendBatchWithRetry("audit", (1..3).map { "{\"n\":$it}" })
+            var second = ""
+            val seen = mutableListOf<String>()
+            val ended = assertThrows<AttrflowException.RunNotCurrent> {
+                runBlocking {
+                    logs.follow("audit", batch = 2u).collect { entry ->
+                        seen.add(entry.recordJson)
+                        if (entry.sequence == 3uL) {
+                            // The new run's entries 1 to 5 are not the old run's 4 and 5.
+                            second = store.startFlow("ChunkedLogFlow", "app", idReusePolicy = IdReusePolicy.TERMINATE_IF_RUNNING)
+                            logs.appendBatchWithRetry("audit", (1..5).map { "{\"new\":$it}" })
+                        }
+                    }
+                }
+            }
+            assertEquals((1..3).map { "{\"n\":$it}" }, seen)
+            assertEquals(Triple("app", first, second), Triple(ended.flowId, ended.runId, ended.currentRunId))
+            val newRun = runBlocking { logs.follow("audit", runId = second).take(5).toList() }
+            assertEquals((1..5).map { "{\"new\":$it}" }, newRun.map { it.recordJson })
+            assertEquals(second, logs.readFrom("audit", 1u, 1u).runId)
         }
     }
 }
