@@ -142,7 +142,9 @@ async def set_retention(app_state: AppState, body: dict[str, Any]) -> dict[str, 
 def query_run_id(args: Any) -> str | None:
     """The ``runID`` query parameter, ``None`` when absent; an empty one is ``BadRequest``."""
     run_id = args.get(RUN_ID_PARAMETER)
-    if run_id == "":
+    if run_id is None:
+        return None
+    if not isinstance(run_id, str) or not run_id:
         raise BadRequest(f"{RUN_ID_PARAMETER} must not be empty")
     return run_id
 
