@@ -11,6 +11,7 @@ use std::io::{self, BufRead, Write};
 use attrflow::flows::app_log::{self, AppLog};
 use attrflow::flows::chunked_subscriber::{self, SubscriberArchive};
 use attrflow::flows::inspect::chunked_logs;
+use attrflow::limits::MAX_READ_RECORDS;
 use attrflow::store::{open_store, FlowRecord, StoreUrl};
 use attrflow::Runtime;
 use clap::{Parser, Subcommand};
@@ -194,17 +195,15 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
         Command::Verify => verify(&runtime, out)?,
         Command::Export { flow, log } => {
             let log = LogRef::new(&runtime, flow, log.as_deref())?;
-            let progress = ProgressBar::new_spinner().with_message("reading");
-            let mut records = Vec::new();
-            let mut pages = log.pages();
-            while let Some(page) = pages.next_page()? {
-                progress.inc(page.len() as u64);
-                records.extend(page);
+            let progress = ProgressBar::new_spinner().with_message("exporting");
+            let mut reads = log.reads_forward();
+            while let Some(records) = reads.next_read()? {
+                progress.inc(records.len() as u64);
+                for record in &records {
+                    writeln!(out, "{record}")?;
+                }
             }
             progress.finish_and_clear();
-            for record in records.iter().rev() {
-                writeln!(out, "{record}")?;
-            }
         }
         Command::Import { flow, log } => import(&runtime, flow, log.as_deref(), out)?,
     }
@@ -286,6 +285,15 @@ impl<'r> LogRef<'r> {
             (other, _) => Err(CliError::Usage(format!(
                 "flow {flow_id:?} is a {other}, which holds no chunked log"
             ))),
+        }
+    }
+
+    /// Reads the whole log forward, oldest retained record first.
+    fn reads_forward(&self) -> ReadsForward<'_, 'r> {
+        ReadsForward {
+            log: self,
+            next: Some(1),
+            run_id: None,
         }
     }
 
@@ -468,7 +476,7 @@ impl Pages<'_, '_> {
             return Ok(None);
         };
         let (records, next) = match self.log {
-            // Read as an inspection: a stopped flow's log pages and exports too.
+            // Read as an inspection: a stopped flow's log pages too.
             LogRef::Archive(archive) => {
                 let page = archive.inspect_page(&token)?;
                 (to_json(&page.subscribers)?, page.next_page_token)
@@ -480,6 +488,50 @@ impl Pages<'_, '_> {
         };
         self.token = (!next.is_empty()).then_some(next);
         Ok(Some(records))
+    }
+}
+
+/// Reads a log forward, oldest record first, [`MAX_READ_RECORDS`] at a time, every read
+/// after the first pinned to the run the first read: a flow started again during the walk
+/// is an error rather than an export mixing two runs' records.
+struct ReadsForward<'a, 'r> {
+    log: &'a LogRef<'r>,
+    /// The sequence to read from next, or `None` once a read found nothing more.
+    next: Option<u64>,
+    run_id: Option<String>,
+}
+
+impl ReadsForward<'_, '_> {
+    fn next_read(&mut self) -> Result<Option<Vec<Value>>, CliError> {
+        let Some(sequence) = self.next else {
+            return Ok(None);
+        };
+        let (records, next, run_id) = match self.read(sequence) {
+            // A trimmed log begins at its oldest retained record (read in the same run).
+            Err(CliError::Attrflow(attrflow::Error::PageTrimmed {
+                oldest_sequence, ..
+            })) if self.run_id.is_none() && sequence == 1 => self.read(oldest_sequence)?,
+            read => read?,
+        };
+        self.run_id.get_or_insert(run_id);
+        self.next = (!records.is_empty()).then_some(next);
+        Ok((!records.is_empty()).then_some(records))
+    }
+
+    /// Records from `sequence` on, the sequence after them and the run they belong to.
+    fn read(&self, sequence: u64) -> Result<(Vec<Value>, u64, String), CliError> {
+        // Read as an inspection: a stopped flow's log exports too.
+        let run_id = self.run_id.as_deref();
+        Ok(match self.log {
+            LogRef::Archive(archive) => {
+                let read = archive.inspect_read_from(sequence, MAX_READ_RECORDS, run_id)?;
+                (to_json(&read.subscribers)?, read.next_sequence, read.run_id)
+            }
+            LogRef::App(app, log) => {
+                let read = app.inspect_read_from(log, sequence, MAX_READ_RECORDS, run_id)?;
+                (to_json(&read.entries)?, read.next_sequence, read.run_id)
+            }
+        })
     }
 }
 

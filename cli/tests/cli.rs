@@ -6,6 +6,7 @@ use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
+use attrflow::chunked_log::Trim;
 use attrflow::flows::app_log::AppLog;
 use attrflow::flows::chunked_subscriber::{SubscriberArchive, FLOW_ID};
 use attrflow::Runtime;
@@ -235,6 +236,31 @@ fn a_stopped_flow_is_listed_as_such_verifies_pages_and_exports_but_takes_no_impo
         ))),
         [3, 2, 1]
     );
+}
+
+#[test]
+fn an_export_reads_a_trimmed_log_forward_from_its_oldest_retained_record() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = dir.path().join("a.db").to_str().expect("UTF-8").to_owned();
+    let runtime = Runtime::open(&store).expect("store opens");
+    let archive = SubscriberArchive::new(&runtime, FLOW_ID);
+    archive.start().expect("archive starts");
+    // More records than one read forward returns (1,000), so the export takes several.
+    for n in 1..=2_350 {
+        let id = format!("subscriber-{n}");
+        archive
+            .register(&id, &format!("{id}@example.com"))
+            .expect("registered");
+    }
+    archive.trim(Trim::DropBefore(201)).expect("trimmed");
+    drop(runtime);
+
+    let exported = ok(&attrflow(&store, &["export", FLOW_ID], None));
+    assert_eq!(sequences(&exported), (201..=2_350).collect::<Vec<_>>());
+    // Each line is the record as a page shows it.
+    let mut paged = ok(&attrflow(&store, &["page", FLOW_ID, "--json"], None));
+    paged.reverse();
+    assert_eq!(exported, paged);
 }
 
 #[test]

@@ -301,8 +301,8 @@ impl Runtime {
     /// When the flow's type is registered with this runtime, `target` must be something it
     /// declares, checked as a lock target is; otherwise only the names' own rules are
     /// checked, so a tool that knows a flow's names but not its handlers can read it. Fails
-    /// with [`Error::FlowNotFound`] for an unknown flow ID and with invalid input when
-    /// `run_id` is given and is not the flow's run.
+    /// with [`Error::FlowNotFound`] for an unknown flow ID and with [`Error::RunNotCurrent`]
+    /// when `run_id` is given and is not the flow's run.
     pub fn get_attribute(
         &self,
         flow_id: &str,
@@ -400,9 +400,10 @@ impl Runtime {
     /// The flow's type must be registered with this runtime, declare `target` and accept
     /// writes from outside its RPCs (every built-in type refuses them, see
     /// [`crate::definition::FlowDefinitionBuilder::written_by_rpcs_only`]); each refusal
-    /// is invalid input naming what was wrong, as is a `run_id` that is not the flow's run
-    /// and a value over the stored-value limit. A flow never started is [`Error::FlowNotFound`], a
-    /// stopped one [`Error::FlowNotActive`]; nothing is written in any of these cases.
+    /// is invalid input naming what was wrong, as is a value over the stored-value limit; a
+    /// `run_id` that is not the flow's run is [`Error::RunNotCurrent`]. A flow never started
+    /// is [`Error::FlowNotFound`], a stopped one [`Error::FlowNotActive`]; nothing is
+    /// written in any of these cases.
     pub fn set_attribute(
         &self,
         flow_id: &str,

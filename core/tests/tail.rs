@@ -18,7 +18,7 @@ use std::time::Duration;
 use attrflow::chunked_log::MAX_TAIL_TIMEOUT;
 use attrflow::flows::app_log::{AppLog, FLOW_TYPE as APP_LOG_FLOW};
 use attrflow::flows::chunked_subscriber::{SubscriberArchive, FLOW_ID, FLOW_TYPE};
-use attrflow::{Error, IdReusePolicy, Runtime, StartFlowOptions};
+use attrflow::{Error, IdReusePolicy, Runtime, StartFlowOptions, StopType};
 use common::{
     expected_subscriber, register_in_order, register_retrying, spawn_test_process, Backend,
     TestStore,
@@ -161,6 +161,45 @@ fn an_app_log_tail_pinned_to_its_run_refuses_the_run_that_replaced_it() {
         .tail("audit", 1, 10, Duration::ZERO, Some(&second))
         .unwrap();
     assert_eq!((read.entries.len(), read.run_id), (1, second));
+}
+
+#[test]
+fn an_inspecting_read_forward_reads_a_stopped_log_and_keeps_to_its_run() {
+    let t = TestStore::fast();
+    let archive = t.archive();
+    let logs = AppLog::new(&t.runtime, "app");
+    let first = archive.start().unwrap();
+    let first_logs = logs.start().unwrap();
+    register_in_order(&archive, 1..=4);
+    logs.append_with_retry("audit", json!({"n": 1})).unwrap();
+    for flow_id in [FLOW_ID, "app"] {
+        t.runtime
+            .stop_flow(flow_id, StopType::Cancel, None)
+            .unwrap();
+    }
+    // The flows' RPCs no longer serve their logs; an inspection still reads them forward.
+    assert!(matches!(
+        archive.read_from(1, 10, None),
+        Err(Error::FlowNotActive { .. })
+    ));
+    let read = archive.inspect_read_from(2, 10, Some(&first)).unwrap();
+    let sequences: Vec<u64> = read.subscribers.iter().map(|s| s.sequence).collect();
+    assert_eq!((sequences, read.run_id), (vec![2, 3, 4], first.clone()));
+    let read = logs.inspect_read_from("audit", 1, 10, None).unwrap();
+    assert_eq!((read.entries.len(), read.run_id), (1, first_logs));
+
+    // Pinned to the stopped run, an inspection of the run that replaced it is refused.
+    let second = start_again(&t.runtime, FLOW_TYPE, FLOW_ID);
+    let runs = (first.clone(), second.clone());
+    assert_eq!(
+        runs_named(archive.inspect_read_from(1, 10, Some(&first))),
+        runs
+    );
+    assert!(archive
+        .inspect_read_from(1, 10, Some(&second))
+        .unwrap()
+        .subscribers
+        .is_empty());
 }
 
 #[test]

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{
-    append_options, named_log, validate_log_name, AppLog, LogEntry, READ_LOG_FROM,
+    append_options, named_log, validate_log_name, AppLog, LogEntry, FLOW_TYPE, READ_LOG_FROM,
     SET_LOG_RETENTION, TRIM_LOG,
 };
 use crate::chunked_log::{
@@ -23,6 +23,7 @@ use crate::chunked_log::{
 use crate::context::RpcContext;
 use crate::error::Result;
 use crate::output::RpcOutput;
+use crate::runtime::{ReadRpc, Runtime};
 use crate::typed::{decode_input, encode};
 
 /// Input of `TrimLog`.
@@ -181,6 +182,30 @@ impl AppLog<'_> {
         limit: u64,
         run_id: Option<&str>,
     ) -> Result<LogEntriesFrom> {
+        self.read_forward(log, sequence, limit, run_id, Runtime::invoke_rpc_output)
+    }
+
+    /// Reads forward as [`AppLog::read_from`] does, whatever the flow's run state, a
+    /// stopped flow included, through [`Runtime::inspect_rpc_output`]: for tools that read
+    /// a log its RPCs no longer serve (`attrflow export`).
+    pub fn inspect_read_from(
+        &self,
+        log: &str,
+        sequence: u64,
+        limit: u64,
+        run_id: Option<&str>,
+    ) -> Result<LogEntriesFrom> {
+        self.read_forward(log, sequence, limit, run_id, Runtime::inspect_rpc_output)
+    }
+
+    fn read_forward(
+        &self,
+        log: &str,
+        sequence: u64,
+        limit: u64,
+        run_id: Option<&str>,
+        read: ReadRpc,
+    ) -> Result<LogEntriesFrom> {
         validate_log_name(log)?;
         validate_read_start(sequence)?;
         validate_read_limit(limit)?;
@@ -192,7 +217,14 @@ impl AppLog<'_> {
             },
         )?;
         named_log(log).read_forward(run_id, |options| {
-            let output = self.invoke(READ_LOG_FROM, input.clone(), &options)?;
+            let output = read(
+                self.runtime,
+                FLOW_TYPE,
+                self.flow_id,
+                READ_LOG_FROM,
+                input.clone(),
+                &options,
+            )?;
             let mut read: LogEntriesFrom = output.decode(READ_LOG_FROM)?;
             let to_load = std::mem::take(&mut read.chunks_to_load);
             let run = read.run_id.clone();

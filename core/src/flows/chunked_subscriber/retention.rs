@@ -27,6 +27,7 @@ use crate::context::RpcContext;
 use crate::definition::RpcDefinition;
 use crate::error::Result;
 use crate::output::RpcOutput;
+use crate::runtime::{ReadRpc, Runtime};
 use crate::typed::{decode_input, encode};
 
 /// Output of `ReadSubscribersFrom`.
@@ -144,11 +145,34 @@ impl SubscriberArchive<'_> {
         limit: u64,
         run_id: Option<&str>,
     ) -> Result<SubscribersFrom> {
+        self.read_forward(sequence, limit, run_id, Runtime::invoke_rpc_output)
+    }
+
+    /// Reads forward as [`SubscriberArchive::read_from`] does, whatever the archive's run
+    /// state, a stopped archive included, through [`Runtime::inspect_rpc_output`]: for
+    /// tools that read an archive its RPCs no longer serve (`attrflow export`).
+    pub fn inspect_read_from(
+        &self,
+        sequence: u64,
+        limit: u64,
+        run_id: Option<&str>,
+    ) -> Result<SubscribersFrom> {
+        self.read_forward(sequence, limit, run_id, Runtime::inspect_rpc_output)
+    }
+
+    fn read_forward(
+        &self,
+        sequence: u64,
+        limit: u64,
+        run_id: Option<&str>,
+        read: ReadRpc,
+    ) -> Result<SubscribersFrom> {
         crate::chunked_log::validate_read_start(sequence)?;
         crate::chunked_log::validate_read_limit(limit)?;
         let input = encode("input", &ReadFromInput { sequence, limit })?;
         LOG.read_forward(run_id, |options| {
-            let output = self.runtime.invoke_rpc_output(
+            let output = read(
+                self.runtime,
                 FLOW_TYPE,
                 self.flow_id,
                 READ_SUBSCRIBERS_FROM,
