@@ -10,7 +10,8 @@
 //!
 //! An append rewrites only `current` and `S` (plus, once every `N` appends, the new
 //! archive), so its cost does not grow with the history. Pages are whole chunks, newest
-//! record first, each naming the token of the next older page.
+//! record first, each naming the token of the next older page; an RPC can pass a page's
+//! stored records on as their text ([`ChunkedLog::page_output`]), as the built-in flows do.
 //!
 //! Beyond that seed layout:
 //! - **Chunk-size migration** ([`layout`]): `S` may store a layout history (from which

@@ -6,7 +6,10 @@ mod common;
 use std::collections::BTreeSet;
 use std::sync::Barrier;
 
-use attrflow::flows::app_log::{AppLog, LOG_CHUNKS_MAP, LOG_STATES_MAP};
+use attrflow::flows::app_log::{
+    named_log, AppLog, LogPage, FLOW_TYPE as APP_LOG_FLOW, GET_LOG_PAGE, LOG_CHUNKS_MAP,
+    LOG_STATES_MAP,
+};
 use attrflow::Error;
 use common::{patient_retry, TestStore};
 use serde_json::json;
@@ -49,6 +52,33 @@ fn two_hundred_and_one_records_page_back_newest_first_in_three_chunks() {
     let first = log.page("chat", &second.next_page_token).unwrap();
     assert_eq!(page_numbers(&first), (1..=100).rev().collect::<Vec<_>>());
     assert_eq!(first.next_page_token, "");
+}
+
+#[test]
+fn a_page_passes_its_stored_entries_on_as_the_typed_page_would_encode_them() {
+    let t = TestStore::fast();
+    let log = AppLog::new(&t.runtime, FLOW);
+    log.start().unwrap();
+    let records = [
+        json!({"text": "quote \" backslash \\ tab \t", "zeta": 1, "alpha": [1.5, -0.0, 1e300]}),
+        json!({"emoji": "\u{1F600} \u{00e9}", "control": "\u{0001}\n", "nested": {"b": null, "a": true}}),
+        json!("a bare string"),
+        json!(12345678901234567u64),
+    ];
+    for (n, record) in (1..=101).zip(records.iter().cycle()) {
+        assert_eq!(log.append("chat", record.clone()).unwrap().sequence, n);
+    }
+    for token in ["current", "00000000000000000001"] {
+        // The output, as JSON, is the typed page's, whatever the order of its keys.
+        let input = json!({"log": "chat", "pageToken": token});
+        let options = named_log("chat").page_options(token).unwrap();
+        let output = (t.runtime)
+            .invoke_rpc(APP_LOG_FLOW, FLOW, GET_LOG_PAGE, input, &options)
+            .unwrap();
+        let page = log.page("chat", token).unwrap();
+        assert_eq!(output, serde_json::to_value(&page).unwrap());
+        assert_eq!(serde_json::from_value::<LogPage>(output).unwrap(), page);
+    }
 }
 
 #[test]

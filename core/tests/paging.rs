@@ -5,7 +5,7 @@
 mod common;
 
 use attrflow::flows::chunked_subscriber::{
-    FLOW_ID, FLOW_TYPE, GET_SUBSCRIBER_PAGE, SUBSCRIBER_CHUNKS_MAP,
+    SubscriberPage, FLOW_ID, FLOW_TYPE, GET_SUBSCRIBER_PAGE, SUBSCRIBER_CHUNKS_MAP,
 };
 use attrflow::{Error, RpcInvokeOptions};
 use common::{expected_subscriber, page_via_rpc, register_in_order, sequences, TestStore};
@@ -18,6 +18,27 @@ const NEVER_WRITTEN_ARCHIVE: &str = "00000000000000000301";
 /// Sequences `from` down to `to`, as a newest-first page lists them.
 fn newest_first(from: u64, to: u64) -> Vec<u64> {
     (to..=from).rev().collect()
+}
+
+#[test]
+fn a_page_passes_its_stored_subscribers_on_as_the_typed_page_would_encode_them() {
+    let t = TestStore::fast();
+    let archive = t.archive();
+    archive.start().unwrap();
+    for n in 1..=150 {
+        let id = format!("s-{n} \"quoted\" \u{00e9}\u{1F600}\t");
+        archive.register(&id, &format!("{id}@example.com")).unwrap();
+    }
+    for token in ["current", FIRST_ARCHIVE] {
+        // The output, as JSON, is the typed page's, whatever the order of its keys.
+        let output = page_via_rpc(&t.runtime, FLOW_ID, token, token).unwrap();
+        let page = archive.page(token).unwrap();
+        assert_eq!(output, serde_json::to_value(&page).unwrap());
+        assert_eq!(
+            serde_json::from_value::<SubscriberPage>(output).unwrap(),
+            page
+        );
+    }
 }
 
 #[test]

@@ -4,12 +4,16 @@
 //! [`Error::PageTrimmed`].
 
 use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
 
+use super::layout::LayoutHistory;
+use super::state::LogState;
 use super::token::PageToken;
 use super::ChunkedLog;
 use crate::context::RpcContext;
 use crate::error::{Error, Result};
 use crate::options::RpcInvokeOptions;
+use crate::output::RpcOutput;
 
 /// One page: a chunk's records, newest first.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,6 +40,34 @@ impl ChunkedLog {
     /// The token of a chunk a trim dropped is [`Error::PageTrimmed`], naming the oldest
     /// retained page.
     pub fn page<R: DeserializeOwned>(&self, ctx: &RpcContext<'_>, token: &str) -> Result<Page<R>> {
+        let place = self.locate(ctx, token)?;
+        let records = self.records_as(ctx, &place.key)?;
+        self.finish(place, token, records)
+    }
+
+    /// Reads the page `token` names as [`ChunkedLog::page`] does, each record as the JSON
+    /// text it is stored as, and returns what `encode` makes of it (an RPC's output): the
+    /// records are neither decoded nor encoded again, so a page costs a scan of its chunk
+    /// and a copy.
+    pub fn page_output(
+        &self,
+        ctx: &RpcContext<'_>,
+        token: &str,
+        encode: impl FnOnce(Page<&RawValue>) -> Result<RpcOutput>,
+    ) -> Result<RpcOutput> {
+        let place = self.locate(ctx, token)?;
+        let key = self.chunk_key(&place.key);
+        let json = ctx.map_instance_json(self.chunk_map, &key)?;
+        let physical = format!("{}/{key}", self.chunk_map);
+        let records = match &json {
+            Some(json) => Some(self.raw_records(json, &physical)?),
+            None => None,
+        };
+        encode(self.finish(place, token, records)?)
+    }
+
+    /// Where the page `token` is: its chunk and the log's state, or [`Error::PageTrimmed`].
+    fn locate(&self, ctx: &RpcContext<'_>, token: &str) -> Result<PagePlace> {
         let state = self.state(ctx)?;
         let history = self.layout_history_of(&state)?;
         let parsed = PageToken::parse_in(&history, token)?;
@@ -43,7 +75,24 @@ impl ChunkedLog {
         if matches!(parsed, PageToken::Archive(first) if first < state.oldest_sequence) {
             return Err(state.trimmed(key));
         }
-        let mut records: Vec<R> = match (parsed, self.records_as(ctx, &key)?) {
+        Ok(PagePlace {
+            parsed,
+            key,
+            state,
+            history,
+        })
+    }
+
+    /// The page at `place` of the chunk's `records` in stored order (`None`: the chunk is
+    /// not stored), newest first, with the next older page's token.
+    fn finish<R>(&self, place: PagePlace, token: &str, records: Option<Vec<R>>) -> Result<Page<R>> {
+        let PagePlace {
+            parsed,
+            key,
+            state,
+            history,
+        } = place;
+        let mut records = match (parsed, records) {
             (_, Some(records)) => records,
             (PageToken::Current, None) => Vec::new(),
             (PageToken::Archive(_), None) if self.name.is_empty() => {
@@ -76,4 +125,12 @@ impl ChunkedLog {
             next_page_token,
         })
     }
+}
+
+/// A page's chunk, found: its parsed token and unscoped key, and the log's state.
+struct PagePlace {
+    parsed: PageToken,
+    key: String,
+    state: LogState,
+    history: LayoutHistory,
 }

@@ -47,6 +47,7 @@ pub use retention::{LogEntriesFrom, ReadLogFromInput, SetLogRetentionInput, Trim
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 use crate::chunked_log::{ChunkedLog, PageToken};
@@ -274,16 +275,28 @@ fn append_log_record(ctx: &mut RpcContext<'_>, input: Value) -> Result<RpcOutput
 fn get_log_page(ctx: &mut RpcContext<'_>, input: Value) -> Result<RpcOutput> {
     let input: GetLogPageInput = decode_input(GET_LOG_PAGE, input)?;
     validate_log_name(&input.log)?;
-    let page = named_log(&input.log).page::<LogEntry>(ctx, &input.page_token)?;
-    RpcOutput::encode(
-        "log page",
-        &LogPage {
-            log: input.log,
-            page_token: page.page_token,
-            entries: page.records,
-            next_page_token: page.next_page_token,
-        },
-    )
+    // The stored entries are passed on as their text: `LogPage`'s form.
+    named_log(&input.log).page_output(ctx, &input.page_token, |page| {
+        RpcOutput::encode(
+            "log page",
+            &LogPageText {
+                log: &input.log,
+                page_token: page.page_token,
+                entries: page.records,
+                next_page_token: page.next_page_token,
+            },
+        )
+    })
+}
+
+/// A [`LogPage`] as `GetLogPage` writes it, each entry its stored text.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct LogPageText<'a> {
+    log: &'a str,
+    page_token: String,
+    entries: Vec<&'a RawValue>,
+    next_page_token: String,
 }
 
 /// Typed access to the logs of one app log (flow type `ChunkedLogFlow`): builds each

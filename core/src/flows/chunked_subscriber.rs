@@ -18,6 +18,7 @@ pub mod layout;
 pub mod retention;
 
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 use crate::chunked_log::{
@@ -184,15 +185,26 @@ fn check_required_fields(subscriber_id: &str, delivery_address: &str) -> Result<
 
 fn get_subscriber_page(ctx: &mut RpcContext<'_>, input: Value) -> Result<RpcOutput> {
     let input: GetSubscriberPageInput = decode_input(GET_SUBSCRIBER_PAGE, input)?;
-    let page = LOG.page::<Subscriber>(ctx, &input.page_token)?;
-    RpcOutput::encode(
-        "subscriber page",
-        &SubscriberPage {
-            page_token: page.page_token,
-            subscribers: page.records,
-            next_page_token: page.next_page_token,
-        },
-    )
+    // The stored subscribers are passed on as their text: `SubscriberPage`'s form.
+    LOG.page_output(ctx, &input.page_token, |page| {
+        RpcOutput::encode(
+            "subscriber page",
+            &SubscriberPageText {
+                page_token: page.page_token,
+                subscribers: page.records,
+                next_page_token: page.next_page_token,
+            },
+        )
+    })
+}
+
+/// A [`SubscriberPage`] as `GetSubscriberPage` writes it, each subscriber its stored text.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SubscriberPageText<'a> {
+    page_token: String,
+    subscribers: Vec<&'a RawValue>,
+    next_page_token: String,
 }
 
 /// Typed access to one subscriber archive: builds each call's input and per-call options,
