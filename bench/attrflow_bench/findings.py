@@ -130,7 +130,15 @@ tree. The watching stays: switching either side's off lost a third to two thirds
 rate, since waking a sleeping thread on the other CPU costs about 45 µs there; but a
 watching CPU also slows the working one by 10–25 % (`native-rates` pinned to one CPU while
 the other ran a `pause` loop). A page's output written to bytes on the worker and parsed on
-the loop's thread was tried and was no faster (10,190–12,240 pages a second)."""
+the loop's thread was tried and was no faster (10,190–12,240 pages a second).
+
+Since 2026-12-06 (07:45 UTC) the page RPC passes its stored records on as their text instead
+of decoding and encoding each (bench/notes/3b-python.md): every reader's page got faster,
+the Rust-native one most (16,013–17,538 to 24,598–25,646 a second), as what is left of it
+is the scan and its own decoding. In alternating rounds `AsyncClient` pages went from
+8,176–9,083 to 8,715–13,734 a second and its ratio from 0.54–0.78× to 0.44–0.72×: what the
+page target now measures is the fixed cost of the Python side (the hand-offs and decoding
+100 dataclasses, about 45 µs a page) against a Rust-native page of about 40 µs."""
 )
 
 _CONCURRENT = """\
