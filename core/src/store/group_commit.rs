@@ -98,7 +98,8 @@
 //! state outside the group. If it wrote anything, its writes join a group as a member that
 //! first re-reads, inside the group's transaction, every value the handler read: any change
 //! (by a committed or an earlier member's write) fails the call with a retryable
-//! [`Error::LockConflict`], so no acknowledged update is silently overwritten.
+//! [`Error::LockConflict`], so no acknowledged update is silently overwritten
+//! (`group_commit/lock_free.rs`).
 //!
 //! A handler that writes through its own store on its own thread gets an error at once; one
 //! that does it from another thread (which then waits for the turn its own handler holds)
@@ -114,8 +115,12 @@
 //! implements it with one transaction per group on one pooled connection, a savepoint per
 //! RPC and row locks taken inside the member.
 
+mod lock_free;
+#[cfg(test)]
+mod tests;
+
 use std::cell::RefCell;
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::VecDeque;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -129,6 +134,7 @@ use super::{
 };
 use crate::error::{Error, Result};
 use crate::metrics::timed_commit;
+use lock_free::{verify_reads, RecordingReader};
 
 /// How long a caller queues behind a running handler that holds a lock it needs before it
 /// fails with [`Error::LockConflict`].
@@ -482,12 +488,9 @@ impl<G: Send + 'static> GroupCommit<G> {
                     let writes = backend.read_committed(
                         flow_id,
                         &mut |reader: &mut dyn SnapshotReader| {
-                            let mut recording = RecordingReader {
-                                inner: reader,
-                                reads: Vec::new(),
-                            };
+                            let mut recording = RecordingReader::new(reader);
                             let writes = body(&mut recording)?;
-                            seen = Some((recording.inner.flow().clone(), recording.reads));
+                            seen = Some(recording.into_reads());
                             Ok(writes)
                         },
                     )?;
@@ -1174,327 +1177,5 @@ where
             let broke = backend.rollback_to_savepoint(tx).is_err();
             Ran::Panicked(payload, broke)
         }
-    }
-}
-
-/// What one read of a lock-free handler asked for.
-enum Asked {
-    /// These physical names.
-    Names(Vec<String>),
-    /// Every instance of this AttributeMap.
-    Map(String),
-}
-
-impl Asked {
-    fn read(&self, reader: &mut dyn SnapshotReader) -> Result<Vec<(String, String)>> {
-        match self {
-            Asked::Names(names) => reader.read(names),
-            Asked::Map(map) => reader.read_map(map),
-        }
-    }
-}
-
-/// One read of a lock-free handler: what it asked for and the values found.
-type Read = (Asked, Vec<(String, String)>);
-
-/// A reader that remembers what a lock-free handler read.
-struct RecordingReader<'r> {
-    inner: &'r mut dyn SnapshotReader,
-    reads: Vec<Read>,
-}
-
-impl SnapshotReader for RecordingReader<'_> {
-    fn flow(&self) -> &FlowRecord {
-        self.inner.flow()
-    }
-
-    fn read(&mut self, physical_names: &[String]) -> Result<Vec<(String, String)>> {
-        self.record(Asked::Names(physical_names.to_vec()))
-    }
-
-    fn read_map(&mut self, map: &str) -> Result<Vec<(String, String)>> {
-        self.record(Asked::Map(map.to_owned()))
-    }
-}
-
-impl RecordingReader<'_> {
-    fn record(&mut self, asked: Asked) -> Result<Vec<(String, String)>> {
-        let found = asked.read(self.inner)?;
-        self.reads.push((asked, found.clone()));
-        Ok(found)
-    }
-}
-
-/// Fails with a retryable [`Error::LockConflict`] unless every value a lock-free handler
-/// read is unchanged in the group's transaction.
-fn verify_reads(flow: &FlowRecord, reads: &[Read], reader: &mut dyn SnapshotReader) -> Result<()> {
-    let changed = |what: &str| {
-        Error::LockConflict(format!(
-            "flow {:?}: {what} changed after this lock-free RPC read it and before its writes \
-             could commit; nothing was written; retry",
-            flow.flow_id
-        ))
-    };
-    if reader.flow().run_id != flow.run_id {
-        return Err(changed("the flow's run"));
-    }
-    for (asked, found) in reads {
-        let now = asked.read(reader)?;
-        if &now != found {
-            let names: BTreeSet<&str> = found
-                .iter()
-                .chain(&now)
-                .map(|(name, _)| name.as_str())
-                .chain(match asked {
-                    Asked::Names(names) => names.iter().map(String::as_str).collect(),
-                    Asked::Map(_) => Vec::new(),
-                })
-                .collect();
-            let differs: Vec<&str> = names
-                .into_iter()
-                .filter(|name| {
-                    let then = found.iter().find(|(n, _)| n == name);
-                    let now = now.iter().find(|(n, _)| n == name);
-                    then != now
-                })
-                .collect();
-            return Err(changed(&differs.join(", ")));
-        }
-    }
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A backend that logs every step of the seam and keeps values in memory.
-    #[derive(Default)]
-    struct Logged {
-        locks: Arc<LockTable>,
-        steps: Mutex<Vec<String>>,
-        committed: Mutex<Vec<Write>>,
-    }
-
-    /// A group: the writes of released members, and those of the member now running.
-    #[derive(Default)]
-    struct Staged {
-        kept: Vec<Write>,
-        running: Vec<Write>,
-    }
-
-    impl Logged {
-        fn step(&self, step: impl Into<String>) {
-            self.steps.lock().push(step.into());
-        }
-    }
-
-    struct NoReads(FlowRecord);
-
-    impl SnapshotReader for NoReads {
-        fn flow(&self) -> &FlowRecord {
-            &self.0
-        }
-        fn read(&mut self, _: &[String]) -> Result<Vec<(String, String)>> {
-            Ok(Vec::new())
-        }
-        fn read_map(&mut self, _: &str) -> Result<Vec<(String, String)>> {
-            Ok(Vec::new())
-        }
-    }
-
-    fn record(flow_id: &str) -> FlowRecord {
-        FlowRecord {
-            flow_id: flow_id.to_owned(),
-            flow_type: "T".to_owned(),
-            run_id: "r".to_owned(),
-        }
-    }
-
-    impl GroupBackend for Logged {
-        type Group = Staged;
-        fn location(&self) -> String {
-            "memory".to_owned()
-        }
-        fn busy_timeout(&self) -> Duration {
-            Duration::from_secs(5)
-        }
-        fn limits(&self) -> GroupLimits {
-            GroupLimits::default()
-        }
-        fn lock_table(&self) -> &Arc<LockTable> {
-            &self.locks
-        }
-        fn begin_group(&self) -> Result<Staged> {
-            self.step("begin");
-            Ok(Staged::default())
-        }
-        fn savepoint(&self, _: &mut Staged) -> Result<()> {
-            self.step("savepoint");
-            Ok(())
-        }
-        fn release_savepoint(&self, group: &mut Staged) -> Result<()> {
-            self.step("release");
-            let running = std::mem::take(&mut group.running);
-            group.kept.extend(running);
-            Ok(())
-        }
-        fn rollback_to_savepoint(&self, group: &mut Staged) -> Result<()> {
-            self.step("rollback to savepoint");
-            group.running.clear();
-            Ok(())
-        }
-        fn run_member(
-            &self,
-            group: &mut Staged,
-            flow_id: &str,
-            locks: &[String],
-            body: &mut RpcBody<'_>,
-        ) -> Result<usize> {
-            self.step(format!(
-                "member {flow_id}, {} locks held",
-                self.locks.held_count()
-            ));
-            assert_eq!(self.locks.held_among(flow_id, locks), locks);
-            let writes = body(&mut NoReads(record(flow_id)))?;
-            group.running.extend(writes);
-            Ok(1)
-        }
-        fn start_flow_member(
-            &self,
-            _: &mut Staged,
-            _: &FlowRecord,
-            _: &[(String, String)],
-            _: &ReplaceRun<'_>,
-        ) -> Result<StartOutcome> {
-            Ok(StartOutcome::Started)
-        }
-        fn read_committed(&self, flow_id: &str, body: &mut RpcBody<'_>) -> Result<Vec<Write>> {
-            self.step("read committed");
-            body(&mut NoReads(record(flow_id)))
-        }
-        fn commit_group(&self, group: Staged) -> Result<()> {
-            self.step("commit");
-            self.committed.lock().extend(group.kept);
-            Ok(())
-        }
-        fn rollback_group(&self, _: Staged) {
-            self.step("rollback");
-        }
-    }
-
-    fn write(name: &str) -> Vec<Write> {
-        vec![(name.to_owned(), Some("1".to_owned()))]
-    }
-
-    #[test]
-    fn a_lone_call_runs_in_a_savepoint_of_its_own_group_and_releases_its_locks() {
-        let backend = Logged::default();
-        let pipeline = GroupCommit::<Staged>::new();
-        let locks = Isolation::Exclusive {
-            locks: vec!["a".to_owned()],
-        };
-        pipeline
-            .run_rpc(&backend, "f", &locks, &mut |_| Ok(write("a")))
-            .unwrap();
-        let failed = pipeline.run_rpc(&backend, "f", &locks, &mut |_| {
-            Err(Error::handler("refused"))
-        });
-        assert_eq!(failed, Err(Error::handler("refused")));
-        assert_eq!(
-            *backend.steps.lock(),
-            [
-                "begin",
-                "savepoint",
-                "member f, 1 locks held",
-                "release",
-                "commit",
-                "begin",
-                "savepoint",
-                "member f, 1 locks held",
-                "rollback to savepoint",
-                "rollback",
-            ]
-        );
-        assert_eq!(*backend.committed.lock(), write("a"));
-        assert_eq!(backend.locks.held_count(), 0);
-        let stats = pipeline.stats();
-        assert_eq!((stats.commits, stats.members, stats.waiting), (1, 1, 0));
-    }
-
-    #[test]
-    fn a_lock_free_call_reads_committed_state_and_joins_a_group_only_to_write() {
-        let backend = Logged::default();
-        let pipeline = GroupCommit::<Staged>::new();
-        pipeline
-            .run_rpc(&backend, "f", &Isolation::Shared, &mut |_| Ok(Vec::new()))
-            .unwrap();
-        pipeline
-            .run_rpc(&backend, "f", &Isolation::Shared, &mut |_| Ok(write("m")))
-            .unwrap();
-        assert_eq!(
-            *backend.steps.lock(),
-            [
-                "read committed",
-                "read committed",
-                "begin",
-                "savepoint",
-                "member f, 0 locks held",
-                "release",
-                "commit",
-            ]
-        );
-        assert_eq!(*backend.committed.lock(), write("m"));
-    }
-
-    #[test]
-    fn members_run_for_queued_callers_answer_each_caller_with_its_own_result_or_panic() {
-        let backend = Logged::default();
-        let pipeline = GroupCommit::<Staged>::new();
-        let locks = Isolation::Exclusive {
-            locks: vec!["v".to_owned()],
-        };
-        let holding = std::sync::atomic::AtomicBool::new(false);
-        let call =
-            |flow: &str, body: &mut RpcBody<'_>| pipeline.run_rpc(&backend, flow, &locks, body);
-        let until = |done: &dyn Fn() -> bool| {
-            while !done() {
-                std::thread::sleep(Duration::from_millis(1));
-            }
-        };
-        let until_waiting = |n: usize| until(&|| pipeline.stats().waiting >= n);
-        let (holder, panicked, failed, wrote) = std::thread::scope(|s| {
-            let holder = s.spawn(|| {
-                call("f0", &mut |_| {
-                    holding.store(true, Ordering::SeqCst);
-                    until_waiting(3);
-                    Ok(write("a"))
-                })
-            });
-            until(&|| holding.load(Ordering::SeqCst));
-            let panicked = s.spawn(|| call("f1", &mut |_| panic!("boom")));
-            until_waiting(1);
-            let failed = s.spawn(|| call("f2", &mut |_| Err(Error::handler("refused"))));
-            until_waiting(2);
-            let wrote = s.spawn(|| call("f3", &mut |_| Ok(write("d"))));
-            (holder.join(), panicked.join(), failed.join(), wrote.join())
-        });
-        assert_eq!(holder.unwrap(), Ok(()));
-        let payload = panicked.expect_err("the panic reaches its own caller");
-        assert_eq!(payload.downcast_ref::<&str>(), Some(&"boom"));
-        assert_eq!(failed.unwrap(), Err(Error::handler("refused")));
-        assert_eq!(wrote.unwrap(), Ok(()));
-        let mut committed = write("a");
-        committed.extend(write("d"));
-        assert_eq!(*backend.committed.lock(), committed);
-        let stats = pipeline.stats();
-        assert_eq!((stats.commits, stats.members, stats.waiting), (1, 2, 0));
-        let steps = backend.steps.lock();
-        assert_eq!(
-            steps.iter().filter(|s| *s == "commit").count(),
-            1,
-            "{steps:?}"
-        );
-        assert_eq!(backend.locks.held_count(), 0);
     }
 }
