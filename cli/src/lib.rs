@@ -492,8 +492,8 @@ impl Pages<'_, '_> {
 }
 
 /// Reads a log forward, oldest record first, [`MAX_READ_RECORDS`] at a time, every read
-/// after the first pinned to the run the first read: a flow started again during the walk
-/// is an error rather than an export mixing two runs' records.
+/// after the first pinned to the first one's run: a flow started again during the walk is
+/// an error rather than an export mixing two runs' records.
 struct ReadsForward<'a, 'r> {
     log: &'a LogRef<'r>,
     /// The sequence to read from next, or `None` once a read found nothing more.
