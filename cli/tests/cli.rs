@@ -65,18 +65,23 @@ fn sequences(lines: &[String]) -> Vec<u64> {
         .collect()
 }
 
+/// Registers subscribers 1 to `count` (`subscriber-001`, …) in the started `archive`.
+fn register_subscribers(archive: &SubscriberArchive<'_>, count: u64) {
+    for n in 1..=count {
+        let id = format!("subscriber-{n:03}");
+        archive
+            .register(&id, &format!("{id}@example.com"))
+            .expect("registered");
+    }
+}
+
 /// A store with a 250-subscriber archive and an app log of 3 records.
 fn populated(path: &Path) -> String {
     let store = path.to_str().expect("UTF-8 path").to_owned();
     let runtime = Runtime::open(&store).expect("store opens");
     let archive = SubscriberArchive::new(&runtime, FLOW_ID);
     archive.start().expect("archive starts");
-    for n in 1..=250 {
-        let id = format!("subscriber-{n:03}");
-        archive
-            .register(&id, &format!("{id}@example.com"))
-            .expect("registered");
-    }
+    register_subscribers(&archive, 250);
     let app = AppLog::new(&runtime, "my-app");
     app.start().expect("app log starts");
     for n in 1..=3 {
@@ -246,12 +251,7 @@ fn an_export_reads_a_trimmed_log_forward_from_its_oldest_retained_record() {
     let archive = SubscriberArchive::new(&runtime, FLOW_ID);
     archive.start().expect("archive starts");
     // More records than one read forward returns (1,000), so the export takes several.
-    for n in 1..=2_350 {
-        let id = format!("subscriber-{n}");
-        archive
-            .register(&id, &format!("{id}@example.com"))
-            .expect("registered");
-    }
+    register_subscribers(&archive, 2_350);
     archive.trim(Trim::DropBefore(201)).expect("trimmed");
     drop(runtime);
 

@@ -3,7 +3,8 @@
 //! appended by another thread of the process and by another process, and, resumed from
 //! the last sequence it returned, delivers every record once, in order. Pinned to the run
 //! it read, a tail of a log whose flow was started again since fails instead of reading
-//! the new run's records at the old run's position.
+//! the new run's records at the old run's position; an inspection's read forward (what
+//! `attrflow export` uses) reads a stopped flow's log and keeps to its run the same way.
 //!
 //! The test binary runs itself again as the appending process (the `#[ignore]`d test at
 //! the end, selected with `--exact … --ignored`), handing it the store URL in an
