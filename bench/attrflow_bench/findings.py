@@ -285,15 +285,16 @@ _GROUP_COMMIT = """\
 Section 6: 16 Rust threads at FULL against Redis driven by redis-benchmark. Both serve their
 16 writers in two cohorts: Redis syncs its AOF once per about eight XADDs, one sync every
 267 µs (`perf stat -e syscalls:sys_enter_fdatasync` on the server), and attrflow commits
-once per about nine appends (the COMMITs per append column), one group about every 330 µs
-on one flow. On one flow the difference is the members' own work on the turn holder (about
-11 µs each: the handler's reads and the open chunk's split, the upsert, the savepoint); on
-16 flows each group also rewrites about eight open chunks, 26–28 WAL frames per COMMIT
-against 5, some 13 µs more CPU per append on that path. With the same writers and disk, 2×
-of this Redis needs groups holding all 16 writers (the writers one COMMIT answers back in
-line before the next group closes); a commit delay that waits for them grows the groups
-but costs each member more than it saves. The process spends 33–41 µs of CPU per append
-and uses 0.85–0.9 of its two cores (bench/notes/6-concurrency.md has the measurements)."""
+once per about nine appends (the COMMITs per append column). Timed from inside on
+2026-12-06, a group's period is the hand-off to the next turn holder (about 25 µs), its
+members (about 24 µs each under this load, twice a lone member's 11 µs, as the turn holder
+shares the two cores with the callers its last COMMIT answered) and its COMMIT (220–270 µs
+on one flow, 325–380 µs on 16 flows, whose groups write 26–28 WAL frames against 5). So
+even groups holding all 16 writers would reach about 23,000 appends a second on one flow,
+and 2× of this Redis needs 16 appends per 235–310 µs, which the COMMIT alone all but
+fills: the target is out of reach of this design on this disk, whatever the grouping
+(bench/notes/6-concurrency.md has the measurements, and the fsync outside the turn, the
+next turn holder woken before the COMMIT and another allocator, tried without gain)."""
 
 _GROUP_COMMIT_PYTHON = """\
 Section 6: 16 `AsyncClient` tasks at FULL against 16 asyncio redis-py clients, each side's
@@ -370,10 +371,10 @@ What would close the remaining gaps, in the order of their payoff:
   a member costs about 17 µs more CPU than on one (57 against 40 µs per append), on the
   path every member of a group waits behind (bench/notes/6-concurrency.md). Since
   2026-12-05 section 6 judges the Rust threads against Redis driven by its own C client
-  (redis-py clients held Redis to about half its rate). That Redis syncs once per about
-  eight XADDs, as attrflow commits once per about nine appends: 2× of it with the same 16
-  writers needs every group to hold all 16 (the writers one COMMIT answers back in line
-  before the next group closes), not cheaper members alone.
+  (redis-py clients held Redis to about half its rate). 2× of that Redis needs 16 appends
+  per 235–310 µs, about what one COMMIT's write and sync take on this disk: a group of all
+  16 writers at today's costs would make about 23,000 appends a second on one flow, and
+  one that reached 2× would leave its members about 3 µs each.
 - Measurement: every ratio pairs figures taken seconds apart on two shared cores; the
   min–max columns show how far that moves them.
 """
