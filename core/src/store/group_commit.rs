@@ -46,12 +46,15 @@
 //!    rolled back and the group goes on.
 //! 4. When the queue is empty, or the group reaches its member or byte bound of
 //!    [`GroupLimits`], it commits the group, hands the turn to the first in line (or frees
-//!    it) and answers every member. With a commit delay that has not passed and nobody
-//!    waiting, it leaves the group open instead and waits; a caller arriving meanwhile takes
-//!    the turn and the group on, and whoever waits commits it once the delay has passed and
-//!    nobody holds the turn. When the turn holder's own member failed while others queue,
-//!    it hands them the turn with the group open and returns its error at once. So a caller
-//!    waits at most for the group before its own and its own (both bounded).
+//!    it) and answers every member. Just before the COMMIT it forewarns the members (on
+//!    SQLite), so that they watch for their answers instead of sleeping through the COMMIT
+//!    and each needing a wake-up after it (`group_commit/slot.rs`). With a commit delay
+//!    that has not passed and nobody waiting, it leaves the group open instead and waits; a
+//!    caller arriving meanwhile takes the turn and the group on, and whoever waits commits
+//!    it once the delay has passed and nobody holds the turn. When the turn holder's own
+//!    member failed while others queue, it hands them the turn with the group open and
+//!    returns its error at once. So a caller waits at most for the group before its own and
+//!    its own (both bounded).
 //!
 //! # Why the turn holder runs the queued members (flat combining)
 //!
@@ -116,6 +119,7 @@
 //! RPC and row locks taken inside the member.
 
 mod lock_free;
+mod slot;
 #[cfg(test)]
 mod tests;
 
@@ -126,7 +130,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::sync::{Condvar, Mutex, MutexGuard};
+use crate::sync::{Mutex, MutexGuard};
 
 use super::{
     FlowRecord, Isolation, LockGuard, LockTable, ReplaceRun, RpcBody, RpcCall, SnapshotReader,
@@ -135,6 +139,17 @@ use super::{
 use crate::error::{Error, Result};
 use crate::metrics::timed_commit;
 use lock_free::{verify_reads, RecordingReader};
+use slot::{forewarn, Reply, Slot};
+
+/// Members of a group are forewarned of their answer (`slot.rs`) while the store's recent
+/// COMMITs took at most this long on average.
+const FOREWARN_COMMITS_UP_TO: Duration = Duration::from_micros(500);
+
+/// The shortest watch a forewarned member keeps for its answer.
+const SHORTEST_WATCH: Duration = Duration::from_micros(50);
+
+/// The longest watch a forewarned member keeps for its answer.
+const LONGEST_WATCH: Duration = Duration::from_millis(1);
 
 /// How long a caller queues behind a running handler that holds a lock it needs before it
 /// fails with [`Error::LockConflict`].
@@ -193,6 +208,13 @@ pub trait GroupBackend {
     fn limits(&self) -> GroupLimits;
     /// The in-process fail-fast locks of this store.
     fn lock_table(&self) -> &Arc<LockTable>;
+    /// Whether the members of a group about to commit are forewarned of their answers
+    /// (`group_commit/slot.rs`): worth it where the COMMIT waits on local I/O with the
+    /// CPUs idle (SQLite); not where it is a round trip to a server that may need those
+    /// CPUs itself (PostgreSQL on the same host).
+    fn forewarns_members(&self) -> bool {
+        true
+    }
 
     /// Opens a write transaction for a new group.
     fn begin_group(&self) -> Result<Self::Group>;
@@ -302,50 +324,6 @@ struct Waiting<G: 'static> {
     dispatch: tracing::Dispatch,
 }
 
-/// What a waiting caller is told.
-enum Reply {
-    /// It holds the turn now (its member did not run).
-    Turn,
-    /// Its member ran; the outcome of its group (or its own error).
-    Done(Result<()>),
-    /// Its handler panicked; the panic resumes on the caller's thread.
-    Panicked(Box<dyn std::any::Any + Send>),
-}
-
-/// Where one caller is answered: set once, read by the caller.
-#[derive(Default)]
-struct Slot {
-    reply: Mutex<Option<Reply>>,
-    wakes: Condvar,
-}
-
-impl Slot {
-    fn send(&self, reply: Reply) {
-        *self.reply.lock() = Some(reply);
-        self.wakes.notify_one();
-    }
-
-    /// The reply, waiting for it until `until` (forever with `None`).
-    fn wait(&self, until: Option<Instant>) -> Option<Reply> {
-        let mut reply = self.reply.lock();
-        loop {
-            if let Some(reply) = reply.take() {
-                return Some(reply);
-            }
-            match until {
-                Some(until) => {
-                    let (guard, timed_out) = self.wakes.wait_until(reply, until);
-                    reply = guard;
-                    if timed_out {
-                        return reply.take();
-                    }
-                }
-                None => reply = self.wakes.wait(reply),
-            }
-        }
-    }
-}
-
 struct State<G: 'static> {
     /// A thread holds the turn: it runs members or commits. While nobody holds it, the
     /// queue is empty (the turn is handed to the first in line directly).
@@ -364,6 +342,9 @@ pub struct GroupCommit<G: 'static> {
     state: Mutex<State<G>>,
     commits: AtomicU64,
     members: AtomicU64,
+    /// The recent COMMITs' latency in nanoseconds (a moving average), which bounds how
+    /// long forewarned members watch for their answer.
+    commit_nanos: AtomicU64,
 }
 
 impl<G> std::fmt::Debug for GroupCommit<G> {
@@ -386,6 +367,7 @@ impl<G> Default for GroupCommit<G> {
             }),
             commits: AtomicU64::new(0),
             members: AtomicU64::new(0),
+            commit_nanos: AtomicU64::new(0),
         }
     }
 }
@@ -583,7 +565,7 @@ impl<G: Send + 'static> GroupCommit<G> {
             .iter_mut()
             .map(|job| job as &mut JobFn<'_, G>)
             .collect();
-        let slots: Vec<Arc<Slot>> = keys.iter().map(|_| Arc::new(Slot::default())).collect();
+        let slots: Vec<Arc<Slot>> = keys.iter().map(|_| Arc::new(Slot::unwarned())).collect();
         let mut state = self.state.lock();
         let holds = !state.busy && state.queue.is_empty();
         state.busy |= holds;
@@ -1033,6 +1015,12 @@ impl<G: Send + 'static> GroupCommit<G> {
             replies,
             ..
         } = open;
+        if members > 0 && backend.forewarns_members() {
+            if let Some(watch) = self.forewarning_watch() {
+                forewarn(&replies, watch);
+            }
+        }
+        let started = Instant::now();
         // A panicking backend must not keep the turn forever: it fails the group instead.
         let ended = catch_unwind(AssertUnwindSafe(|| {
             if members == 0 {
@@ -1063,6 +1051,7 @@ impl<G: Send + 'static> GroupCommit<G> {
         if result.is_ok() && members > 0 {
             self.commits.fetch_add(1, Ordering::Relaxed);
             self.members.fetch_add(members as u64, Ordering::Relaxed);
+            self.record_commit_latency(started.elapsed());
         }
         self.hand_on(None);
         for reply in replies {
@@ -1071,6 +1060,27 @@ impl<G: Send + 'static> GroupCommit<G> {
         if let Some(payload) = panic {
             resume_unwind(payload);
         }
+    }
+
+    /// How long the members of a group about to commit watch for their answer (about twice
+    /// the recent COMMITs' latency), or `None` while COMMITs take so long that watching
+    /// would cost more CPU than the wake-ups it saves (`slot.rs`).
+    fn forewarning_watch(&self) -> Option<Duration> {
+        let expected = Duration::from_nanos(self.commit_nanos.load(Ordering::Relaxed));
+        (expected <= FOREWARN_COMMITS_UP_TO)
+            .then(|| (expected * 2).clamp(SHORTEST_WATCH, LONGEST_WATCH))
+    }
+
+    /// Adds a COMMIT's latency to the moving average (only the turn holder commits).
+    fn record_commit_latency(&self, latency: Duration) {
+        let sample = u64::try_from(latency.as_nanos()).unwrap_or(u64::MAX);
+        let average = self.commit_nanos.load(Ordering::Relaxed);
+        let next = if average == 0 {
+            sample
+        } else {
+            average - average / 8 + sample / 8
+        };
+        self.commit_nanos.store(next, Ordering::Relaxed);
     }
 
     /// Waits for the outcome of a parked group this caller is a member of; commits it when

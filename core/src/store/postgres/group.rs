@@ -247,6 +247,14 @@ impl GroupBackend for PostgresStore {
         &self.locks
     }
 
+    /// A COMMIT here is a round trip to the server, which on a small host shares its CPUs
+    /// with this process: members watching for their answers slowed 16 appenders on 16
+    /// archives on a local server (bench/notes/7-postgresql.md), so they sleep until
+    /// answered.
+    fn forewarns_members(&self) -> bool {
+        false
+    }
+
     fn begin_group(&self) -> Result<PostgresGroup> {
         // The BEGIN goes with the first member's opening statement.
         Ok(PostgresGroup {
