@@ -289,22 +289,22 @@ turns with the build before, in this section's shape, attrflow went from 2,180�
 1.44×) of Redis, round by round."""
 
 _GROUP_COMMIT = """\
-Section 6: 16 Rust threads at FULL against Redis driven by redis-benchmark. Both serve their
-16 writers in two cohorts: Redis syncs its AOF once per about eight XADDs, one sync every
-267 µs (`perf stat -e syscalls:sys_enter_fdatasync` on the server), and attrflow commits
-once per about nine appends (the COMMITs per append column). Timed from inside on
-2026-12-06, a group's period is the hand-off to the next turn holder (about 25 µs), its
-members (about 24 µs each under this load, twice a lone member's 11 µs, as the turn holder
-shares the two cores with the callers its last COMMIT answered) and its COMMIT (220–270 µs
-on one flow, 325–380 µs on 16 flows, whose groups write 26–28 WAL frames against 5). So
-even groups holding all 16 writers would reach about 23,000 appends a second on one flow,
-and 2× of this Redis needs 16 appends per 235–310 µs, which the COMMIT alone all but
-fills: the target is out of reach of this design on this disk, whatever the grouping
-(bench/notes/6-concurrency.md has the measurements, and the fsync outside the turn, the
-next turn holder woken before the COMMIT and another allocator, tried without gain).
-Since 2026-12-06 (10:30 UTC) a group's members are woken just before its COMMIT and watch
-for their answers, so answering them wakes nobody after it and they are back in line
-sooner: 25–33 % more appends a second in alternating runs, groups of about 11."""
+Section 6: 16 Rust threads at FULL against Redis driven by redis-benchmark. Redis serves its
+16 writers in two cohorts, syncing its AOF once per about eight XADDs, one sync every 267 µs
+(`perf stat -e syscalls:sys_enter_fdatasync` on the server); attrflow commits once per about
+11 appends (the COMMITs per append column) since a group's members are forewarned of their
+answers (2026-12-06, 10:30 UTC: woken just before its COMMIT, they watch for them, so the
+answers wake nobody after it and the members are back in line sooner; 25–33 % more appends
+a second in alternating runs). Timed from inside just before that change, a group's period
+was the hand-off to the next turn holder (about 25 µs), its members (about 24 µs each under
+this load, twice a lone member's 11 µs) and its COMMIT (220–270 µs on one flow, 325–380 µs
+on 16 flows, whose groups write 26–28 WAL frames against 5). 2× of this Redis needs 16
+appends per 235–310 µs, which the COMMIT alone all but fills: a group of all 16 writers
+whose members cost only their lone 11 µs would take about 25 + 176 + 230 µs, some 37,000
+appends a second, 1.1–1.4× of this Redis. The target is out of reach of this design on this
+disk, whatever the grouping (bench/notes/6-concurrency.md has the measurements, and the
+fsync outside the turn, the next turn holder woken before the COMMIT and another allocator,
+tried without gain)."""
 
 _GROUP_COMMIT_PYTHON = """\
 Section 6: 16 `AsyncClient` tasks at FULL against 16 asyncio redis-py clients, each side's
@@ -382,9 +382,9 @@ What would close the remaining gaps, in the order of their payoff:
   path every member of a group waits behind (bench/notes/6-concurrency.md). Since
   2026-12-05 section 6 judges the Rust threads against Redis driven by its own C client
   (redis-py clients held Redis to about half its rate). 2× of that Redis needs 16 appends
-  per 235–310 µs, about what one COMMIT's write and sync take on this disk: a group of all
-  16 writers at today's costs would make about 23,000 appends a second on one flow, and
-  one that reached 2× would leave its members about 3 µs each.
+  per 235–310 µs, about what one COMMIT's write and sync take on this disk: even a group of
+  all 16 writers whose members cost only their lone 11 µs would make about 37,000 appends a
+  second, and one that reached 2× would leave its members about 3 µs each.
 - Measurement: every ratio pairs figures taken seconds apart on two shared cores; the
   min–max columns show how far that moves them.
 """
