@@ -57,6 +57,9 @@ pub(super) struct Slot {
     /// binding's worker, whose results go to an event loop), so answering it sooner does not
     /// bring its next calls sooner, and watching would take CPU that thread needs.
     unwarned: bool,
+    /// How many watches its caller began.
+    #[cfg(test)]
+    watches: std::sync::atomic::AtomicUsize,
 }
 
 #[derive(Default)]
@@ -100,6 +103,8 @@ impl Slot {
                 if reply.is_some() {
                     return reply;
                 }
+                #[cfg(test)]
+                self.watches.fetch_add(1, Ordering::Relaxed);
                 let now = Instant::now();
                 self.watch_for_answer(until.map_or(now + watch, |until| until.min(now + watch)));
                 state = self.state.lock();
@@ -189,6 +194,11 @@ mod tests {
         fn forewarned(&self) -> bool {
             self.state.lock().watch.is_some()
         }
+
+        /// How many watches its caller began.
+        fn watches(&self) -> usize {
+            self.watches.load(Ordering::Relaxed)
+        }
     }
 
     /// Waits (at most 10 s) until `condition` holds.
@@ -217,7 +227,7 @@ mod tests {
         let waiter = waiting(&slot);
         forewarn(&[Arc::clone(&slot)], Duration::from_micros(50));
         eventually("the caller watched, then slept again", || {
-            !slot.forewarned() && slot.sleeping()
+            slot.watches() == 1 && slot.sleeping()
         });
         slot.send(Reply::Turn);
         assert!(turn(waiter.join().unwrap()));
@@ -242,9 +252,9 @@ mod tests {
         // A long watch: the forewarned callers watch until answered below.
         forewarn(&slots, Duration::from_secs(60));
         eventually("the first and the fourth caller watch", || {
-            !first.sleeping() && !first.forewarned() && !fourth.sleeping() && !fourth.forewarned()
+            first.watches() == 1 && fourth.watches() == 1
         });
-        assert!(unwarned.sleeping() && !unwarned.forewarned());
+        assert!(unwarned.sleeping() && !unwarned.forewarned() && unwarned.watches() == 0);
         assert!(
             not_waiting.forewarned(),
             "a caller not waiting yet watches once it waits"
@@ -264,15 +274,16 @@ mod tests {
         let slot = Arc::new(Slot::default());
         let waiter = {
             let caller = Arc::clone(&slot);
-            thread::spawn(move || caller.wait(Some(Instant::now() + Duration::from_millis(500))))
+            thread::spawn(move || caller.wait(Some(Instant::now() + Duration::from_secs(1))))
         };
         eventually("the caller sleeps", || slot.sleeping());
         forewarn(&[Arc::clone(&slot)], Duration::from_secs(60));
+        eventually("the caller watches", || slot.watches() == 1);
         // An answer long after the deadline: a watch that outlived the deadline would get it.
         let late = {
             let slot = Arc::clone(&slot);
             thread::spawn(move || {
-                thread::sleep(Duration::from_secs(3));
+                thread::sleep(Duration::from_secs(4));
                 slot.send(Reply::Turn);
             })
         };
