@@ -126,8 +126,9 @@ struct Gathered {
     /// Where `bytes` go in the file.
     offset: i64,
     bytes: Vec<u8>,
-    /// Where the page of a commit frame whose header is gathered starts: once written
-    /// there, the gathered writes go out.
+    /// Where the page of a commit frame starts, when its header was the last write: once
+    /// that page is written, the gathered writes go out with it, whatever else the write
+    /// did (it may be the first of a new gathering, when the header filled the last one).
     commit_page_at: Option<i64>,
     /// Whether the last write completed a commit frame (so a sync now is a COMMIT's).
     commit_written: bool,
@@ -190,7 +191,6 @@ unsafe fn flush(file: *mut ffi::sqlite3_file) -> c_int {
         return ffi::SQLITE_OK;
     }
     let gathered = &mut *gathered;
-    gathered.commit_page_at = None;
     let (real, methods) = real(file);
     let Some(write) = methods.xWrite else {
         gathered.bytes.clear();
@@ -273,6 +273,10 @@ unsafe extern "C" fn write(
             .xWrite
             .map_or(ffi::SQLITE_IOERR_WRITE, |w| w(real, data, amount, offset));
     }
+    // Whether this is the page of the commit frame whose header came last, decided before
+    // a flush below empties what is gathered: that page must go out with this call even
+    // when it starts the gathered writes afresh.
+    let completes_commit = (*gathered).commit_page_at.take() == Some(offset);
     let follows = {
         let g = &*gathered;
         i64::try_from(g.bytes.len()).is_ok_and(|n| g.offset + n == offset)
@@ -290,12 +294,11 @@ unsafe extern "C" fn write(
     }
     let bytes = std::slice::from_raw_parts(data.cast::<u8>(), len);
     g.bytes.extend_from_slice(bytes);
-    if g.commit_page_at == Some(offset) {
+    if completes_commit {
         let rc = flush(file);
         (*gathered).commit_written = rc == ffi::SQLITE_OK;
         return rc;
     }
-    g.commit_page_at = None;
     if len == FRAME_HEADER && bytes[4..8] != [0; 4] {
         g.commit_page_at = Some(offset + FRAME_HEADER as i64);
     }
@@ -523,6 +526,35 @@ mod tests {
             .query_row("PRAGMA integrity_check", [], |row| row.get(0))
             .unwrap();
         assert_eq!(check, "ok");
+    }
+
+    /// A blob of `len` bytes that differs from every other length's, so a page read from
+    /// the wrong place shows.
+    fn pattern(len: usize) -> Vec<u8> {
+        (0..len).map(|i| (i * 7 + len) as u8).collect()
+    }
+
+    #[test]
+    fn a_commit_frame_whose_page_fills_the_gathered_writes_is_in_the_log_before_it_is_seen() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("gathered-full.db");
+        let writer = open(&path, "NORMAL");
+        let reader = Connection::open(&path).unwrap();
+        // Commits of one blob each, one overflow page longer every time: the writes
+        // gathered before one of them's commit frame reach within a page of
+        // MAX_GATHERED, so the frame's header is gathered and its page starts the next
+        // write.
+        for (k, pages) in (240..265).enumerate() {
+            let blob = pattern(pages * 4092);
+            writer
+                .execute("INSERT INTO t VALUES (?1, ?2)", (k as i64, &blob))
+                .unwrap();
+            // Nothing else is asked of the writer's log between its COMMIT and this read.
+            let read: Vec<u8> = reader
+                .query_row("SELECT v FROM t WHERE k = ?1", [k as i64], |row| row.get(0))
+                .unwrap();
+            assert!(read == blob, "the blob of {pages} pages reads back changed");
+        }
     }
 
     /// The length of the log of the database at `path`.
