@@ -619,8 +619,9 @@ mod tests {
     /// A step of [`every_commit_is_in_the_log_as_written_before_anyone_reads_it`].
     #[derive(Debug, Clone)]
     enum Step {
-        /// One transaction setting each key to a blob of that many pages (0 deletes it).
-        Commit(Vec<(i64, u16)>),
+        /// One transaction setting each key to a blob of that many pages (0 deletes it),
+        /// through the first writer (`false`) or the second.
+        Commit(bool, Vec<(i64, u16)>),
         /// A checkpoint by another connection, which empties and truncates the log.
         Truncate,
         /// What a crash leaves now: the files copied and opened afresh.
@@ -629,7 +630,8 @@ mod tests {
 
     fn step() -> impl Strategy<Value = Step> {
         prop_oneof![
-            6 => prop::collection::vec((0i64..5, 0u16..520), 1..4).prop_map(Step::Commit),
+            6 => (any::<bool>(), prop::collection::vec((0i64..5, 0u16..520), 1..4))
+                .prop_map(|(second, rows)| Step::Commit(second, rows)),
             1 => Just(Step::Truncate),
             1 => Just(Step::Crash),
         ]
@@ -665,11 +667,11 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
 
-        /// Commits of any size (a small cache makes large ones write pages to the log
-        /// before their COMMIT, some twice), checkpoints that truncate the log under the
-        /// writer, at NORMAL and FULL: after each COMMIT, another connection reads exactly
-        /// what was committed, with nothing asked of the writer's log in between, and a
-        /// crash at any moment keeps every commit.
+        /// Commits of any size by two writers in turn (a small cache makes large ones write
+        /// pages to the log before their COMMIT, some twice), checkpoints that truncate the
+        /// log under them, at NORMAL and FULL: after each COMMIT, another connection reads
+        /// exactly what was committed, with nothing asked of the writer's log in between,
+        /// and a crash at any moment keeps every commit.
         #[test]
         fn every_commit_is_in_the_log_as_written_before_anyone_reads_it(
             full in any::<bool>(),
@@ -677,14 +679,17 @@ mod tests {
         ) {
             let dir = tempfile::tempdir().unwrap();
             let path = dir.path().join("model.db");
-            let writer = open(&path, if full { "FULL" } else { "NORMAL" });
-            writer.execute_batch("PRAGMA cache_size=16").unwrap();
+            let writers = [(); 2].map(|()| {
+                let writer = open(&path, if full { "FULL" } else { "NORMAL" });
+                writer.execute_batch("PRAGMA cache_size=16").unwrap();
+                writer
+            });
             let reader = Connection::open(&path).unwrap();
             let mut model = BTreeMap::new();
             for (n, step) in steps.into_iter().enumerate() {
                 match step {
-                    Step::Commit(rows) => {
-                        let tx = writer.unchecked_transaction().unwrap();
+                    Step::Commit(second, rows) => {
+                        let tx = writers[usize::from(second)].unchecked_transaction().unwrap();
                         for (key, pages) in rows {
                             if pages == 0 {
                                 tx.execute("DELETE FROM t WHERE k = ?1", [key]).unwrap();
