@@ -174,10 +174,13 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
             from,
             json,
         } => {
-            let log = LogRef::new(&runtime, flow, log.as_deref())?;
+            // Every page is read from the run the flow has now: one started again during
+            // the walk is an error rather than a walk mixing two runs' pages.
+            let record = require_flow(&runtime, flow)?;
+            let log = LogRef::of_type(&runtime, flow, &record.flow_type, log.as_deref())?;
             let mut pages = match from {
-                Some(from) => log.pages_from(&runtime, flow, *from)?,
-                None => log.pages(),
+                Some(from) => log.pages_from(&runtime, flow, *from, record.run_id)?,
+                None => log.pages(record.run_id),
             };
             while let Some(records) = pages.next_page()? {
                 for record in records {
@@ -297,19 +300,22 @@ impl<'r> LogRef<'r> {
         }
     }
 
-    fn pages(&self) -> Pages<'_, 'r> {
+    /// The pages of run `run_id`, newest first.
+    fn pages(&self, run_id: String) -> Pages<'_, 'r> {
         Pages {
             log: self,
             token: Some("current".to_owned()),
+            run_id,
         }
     }
 
-    /// The pages from the one holding `sequence` down.
+    /// The pages of run `run_id` from the one holding `sequence` down.
     fn pages_from(
         &self,
         runtime: &Runtime,
         flow_id: &str,
         sequence: u64,
+        run_id: String,
     ) -> Result<Pages<'_, 'r>, CliError> {
         let layout = match self {
             LogRef::Archive(_) => chunked_subscriber::LOG,
@@ -325,15 +331,16 @@ impl<'r> LogRef<'r> {
         Ok(Pages {
             log: self,
             token: Some(token),
+            run_id,
         })
     }
 
-    fn start(&self) -> Result<(), CliError> {
-        match self {
+    /// Starts the log's flow, or finds it running; returns its run ID.
+    fn start(&self) -> Result<String, CliError> {
+        Ok(match self {
             LogRef::Archive(archive) => archive.start()?,
             LogRef::App(app, _) => app.start()?,
-        };
-        Ok(())
+        })
     }
 
     /// Reads an export of this log (JSON lines, empty lines skipped) and checks every line:
@@ -465,9 +472,11 @@ enum Payload {
 }
 
 /// Walks a log's pages newest first, each page's records newest first, as JSON.
+/// Pages a log newest first, every page read from one run.
 struct Pages<'a, 'r> {
     log: &'a LogRef<'r>,
     token: Option<String>,
+    run_id: String,
 }
 
 impl Pages<'_, '_> {
@@ -475,14 +484,15 @@ impl Pages<'_, '_> {
         let Some(token) = self.token.take() else {
             return Ok(None);
         };
+        let run_id = Some(self.run_id.as_str());
         let (records, next) = match self.log {
             // Read as an inspection: a stopped flow's log pages too.
             LogRef::Archive(archive) => {
-                let page = archive.inspect_page(&token)?;
+                let page = archive.inspect_page(&token, run_id)?;
                 (to_json(&page.subscribers)?, page.next_page_token)
             }
             LogRef::App(app, log) => {
-                let page = app.inspect_page(log, &token)?;
+                let page = app.inspect_page(log, &token, run_id)?;
                 (to_json(&page.entries)?, page.next_page_token)
             }
         };
@@ -610,8 +620,8 @@ fn import(
         writeln!(out, "imported 0 records into flow {flow_id:?}")?;
         return Ok(());
     };
-    target.start()?;
-    let newest = target.pages().next_page()?.unwrap_or_default();
+    let run_id = target.start()?;
+    let newest = target.pages(run_id).next_page()?.unwrap_or_default();
     let next = newest.first().map_or(1, |record| sequence(record) + 1);
     if next != first.sequence {
         return Err(CliError::Usage(format!(
@@ -641,4 +651,52 @@ fn import(
     progress.finish_and_clear();
     writeln!(out, "imported {count} records into flow {flow_id:?}")?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use attrflow::flows::chunked_subscriber::{SubscriberArchive, FLOW_ID, FLOW_TYPE};
+    use attrflow::{Error, IdReusePolicy, StartFlowOptions};
+
+    use super::*;
+
+    /// Registers subscribers `1..=count` in the archive's current run.
+    fn register(archive: &SubscriberArchive<'_>, count: u64) {
+        for n in 1..=count {
+            archive
+                .register(&format!("s-{n}"), &format!("{n}@example.com"))
+                .unwrap();
+        }
+    }
+
+    #[test]
+    fn a_page_walk_keeps_to_the_run_it_began_in() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite:{}", dir.path().join("attrflow.db").display());
+        let runtime = Runtime::new(open_store(&url).unwrap());
+        let archive = SubscriberArchive::new(&runtime, FLOW_ID);
+        let first = archive.start().unwrap();
+        register(&archive, 150);
+        let log = LogRef::new(&runtime, FLOW_ID, None).unwrap();
+        let mut pages = log.pages(first.clone());
+        let newest = pages.next_page().unwrap().unwrap_or_default();
+        assert_eq!(newest.len(), 50);
+
+        // Started again and refilled, the archive has a page under the walk's next token,
+        // of another run: the walk stops there instead of reading it.
+        let options = StartFlowOptions::new().id_reuse_policy(IdReusePolicy::TerminateIfRunning);
+        let second = runtime.start_flow(FLOW_TYPE, FLOW_ID, &options).unwrap();
+        register(&archive, 150);
+        match pages.next_page() {
+            Err(CliError::Attrflow(Error::RunNotCurrent {
+                run_id,
+                current_run_id,
+                ..
+            })) => assert_eq!((run_id, current_run_id), (first, second)),
+            other => panic!(
+                "expected RunNotCurrent, got {:?}",
+                other.map(|page| page.map(|records| records.len()))
+            ),
+        }
+    }
 }

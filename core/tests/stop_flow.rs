@@ -316,14 +316,14 @@ fn an_inspection_reads_a_stopped_flow_and_writes_nothing() {
     let archive = t.archive();
     archive.start().unwrap();
     archive.register("s-1", "s-1@example.com").unwrap();
-    let running = archive.inspect_page("current").unwrap();
+    let running = archive.inspect_page("current", None).unwrap();
     t.runtime
         .stop_flow(ARCHIVE_ID, StopType::Cancel, None)
         .unwrap();
     t.runtime.stop_flow("c-1", StopType::Cancel, None).unwrap();
 
     // The stopped archive's page, read as an inspection, is the page it had.
-    assert_eq!(archive.inspect_page("current").unwrap(), running);
+    assert_eq!(archive.inspect_page("current", None).unwrap(), running);
     assert_eq!(running.subscribers[0].subscriber_id, "s-1");
     let read = t.runtime.inspect_rpc_output(
         COUNTER,

@@ -4,7 +4,8 @@
 //! the last sequence it returned, delivers every record once, in order. Pinned to the run
 //! it read, a tail of a log whose flow was started again since fails instead of reading
 //! the new run's records at the old run's position; an inspection's read forward (what
-//! `attrflow export` uses) reads a stopped flow's log and keeps to its run the same way.
+//! `attrflow export` uses) reads a stopped flow's log and keeps to its run the same way, as
+//! does an inspection's page (what `attrflow page` walks).
 //!
 //! The test binary runs itself again as the appending process (the `#[ignore]`d test at
 //! the end, selected with `--exact … --ignored`), handing it the store URL in an
@@ -165,7 +166,7 @@ fn an_app_log_tail_pinned_to_its_run_refuses_the_run_that_replaced_it() {
 }
 
 #[test]
-fn an_inspecting_read_forward_reads_a_stopped_log_and_keeps_to_its_run() {
+fn an_inspection_reads_a_stopped_log_forward_and_by_pages_and_keeps_to_its_run() {
     let t = TestStore::fast();
     let archive = t.archive();
     let logs = AppLog::new(&t.runtime, "app");
@@ -187,20 +188,37 @@ fn an_inspecting_read_forward_reads_a_stopped_log_and_keeps_to_its_run() {
     let sequences: Vec<u64> = read.subscribers.iter().map(|s| s.sequence).collect();
     assert_eq!((sequences, read.run_id), (vec![2, 3, 4], first.clone()));
     let read = logs.inspect_read_from("audit", 1, 10, None).unwrap();
-    assert_eq!((read.entries.len(), read.run_id), (1, first_logs));
+    assert_eq!((read.entries.len(), read.run_id), (1, first_logs.clone()));
+    let page = archive.inspect_page("current", Some(&first)).unwrap();
+    assert_eq!(page.subscribers.len(), 4);
+    let page = logs
+        .inspect_page("audit", "current", Some(&first_logs))
+        .unwrap();
+    assert_eq!(page.entries.len(), 1);
 
     // Pinned to the stopped run, an inspection of the run that replaced it is refused.
     let second = start_again(&t.runtime, FLOW_TYPE, FLOW_ID);
+    let second_logs = start_again(&t.runtime, APP_LOG_FLOW, "app");
     let runs = (first.clone(), second.clone());
     assert_eq!(
         runs_named(archive.inspect_read_from(1, 10, Some(&first))),
         runs
+    );
+    assert_eq!(
+        runs_named(archive.inspect_page("current", Some(&first))),
+        runs
+    );
+    assert_eq!(
+        runs_named(logs.inspect_page("audit", "current", Some(&first_logs))),
+        (first_logs, second_logs)
     );
     assert!(archive
         .inspect_read_from(1, 10, Some(&second))
         .unwrap()
         .subscribers
         .is_empty());
+    let page = archive.inspect_page("current", Some(&second)).unwrap();
+    assert!(page.subscribers.is_empty());
 }
 
 #[test]

@@ -365,18 +365,32 @@ impl<'r> AppLog<'r> {
 
     /// Reads one page of `log`, loading the token's chunk.
     pub fn page(&self, log: &str, page_token: &str) -> Result<LogPage> {
-        self.read_page(log, page_token, Runtime::invoke_rpc_output)
+        self.read_page(log, page_token, None, Runtime::invoke_rpc_output)
     }
 
     /// Reads one page as [`AppLog::page`] does, whatever the flow's run state, a stopped
     /// flow included, through [`Runtime::inspect_rpc_output`]: for tools that read a log
-    /// its RPCs no longer serve.
-    pub fn inspect_page(&self, log: &str, page_token: &str) -> Result<LogPage> {
-        self.read_page(log, page_token, Runtime::inspect_rpc_output)
+    /// its RPCs no longer serve. Given `run_id`, the page is read only from that run
+    /// ([`Error::RunNotCurrent`] once the flow was started again), so a walk pinned to its
+    /// first page's run never mixes two runs' pages.
+    pub fn inspect_page(
+        &self,
+        log: &str,
+        page_token: &str,
+        run_id: Option<&str>,
+    ) -> Result<LogPage> {
+        self.read_page(log, page_token, run_id, Runtime::inspect_rpc_output)
     }
 
-    fn read_page(&self, log: &str, page_token: &str, read: ReadRpc) -> Result<LogPage> {
-        let options = page_options(log, page_token)?;
+    fn read_page(
+        &self,
+        log: &str,
+        page_token: &str,
+        run_id: Option<&str>,
+        read: ReadRpc,
+    ) -> Result<LogPage> {
+        let mut options = page_options(log, page_token)?;
+        options.run_id = run_id.map(str::to_owned);
         let input = GetLogPageInput {
             log: log.to_owned(),
             page_token: page_token.to_owned(),

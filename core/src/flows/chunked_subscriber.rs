@@ -268,17 +268,24 @@ impl<'r> SubscriberArchive<'r> {
 
     /// Reads one page, loading the token's chunk.
     pub fn page(&self, page_token: &str) -> Result<SubscriberPage> {
-        self.read_page(page_token, Runtime::invoke_rpc_output)
+        self.read_page(page_token, None, Runtime::invoke_rpc_output)
     }
 
     /// Reads one page as [`SubscriberArchive::page`] does, whatever the archive's run
     /// state, a stopped archive included, through [`Runtime::inspect_rpc_output`]: for
-    /// tools that read an archive its RPCs no longer serve.
-    pub fn inspect_page(&self, page_token: &str) -> Result<SubscriberPage> {
-        self.read_page(page_token, Runtime::inspect_rpc_output)
+    /// tools that read an archive its RPCs no longer serve. Given `run_id`, the page is
+    /// read only from that run ([`Error::RunNotCurrent`] once the archive was started
+    /// again), so a walk pinned to its first page's run never mixes two runs' pages.
+    pub fn inspect_page(&self, page_token: &str, run_id: Option<&str>) -> Result<SubscriberPage> {
+        self.read_page(page_token, run_id, Runtime::inspect_rpc_output)
     }
 
-    fn read_page(&self, page_token: &str, read: ReadRpc) -> Result<SubscriberPage> {
+    fn read_page(
+        &self,
+        page_token: &str,
+        run_id: Option<&str>,
+        read: ReadRpc,
+    ) -> Result<SubscriberPage> {
         // Only the form here: which boundaries exist depends on the stored layout
         // history, which the RPC checks.
         let key = PageToken::parse(page_token)?.instance_key();
@@ -291,7 +298,10 @@ impl<'r> SubscriberArchive<'r> {
             self.flow_id,
             GET_SUBSCRIBER_PAGE,
             encode("input", &input)?,
-            &RpcInvokeOptions::new().load_attribute_map_instance(SUBSCRIBER_CHUNKS_MAP, key),
+            &RpcInvokeOptions {
+                run_id: run_id.map(str::to_owned),
+                ..RpcInvokeOptions::new().load_attribute_map_instance(SUBSCRIBER_CHUNKS_MAP, key)
+            },
         )?;
         output.decode(GET_SUBSCRIBER_PAGE)
     }
