@@ -7,8 +7,12 @@
 //! Where a run stands is recorded as one more stored value of the flow, under
 //! [`RUN_STATE_NAME`] (`/run`): a physical name no definition can produce, since a map
 //! name is never blank. A flow's first run holds nothing there while it runs; a later
-//! run (one that replaced another) holds `{"status":"running","runId":…}` while it runs;
-//! a closed run holds its [`ClosedRun`]. Every RPC loads the value with the values it
+//! run (one that replaced another) holds `{"status":"running","runId":…,"replaced":…}`
+//! while it runs, `replaced` saying which run it replaced and how that one closed (a run
+//! replaced while running, under [`crate::IdReusePolicy::TerminateIfRunning`], closed as
+//! terminated), so a wait for the replaced run ([`crate::Runtime::wait_for_flow`]) that
+//! looks only after the new run began still learns how its run ended; a closed run holds
+//! its [`ClosedRun`]. Every RPC loads the value with the values it
 //! reads, so it sees a stop or a new run in the same snapshot as everything else,
 //! whichever connection, process or host made it, and no two running runs hold the same
 //! there (nothing, or each its own run ID), so a lock-free RPC that read one run never
@@ -124,27 +128,19 @@ impl ClosedRun {
     /// Reads the stored run state of `flow_id` (the value of [`RUN_STATE_NAME`], if any):
     /// its closed run, or `None` while it runs.
     pub(crate) fn parse(flow_id: &str, stored: Option<&str>) -> Result<Option<Self>> {
-        let Some(json) = stored else {
-            return Ok(None);
-        };
-        let not_ours = |why: &dyn std::fmt::Display| {
-            Error::storage(format!(
-                "flow {flow_id:?}: its run state {RUN_STATE_NAME:?} is not one attrflow \
-                 wrote ({why}): {json}"
-            ))
-        };
-        let stored: StoredRunState = serde_json::from_str(json).map_err(|e| not_ours(&e))?;
-        match (stored.status, stored.closed_at_ms) {
-            (FlowStatus::Running, None) if stored.run_id.is_some() && stored.reason.is_none() => {
-                Ok(None)
-            }
-            (FlowStatus::Running, _) => Err(not_ours(&"a running run has a run ID only")),
-            (status, Some(closed_at_ms)) => Ok(Some(ClosedRun {
-                status,
-                reason: stored.reason,
-                closed_at_ms,
-            })),
-            (_, None) => Err(not_ours(&"a closed run says when it closed")),
+        Ok(match RunState::parse(flow_id, stored)? {
+            RunState::Running { .. } => None,
+            RunState::Closed(closed) => Some(closed),
+        })
+    }
+
+    /// The record of a running run that a new run replaced (under
+    /// [`crate::IdReusePolicy::TerminateIfRunning`]): terminated now.
+    pub(crate) fn replaced_now() -> Self {
+        ClosedRun {
+            status: FlowStatus::Terminated,
+            reason: Some(REPLACED_REASON.to_owned()),
+            closed_at_ms: now_ms(),
         }
     }
 
@@ -169,14 +165,90 @@ impl ClosedRun {
     }
 }
 
-/// The run state of a run that is running, as stored under [`RUN_STATE_NAME`] when it
-/// begins: `{"status":"running","runId":…}`.
-pub(crate) fn running_state(run_id: &str) -> Result<String> {
+/// The reason recorded for a running run that a new run replaced.
+pub const REPLACED_REASON: &str = "replaced by a new run (ALLOW_TERMINATE_IF_RUNNING)";
+
+/// A run that a new run replaced: its ID and how it closed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ReplacedRun {
+    /// The replaced run's ID.
+    pub(crate) run_id: String,
+    /// How it closed (terminated, when it was replaced while running).
+    pub(crate) closed: ClosedRun,
+}
+
+/// Where a run stands, as its stored run state says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum RunState {
+    /// It runs; a run that replaced another says which, and how that one closed.
+    Running {
+        /// The run it replaced, if it replaced one.
+        replaced: Option<ReplacedRun>,
+    },
+    /// It was stopped.
+    Closed(ClosedRun),
+}
+
+impl RunState {
+    /// Reads the stored run state of `flow_id` (the value of [`RUN_STATE_NAME`], if any;
+    /// none is a first run, running). A value attrflow did not write is
+    /// [`Error::Storage`] naming the flow and the value.
+    pub(crate) fn parse(flow_id: &str, stored: Option<&str>) -> Result<Self> {
+        let Some(json) = stored else {
+            return Ok(RunState::Running { replaced: None });
+        };
+        let not_ours = |why: &dyn std::fmt::Display| {
+            Error::storage(format!(
+                "flow {flow_id:?}: its run state {RUN_STATE_NAME:?} is not one attrflow \
+                 wrote ({why}): {json}"
+            ))
+        };
+        let stored: StoredRunState = serde_json::from_str(json).map_err(|e| not_ours(&e))?;
+        match (stored.status, stored.closed_at_ms, stored.replaced) {
+            (FlowStatus::Running, None, replaced)
+                if stored.run_id.is_some() && stored.reason.is_none() =>
+            {
+                let replaced = match replaced {
+                    None => None,
+                    Some(r) if r.status != FlowStatus::Running => Some(ReplacedRun {
+                        run_id: r.run_id,
+                        closed: ClosedRun {
+                            status: r.status,
+                            reason: r.reason,
+                            closed_at_ms: r.closed_at_ms,
+                        },
+                    }),
+                    Some(_) => return Err(not_ours(&"a replaced run is closed")),
+                };
+                Ok(RunState::Running { replaced })
+            }
+            (FlowStatus::Running, _, _) => Err(not_ours(&"a running run has a run ID only")),
+            (status, Some(closed_at_ms), None) => Ok(RunState::Closed(ClosedRun {
+                status,
+                reason: stored.reason,
+                closed_at_ms,
+            })),
+            (_, Some(_), Some(_)) => Err(not_ours(&"only a running run names a replaced one")),
+            (_, None, _) => Err(not_ours(&"a closed run says when it closed")),
+        }
+    }
+}
+
+/// The run state of the run `run_id`, running, as stored under [`RUN_STATE_NAME`] when it
+/// begins after `replaced` (the run before it under the flow's ID, and how it closed):
+/// `{"status":"running","runId":…,"replaced":{"runId":…,"status":…,…}}`.
+pub(crate) fn running_state(run_id: &str, replaced: &ReplacedRun) -> Result<String> {
     serde_json::to_string(&StoredRunState {
         status: FlowStatus::Running,
         run_id: Some(run_id.to_owned()),
         reason: None,
         closed_at_ms: None,
+        replaced: Some(StoredReplacedRun {
+            run_id: replaced.run_id.clone(),
+            status: replaced.closed.status,
+            reason: replaced.closed.reason.clone(),
+            closed_at_ms: replaced.closed.closed_at_ms,
+        }),
     })
     .map_err(|e| Error::storage(format!("writing a run state: {e}")))
 }
@@ -193,6 +265,21 @@ struct StoredRunState {
     reason: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     closed_at_ms: Option<i64>,
+    /// A running run's record of the run it replaced (none in stores written before it
+    /// was kept, nor for a flow's first run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    replaced: Option<StoredReplacedRun>,
+}
+
+/// A replaced run as a running run's state records it.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct StoredReplacedRun {
+    run_id: String,
+    status: FlowStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    reason: Option<String>,
+    closed_at_ms: i64,
 }
 
 /// Where a flow stands: what [`crate::Runtime::describe_flow`] returns.
@@ -218,4 +305,80 @@ pub(crate) fn now_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn replaced() -> ReplacedRun {
+        ReplacedRun {
+            run_id: "run-a".to_owned(),
+            closed: ClosedRun {
+                status: FlowStatus::Failed,
+                reason: Some("gave up".to_owned()),
+                closed_at_ms: 17,
+            },
+        }
+    }
+
+    #[test]
+    fn a_new_run_reads_back_the_run_it_replaced() {
+        let stored = running_state("run-b", &replaced()).unwrap();
+        assert_eq!(
+            stored,
+            r#"{"status":"running","runId":"run-b","replaced":{"runId":"run-a","status":"failed","reason":"gave up","closedAtMs":17}}"#
+        );
+        assert_eq!(
+            RunState::parse("f", Some(&stored)).unwrap(),
+            RunState::Running {
+                replaced: Some(replaced())
+            }
+        );
+        assert_eq!(ClosedRun::parse("f", Some(&stored)).unwrap(), None);
+    }
+
+    #[test]
+    fn run_states_written_before_replaced_runs_were_kept_still_read() {
+        let running = r#"{"status":"running","runId":"run-b"}"#;
+        assert_eq!(
+            RunState::parse("f", Some(running)).unwrap(),
+            RunState::Running { replaced: None }
+        );
+        assert_eq!(
+            RunState::parse("f", None).unwrap(),
+            RunState::Running { replaced: None }
+        );
+        let closed = r#"{"status":"canceled","closedAtMs":5}"#;
+        assert_eq!(
+            ClosedRun::parse("f", Some(closed))
+                .unwrap()
+                .map(|c| c.status),
+            Some(FlowStatus::Canceled)
+        );
+    }
+
+    #[test]
+    fn a_replaced_run_anywhere_but_in_a_running_state_is_refused_naming_the_flow() {
+        for (stored, why) in [
+            (
+                r#"{"status":"running","runId":"b","replaced":{"runId":"a","status":"running","closedAtMs":1}}"#,
+                "a replaced run is closed",
+            ),
+            (
+                r#"{"status":"failed","closedAtMs":2,"replaced":{"runId":"a","status":"failed","closedAtMs":1}}"#,
+                "only a running run names a replaced one",
+            ),
+            (
+                r#"{"status":"running","runId":"b","replaced":{"runId":"a","status":"failed"}}"#,
+                "missing field `closedAtMs`",
+            ),
+        ] {
+            let error = RunState::parse("flow-9", Some(stored)).unwrap_err();
+            let message = error.to_string();
+            assert!(matches!(error, Error::Storage(_)), "{message}");
+            assert!(message.contains("flow \"flow-9\""), "{message}");
+            assert!(message.contains(why), "{message}");
+        }
+    }
 }

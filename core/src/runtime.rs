@@ -12,7 +12,9 @@ use crate::commits::CommitSignal;
 use crate::context::RpcContext;
 use crate::definition::{FlowDefinition, LockTarget, MapInstance, RpcDefinition};
 use crate::error::{Error, Result};
-use crate::lifecycle::{ClosedRun, FlowStatus, FlowSummary, StopType, RUN_STATE_NAME};
+use crate::lifecycle::{
+    ClosedRun, FlowStatus, FlowSummary, ReplacedRun, RunState, StopType, RUN_STATE_NAME,
+};
 use crate::names::{validate_definition_name, validate_flow_id};
 use crate::options::{InitialTarget, RpcInvokeOptions, StartFlowOptions};
 use crate::output::RpcOutput;
@@ -161,11 +163,6 @@ impl Runtime {
         for (name, json) in &initial {
             crate::limits::check_stored_value(name, json)?;
         }
-        // A new run under a used ID records that it runs (crate::lifecycle).
-        let running = vec![(
-            RUN_STATE_NAME.to_owned(),
-            crate::lifecycle::running_state(&run_id)?,
-        )];
         definition.check_start(&values)?;
         let record = FlowRecord {
             flow_id: flow_id.to_owned(),
@@ -175,11 +172,21 @@ impl Runtime {
         let policy = options.reuse_policy();
         // Where the existing run stood when the policy kept it.
         let kept = crate::sync::Mutex::new(FlowStatus::Running);
-        let replace = |_: &FlowRecord, run_state: Option<&str>| {
-            let status =
-                ClosedRun::parse(flow_id, run_state)?.map_or(FlowStatus::Running, |c| c.status);
+        // A new run under a used ID records that it runs and how the run it replaces
+        // closed (crate::lifecycle).
+        let replace = |existing: &FlowRecord, run_state: Option<&str>| {
+            let closed = ClosedRun::parse(flow_id, run_state)?;
+            let status = closed.as_ref().map_or(FlowStatus::Running, |c| c.status);
             *kept.lock() = status;
-            Ok(policy.starts_new_run(status).then(|| running.clone()))
+            if !policy.starts_new_run(status) {
+                return Ok(None);
+            }
+            let replaced = ReplacedRun {
+                run_id: existing.run_id.clone(),
+                closed: closed.unwrap_or_else(ClosedRun::replaced_now),
+            };
+            let running = crate::lifecycle::running_state(&record.run_id, &replaced)?;
+            Ok(Some(vec![(RUN_STATE_NAME.to_owned(), running)]))
         };
         // A conflict with a call running on the flow (PostgreSQL) is retried.
         let outcome =
@@ -547,9 +554,16 @@ impl Runtime {
     /// for a flow to close, for at most `timeout` (up to
     /// [`crate::limits::MAX_TAIL_TIMEOUT`]): where the flow stands once its run is stopped
     /// (at once when it already is), `None` when the time runs out first. An attrflow run
-    /// closes only by [`Runtime::stop_flow`]. It waits as
-    /// [`Runtime::wait_for_attribute_equal`] does, each look one lock-free read of the
-    /// run state; a flow never started is [`Error::FlowNotFound`].
+    /// closes by [`Runtime::stop_flow`], or by a start that replaces it
+    /// ([`crate::IdReusePolicy::TerminateIfRunning`]: terminated).
+    ///
+    /// The wait is for the run the flow has at its first look: a run that closes and is
+    /// replaced between two looks is still reported, as the new run's state records it
+    /// (its run ID, type and start as the first look read them). A flow whose run changed
+    /// twice between two looks, or whose new run was stopped too, no longer records the
+    /// waited run: that is [`Error::RunNotCurrent`], naming both runs. It waits as
+    /// [`Runtime::wait_for_attribute_equal`] does, each look one lock-free read of the run
+    /// state; a flow never started is [`Error::FlowNotFound`].
     pub fn wait_for_flow(
         &self,
         flow_id: &str,
@@ -557,19 +571,55 @@ impl Runtime {
     ) -> Result<Option<FlowSummary>> {
         self.check_process()?;
         validate_flow_id(flow_id)?;
+        // The run waited for, and when it started, from the first look.
+        let mut waited: Option<(FlowRecord, i64)> = None;
         let seen = crate::chunked_log::tail::wait_for_records(
             &self.commits,
             timeout,
             || self.store.watch_changes(),
             || {
-                let (flow, closed) = self.read_run_state(flow_id)?;
-                let seen = closed.map(|closed| (flow, closed));
-                let found = seen.is_some();
-                Ok((seen, found))
+                let (flow, state) = self.read_run(flow_id)?;
+                let (run, started_at_ms) = match &waited {
+                    Some(waited) => waited.clone(),
+                    None => {
+                        let started = self.summary(flow.clone(), None)?.started_at_ms;
+                        waited.insert((flow.clone(), started)).clone()
+                    }
+                };
+                let closed = match state {
+                    RunState::Closed(closed) if flow.run_id == run.run_id => Some(closed),
+                    RunState::Running { .. } if flow.run_id == run.run_id => None,
+                    RunState::Running {
+                        replaced: Some(replaced),
+                    } if replaced.run_id == run.run_id => Some(replaced.closed),
+                    _ => {
+                        return Err(Error::RunNotCurrent {
+                            flow_id: flow_id.to_owned(),
+                            run_id: run.run_id,
+                            current_run_id: flow.run_id,
+                        })
+                    }
+                };
+                let found = closed.is_some();
+                Ok((closed.map(|closed| (run, started_at_ms, closed)), found))
             },
         )?;
-        seen.map(|(flow, closed)| self.summary(flow, Some(closed)))
-            .transpose()
+        Ok(seen.map(|(flow, started_at_ms, closed)| FlowSummary {
+            flow_id: flow.flow_id,
+            run_id: flow.run_id,
+            flow_type: flow.flow_type,
+            status: closed.status,
+            started_at_ms,
+            closed: Some(closed),
+        }))
+    }
+
+    /// The flow's record and where its run stands, read lock-free.
+    fn read_run(&self, flow_id: &str) -> Result<(FlowRecord, RunState)> {
+        let (flow, stored, _) =
+            self.read_committed_value(flow_id, |_| Ok(RUN_STATE_NAME.to_owned()))?;
+        let state = RunState::parse(flow_id, stored.as_deref())?;
+        Ok((flow, state))
     }
 
     /// The flow's record and, once it was stopped, its closed run, read lock-free.

@@ -1,13 +1,17 @@
 //! Waiting for a flow's run to close ([`Runtime::wait_for_flow`], Dex's `wait_for_flow`):
 //! a stopped flow answers at once, a running one once a stop commits (through this runtime
 //! or another one on the store), `None` when the time runs out, and a flow never started
-//! is not found.
+//! is not found. The wait is for the run the flow had when it began: a start that
+//! replaces that run, or a stop and a new start between two looks, still report it.
 
 mod common;
 
 use std::time::Duration;
 
-use attrflow::{Error, FlowDefinition, FlowStatus, Runtime, StartFlowOptions, StopType};
+use attrflow::lifecycle::REPLACED_REASON;
+use attrflow::{
+    Error, FlowDefinition, FlowStatus, IdReusePolicy, Runtime, StartFlowOptions, StopType,
+};
 use common::TestStore;
 
 const PLAIN: &str = "Plain";
@@ -86,4 +90,71 @@ fn a_running_flow_is_none_when_the_time_runs_out_and_a_missing_one_is_not_found(
         t.runtime.wait_for_flow("w-1", Duration::from_secs(3600)),
         Err(Error::InvalidInput(_))
     ));
+}
+
+#[test]
+fn a_run_replaced_while_waited_for_is_reported_terminated_under_its_own_run() {
+    let t = started();
+    let waited = t.runtime.describe_flow("w-1").unwrap();
+    let replacing = StartFlowOptions::new().id_reuse_policy(IdReusePolicy::TerminateIfRunning);
+    let (closed, new_run) = std::thread::scope(|scope| {
+        let replacer = scope.spawn(|| {
+            std::thread::sleep(Duration::from_millis(200));
+            t.runtime.start_flow(PLAIN, "w-1", &replacing).unwrap()
+        });
+        let closed = t.runtime.wait_for_flow("w-1", Duration::from_secs(30));
+        (closed, replacer.join().unwrap())
+    });
+    let closed = closed
+        .unwrap()
+        .expect("the replacement closed the waited run before the time ran out");
+    assert_ne!(new_run, waited.run_id);
+    assert_eq!(
+        (closed.run_id.as_str(), closed.status, closed.started_at_ms),
+        (
+            waited.run_id.as_str(),
+            FlowStatus::Terminated,
+            waited.started_at_ms
+        )
+    );
+    let ended = closed.closed.expect("a closed run says how it closed");
+    assert_eq!(
+        (ended.status, ended.reason.as_deref()),
+        (FlowStatus::Terminated, Some(REPLACED_REASON))
+    );
+    let now = t.runtime.describe_flow("w-1").unwrap();
+    assert_eq!((now.run_id, now.status), (new_run, FlowStatus::Running));
+}
+
+#[test]
+fn a_run_stopped_and_started_again_through_another_runtime_is_reported_as_stopped() {
+    let t = started();
+    let waited = t.runtime.describe_flow("w-1").unwrap();
+    let (_store, other) = t.open_again();
+    other
+        .register(FlowDefinition::builder(PLAIN).build().unwrap())
+        .unwrap();
+    let closed = std::thread::scope(|scope| {
+        scope.spawn(|| {
+            stop_later(&other);
+            other
+                .start_flow(PLAIN, "w-1", &StartFlowOptions::new())
+                .unwrap()
+        });
+        t.runtime.wait_for_flow("w-1", Duration::from_secs(30))
+    })
+    .unwrap()
+    .expect("the stop was seen before the time ran out");
+    assert_eq!(
+        (closed.run_id.as_str(), closed.status),
+        (waited.run_id.as_str(), FlowStatus::Failed)
+    );
+    assert_eq!(
+        closed.closed.and_then(|c| c.reason),
+        Some("gave up".to_owned())
+    );
+    assert_ne!(
+        t.runtime.describe_flow("w-1").unwrap().run_id,
+        waited.run_id
+    );
 }

@@ -320,8 +320,11 @@ class Client:
     def wait_for_flow(self, flow_id: str, timeout: timedelta | None = None) -> FlowResult:
         """Waits until the run of the flow ``flow_id`` closes and returns its
         :class:`FlowResult`, as Dex's ``Client.wait_for_flow``: at once for a stopped flow,
-        otherwise when ``stop_flow`` (of any client, process or host) commits; an attrflow
-        run closes no other way. ``timeout`` (a ``timedelta``, at most 60 seconds; ``None``
+        otherwise when ``stop_flow`` (of any client, process or host) commits, or a start
+        with ``ALLOW_TERMINATE_IF_RUNNING`` replaces the run (``TERMINATED``); an attrflow
+        run closes no other way. The wait is for the run the flow has when it begins; one
+        no longer recorded (the flow's run changed twice since) raises
+        ``RunNotCurrentError``. ``timeout`` (a ``timedelta``, at most 60 seconds; ``None``
         is 60 seconds) running out raises ``LongPollTimeoutError``, which a caller may
         retry by waiting again; a flow never started raises ``FlowNotFoundError``."""
         arguments = _flow_wait_arguments(flow_id, timeout)

@@ -3,7 +3,9 @@
 ``wait_for_flow(flow_id, WAIT_TIMEOUT).completions`` of a closed flow, and
 ``FlowNotFoundError`` for a missing one), with the run closed by ``stop_flow``, the only way
 an RPC-only flow closes: the wait returns once the stop commits, with the run's status,
-failure category and reason, and raises ``LongPollTimeoutError`` while the flow runs."""
+failure category and reason, and raises ``LongPollTimeoutError`` while the flow runs. A wait
+is for the run the flow had when it began: a start with ``ALLOW_TERMINATE_IF_RUNNING`` that
+replaces it ends the wait with that run ``TERMINATED``."""
 
 from __future__ import annotations
 
@@ -22,8 +24,10 @@ from attrflow import (
     FlowNotFoundError,
     FlowResult,
     FlowStatus,
+    IdReusePolicy,
     LongPollTimeoutError,
     RPCResult,
+    StartFlowOptions,
     StopFlowOptions,
     StopType,
     rpc,
@@ -62,6 +66,23 @@ def test_a_wait_returns_when_the_flow_is_stopped(client: Client) -> None:
     assert result.is_terminal
     with pytest.raises(ValueError, match="Expected exactly one Step output, found 0"):
         result.single_output(str)
+
+
+def test_a_wait_ends_when_its_run_is_replaced(client: Client) -> None:
+    flow = EmptyInputFlow()
+    client.start_flow(flow, "replaced", None)
+    options = StartFlowOptions(id_reuse_policy=IdReusePolicy.ALLOW_TERMINATE_IF_RUNNING)
+    with ThreadPoolExecutor(max_workers=1) as executor:
+        waiting = executor.submit(client.wait_for_flow, "replaced", WAIT_TIMEOUT)
+        with pytest.raises(LongPollTimeoutError):
+            client.wait_for_flow("replaced", timedelta(milliseconds=200))
+        second_run = client.start_flow(flow, "replaced", None, options)
+        result = waiting.result(timeout=60)
+    assert result == FlowResult(
+        FlowStatus.TERMINATED, (), None, "replaced by a new run (ALLOW_TERMINATE_IF_RUNNING)"
+    )
+    assert client.describe_flow("replaced").run_id == second_run
+    assert client.invoke_rpc(flow.ping, "replaced") == "pong"
 
 
 def test_a_running_flow_times_out(client: Client) -> None:

@@ -121,8 +121,9 @@ impl Store {
     }
 
     /// Waits (blocking) up to `timeout_ms` (at most 60 000) for the run of the flow
-    /// `flow_id` to close, as Dex's `wait_for_flow`: the flow as `describeFlow` gives it once
-    /// stopped (at once when it already is), null when the time runs out first.
+    /// `flow_id` to close, as Dex's `wait_for_flow`: the run the flow has when the wait
+    /// begins, as `describeFlow` gave it once stopped (at once when it already is), or
+    /// `terminated` once a start replaced it; null when the time runs out first.
     pub fn wait_for_flow(&self, flow_id: String, timeout_ms: u64) -> Result<Option<FlowInfo>> {
         let closed = self
             .runtime

@@ -2091,8 +2091,9 @@ public protocol StoreProtocol: AnyObject, Sendable {
     
     /**
      * Waits (blocking) up to `timeout_ms` (at most 60 000) for the run of the flow
-     * `flow_id` to close, as Dex's `wait_for_flow`: the flow as `describeFlow` gives it once
-     * stopped (at once when it already is), null when the time runs out first.
+     * `flow_id` to close, as Dex's `wait_for_flow`: the run the flow has when the wait
+     * begins, as `describeFlow` gave it once stopped (at once when it already is), or
+     * `terminated` once a start replaced it; null when the time runs out first.
      */
     func waitForFlow(flowId: String, timeoutMs: UInt64) throws  -> FlowInfo?
     
@@ -2601,8 +2602,9 @@ open func waitForAttributeEqual(flowId: String, target: LockTarget, expectedJson
     
     /**
      * Waits (blocking) up to `timeout_ms` (at most 60 000) for the run of the flow
-     * `flow_id` to close, as Dex's `wait_for_flow`: the flow as `describeFlow` gives it once
-     * stopped (at once when it already is), null when the time runs out first.
+     * `flow_id` to close, as Dex's `wait_for_flow`: the run the flow has when the wait
+     * begins, as `describeFlow` gave it once stopped (at once when it already is), or
+     * `terminated` once a start replaced it; null when the time runs out first.
      */
 open func waitForFlow(flowId: String, timeoutMs: UInt64)throws  -> FlowInfo?  {
     return try  FfiConverterOptionTypeFlowInfo.lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
@@ -6410,7 +6412,7 @@ private let initializationResult: InitializationResult = {
     if (uniffi_attrflow_ffi_checksum_method_store_wait_for_attribute_equal() != 7777) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_attrflow_ffi_checksum_method_store_wait_for_flow() != 30903) {
+    if (uniffi_attrflow_ffi_checksum_method_store_wait_for_flow() != 29079) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_attrflow_ffi_checksum_method_store_metrics() != 33112) {

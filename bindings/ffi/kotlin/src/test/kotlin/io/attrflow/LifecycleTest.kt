@@ -73,6 +73,28 @@ class LifecycleTest {
     }
 
     @Test
+    fun `waitForFlow reports the run it began in terminated once a start replaces it`() {
+        freshCounterStore().use { store ->
+            val waited = store.startFlow("Counter", "c-6")
+            val started = store.describeFlow("c-6").startedAtMs
+            var replacement: String? = null
+            val replacer = Thread {
+                Thread.sleep(200)
+                replacement = store.startFlow("Counter", "c-6", idReusePolicy = IdReusePolicy.TERMINATE_IF_RUNNING)
+            }
+            replacer.start()
+            val closed = store.waitForFlow("c-6", 30_000uL)
+            replacer.join()
+            assertEquals(waited, closed?.runId)
+            assertEquals(started, closed?.startedAtMs)
+            assertEquals("terminated", closed?.status)
+            assertEquals("replaced by a new run (ALLOW_TERMINATE_IF_RUNNING)", closed?.reason)
+            assertEquals(replacement, store.describeFlow("c-6").runId)
+            assertEquals("running", store.describeFlow("c-6").status)
+        }
+    }
+
+    @Test
     fun `a start under a used ID follows its ID reuse policy`() {
         freshCounterStore().use { store ->
             val first = store.startFlow("Counter", "c-4")
