@@ -226,11 +226,12 @@ fn a_new_run_may_be_of_another_type_and_holds_only_its_initial_values() {
     // As Dex's test_basic_workflow_abnormal_exit_reuse: a failed run of one flow type, then
     // a run of another type under the same ID with ALLOW_IF_PREVIOUS_FAILED.
     let t = TestStore::fast();
-    start_counter(&t);
+    let first = start_counter(&t);
     call(&t.runtime, COUNTER, "Increase").unwrap();
     t.runtime
         .stop_flow(FLOW, StopType::Fail, Some("abnormal exit"))
         .unwrap();
+    let failed = t.runtime.describe_flow(FLOW).unwrap().closed.unwrap();
 
     let second = t
         .runtime
@@ -242,7 +243,7 @@ fn a_new_run_may_be_of_another_type_and_holds_only_its_initial_values() {
         .unwrap();
     assert_greeter_runs(&t.runtime, &second, "hi");
     // The failed run's values are gone; the new run holds its initial value and its run
-    // state.
+    // state, which records the run it replaced and how that one closed.
     let stored = t.stored_values(FLOW);
     assert_eq!(stored.get("count"), None);
     assert_eq!(stored.get("greeting"), Some(&json!("hi")));
@@ -250,7 +251,16 @@ fn a_new_run_may_be_of_another_type_and_holds_only_its_initial_values() {
     let run_state = run_state.iter().find(|(name, _)| name == "/run");
     assert_eq!(
         run_state.map(|(_, json)| serde_json::from_str::<Value>(json).unwrap()),
-        Some(json!({"status": "running", "runId": second}))
+        Some(json!({
+            "status": "running",
+            "runId": second,
+            "replaced": {
+                "runId": first,
+                "status": "failed",
+                "reason": "abnormal exit",
+                "closedAtMs": failed.closed_at_ms,
+            },
+        }))
     );
 }
 
