@@ -128,10 +128,7 @@ impl ClosedRun {
     /// Reads the stored run state of `flow_id` (the value of [`RUN_STATE_NAME`], if any):
     /// its closed run, or `None` while it runs.
     pub(crate) fn parse(flow_id: &str, stored: Option<&str>) -> Result<Option<Self>> {
-        Ok(match RunState::parse(flow_id, stored)? {
-            RunState::Running { .. } => None,
-            RunState::Closed(closed) => Some(closed),
-        })
+        Ok(RunState::parse(flow_id, stored)?.closed())
     }
 
     /// The record of a running run that a new run replaced (under
@@ -190,6 +187,14 @@ pub(crate) enum RunState {
 }
 
 impl RunState {
+    /// The closed run, or `None` while it runs.
+    pub(crate) fn closed(self) -> Option<ClosedRun> {
+        match self {
+            RunState::Running { .. } => None,
+            RunState::Closed(closed) => Some(closed),
+        }
+    }
+
     /// Reads the stored run state of `flow_id` (the value of [`RUN_STATE_NAME`], if any;
     /// none is a first run, running). A value attrflow did not write is
     /// [`Error::Storage`] naming the flow and the value.
@@ -222,7 +227,9 @@ impl RunState {
                 };
                 Ok(RunState::Running { replaced })
             }
-            (FlowStatus::Running, _, _) => Err(not_ours(&"a running run has a run ID only")),
+            (FlowStatus::Running, _, _) => {
+                Err(not_ours(&"a running run has a run ID and no reason or end"))
+            }
             (status, Some(closed_at_ms), None) => Ok(RunState::Closed(ClosedRun {
                 status,
                 reason: stored.reason,

@@ -527,8 +527,8 @@ impl Runtime {
     pub fn describe_flow(&self, flow_id: &str) -> Result<FlowSummary> {
         self.check_process()?;
         validate_flow_id(flow_id)?;
-        let (flow, closed) = self.read_run_state(flow_id)?;
-        self.summary(flow, closed)
+        let (flow, state) = self.read_run(flow_id)?;
+        self.summary(flow, state.closed())
     }
 
     /// Where `flow` stands, `closed` once its run was stopped: its record, with when it
@@ -620,13 +620,6 @@ impl Runtime {
             self.read_committed_value(flow_id, |_| Ok(RUN_STATE_NAME.to_owned()))?;
         let state = RunState::parse(flow_id, stored.as_deref())?;
         Ok((flow, state))
-    }
-
-    /// The flow's record and, once it was stopped, its closed run, read lock-free.
-    fn read_run_state(&self, flow_id: &str) -> Result<(FlowRecord, Option<ClosedRun>)> {
-        let (flow, _, closed) =
-            self.read_committed_value(flow_id, |_| Ok(RUN_STATE_NAME.to_owned()))?;
-        Ok((flow, closed))
     }
 
     /// The flow's record, the stored JSON text of the one value `name` picks for it (or
