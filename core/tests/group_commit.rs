@@ -30,17 +30,21 @@ use attrflow::store::{
     PostgresStore, SqliteOptions, SqliteStore, Store, Synchronous, COMMIT_OUTCOME_UNKNOWN,
 };
 use attrflow::{
-    Error, FlowDefinition, RpcDefinition, RpcInvokeOptions, RpcRequest, Runtime, StartFlowOptions,
+    Error, FlowDefinition, IdReusePolicy, RpcDefinition, RpcInvokeOptions, RpcRequest, Runtime,
+    StartFlowOptions, StopType,
 };
 use common::{checkpoint, register_retrying, retry_lock_conflicts, Pause, TestStore};
 use serde_json::{json, Value};
 
 const FLOW_TYPE: &str = "Grouped";
 
-/// Each flow holds one value `v`; every RPC locks it except `Increment`, which is lock-free.
+/// Each flow holds a value `v`, and `w`; every RPC locks `v` except `Read` and `Increment`,
+/// which are lock-free. `Swap` sets `v` and answers the value it replaced; `Note` sets `w` and
+/// `Peek` answers it, without its lock.
 fn grouped(first: Pause, second: Pause) -> FlowDefinition {
     FlowDefinition::builder(FLOW_TYPE)
         .attribute("v")
+        .attribute("w")
         .rpc(
             RpcDefinition::new("Hold", move |ctx, input| {
                 ctx.set_attribute("v", input)?;
@@ -61,6 +65,27 @@ fn grouped(first: Pause, second: Pause) -> FlowDefinition {
             RpcDefinition::new("Set", |ctx, input| {
                 ctx.set_attribute("v", input)?;
                 Ok(Value::Null)
+            })
+            .lock_attribute("v"),
+        )
+        .rpc(
+            RpcDefinition::new("Swap", |ctx, input| {
+                let before = ctx.attribute("v")?.cloned().unwrap_or(Value::Null);
+                ctx.set_attribute("v", input)?;
+                Ok(before)
+            })
+            .lock_attribute("v"),
+        )
+        .rpc(
+            RpcDefinition::new("Note", |ctx, input| {
+                ctx.set_attribute("w", input)?;
+                Ok(Value::Null)
+            })
+            .lock_attribute("v"),
+        )
+        .rpc(
+            RpcDefinition::new("Peek", |ctx, _| {
+                Ok(ctx.attribute("w")?.cloned().unwrap_or(Value::Null))
             })
             .lock_attribute("v"),
         )
@@ -474,11 +499,14 @@ fn a_row_lock_held_by_another_transaction_fails_only_its_own_member_of_a_group()
 /// A TCP proxy on loopback between a store and the test server. Once armed, it lets the
 /// next `COMMIT` through to the server and cuts that connection as soon as the server's
 /// answer comes back, before the store reads it: the server has committed, the store only
-/// sees its connection close. Speaks the PostgreSQL protocol without TLS.
+/// sees its connection close. It counts the round trips the store makes through it (simple
+/// queries, and syncs of extended queries: each waits for the server to be ready again).
+/// Speaks the PostgreSQL protocol without TLS.
 struct CommitCutter {
     port: u16,
     armed: Arc<AtomicBool>,
     cuts: Arc<AtomicU64>,
+    round_trips: Arc<AtomicU64>,
 }
 
 impl CommitCutter {
@@ -487,8 +515,13 @@ impl CommitCutter {
         let port = listener.local_addr().unwrap().port();
         let armed = Arc::new(AtomicBool::new(false));
         let cuts = Arc::new(AtomicU64::new(0));
+        let round_trips = Arc::new(AtomicU64::new(0));
         let server = server.to_owned();
-        let (armed_, cuts_) = (Arc::clone(&armed), Arc::clone(&cuts));
+        let (armed_, cuts_, round_trips_) = (
+            Arc::clone(&armed),
+            Arc::clone(&cuts),
+            Arc::clone(&round_trips),
+        );
         thread::spawn(move || {
             for client in listener.incoming() {
                 let Ok(client) = client else { return };
@@ -498,17 +531,26 @@ impl CommitCutter {
                 // Small messages pass at once (no Nagle delay against delayed ACKs).
                 let _ = (client.set_nodelay(true), upstream.set_nodelay(true));
                 let cutting = Arc::new(AtomicBool::new(false));
-                let (armed, cuts) = (Arc::clone(&armed_), Arc::clone(&cuts_));
+                let counters = Counters {
+                    armed: Arc::clone(&armed_),
+                    cuts: Arc::clone(&cuts_),
+                    round_trips: Arc::clone(&round_trips_),
+                };
                 let (c, u, flag) = (
                     client.try_clone().unwrap(),
                     upstream.try_clone().unwrap(),
                     Arc::clone(&cutting),
                 );
-                thread::spawn(move || forward_queries(c, u, &armed, &cuts, &flag));
+                thread::spawn(move || forward_queries(c, u, &counters, &flag));
                 thread::spawn(move || forward_answers(upstream, client, &cutting));
             }
         });
-        CommitCutter { port, armed, cuts }
+        CommitCutter {
+            port,
+            armed,
+            cuts,
+            round_trips,
+        }
     }
 
     /// `url` (a test store URL) through this proxy, without TLS.
@@ -529,13 +571,48 @@ impl CommitCutter {
     }
 }
 
-/// Client to server: the startup message, then typed messages; an armed cutter marks the
-/// connection whose simple query ends in `COMMIT` before passing it on.
+/// What a [`CommitCutter`]'s connections share.
+struct Counters {
+    armed: Arc<AtomicBool>,
+    cuts: Arc<AtomicU64>,
+    round_trips: Arc<AtomicU64>,
+}
+
+/// PostgreSQL only: a test store (one lane), and a second store and runtime on its schema
+/// connected through a [`CommitCutter`], with flow `f0` started.
+fn through_a_proxy(
+    first: Pause,
+    second: Pause,
+) -> (TestStore, CommitCutter, Arc<PostgresStore>, Runtime) {
+    let t = TestStore::fast_with_postgres_parameters("group_lanes=1");
+    assert_eq!(
+        t.backend(),
+        common::Backend::Postgres,
+        "a PostgreSQL-only test: run it with ATTRFLOW_TEST_BACKEND=postgres"
+    );
+    let base = std::env::var(common::POSTGRES_URL_ENV).unwrap();
+    let server = base
+        .split_once('@')
+        .and_then(|(_, rest)| rest.split('/').next())
+        .unwrap()
+        .to_owned();
+    let proxy = CommitCutter::start(&server);
+    let store = Arc::new(PostgresStore::open(&proxy.url_for(&t.url)).unwrap());
+    let runtime = Runtime::new(store.clone());
+    runtime.register(grouped(first, second)).unwrap();
+    runtime
+        .start_flow(FLOW_TYPE, "f0", &StartFlowOptions::new())
+        .unwrap();
+    (t, proxy, store, runtime)
+}
+
+/// Client to server: the startup message, then typed messages, each simple query and sync
+/// counted; an armed cutter marks the connection whose simple query ends in `COMMIT`
+/// before passing it on.
 fn forward_queries(
     mut from: TcpStream,
     mut to: TcpStream,
-    armed: &AtomicBool,
-    cuts: &AtomicU64,
+    counters: &Counters,
     cutting: &AtomicBool,
 ) {
     let mut length = [0u8; 4];
@@ -558,13 +635,16 @@ fn forward_queries(
         if from.read_exact(&mut body).is_err() {
             return;
         }
+        if matches!(header[0], b'Q' | b'S') {
+            counters.round_trips.fetch_add(1, Ordering::SeqCst);
+        }
         let query = String::from_utf8_lossy(&body);
         if header[0] == b'Q'
             && query.trim_end_matches('\0').trim_end().ends_with("COMMIT")
-            && armed.swap(false, Ordering::SeqCst)
+            && counters.armed.swap(false, Ordering::SeqCst)
         {
             cutting.store(true, Ordering::SeqCst);
-            cuts.fetch_add(1, Ordering::SeqCst);
+            counters.cuts.fetch_add(1, Ordering::SeqCst);
         }
         let mut message = header.to_vec();
         message.extend_from_slice(&body);
@@ -604,25 +684,7 @@ fn a_group_whose_commit_answer_is_lost_fails_every_member_as_unknown_and_keyed_r
 {
     let (checkpoint, pause) = checkpoint();
     let (_unused, second) = common::checkpoint();
-    let t = TestStore::fast_with_postgres_parameters("group_lanes=1");
-    assert_eq!(
-        t.backend(),
-        common::Backend::Postgres,
-        "a PostgreSQL-only test: run it with ATTRFLOW_TEST_BACKEND=postgres"
-    );
-    let base = std::env::var(common::POSTGRES_URL_ENV).unwrap();
-    let server = base
-        .split_once('@')
-        .and_then(|(_, rest)| rest.split('/').next())
-        .unwrap()
-        .to_owned();
-    let cutter = CommitCutter::start(&server);
-    let store = Arc::new(PostgresStore::open(&cutter.url_for(&t.url)).unwrap());
-    let runtime = Runtime::new(store.clone());
-    runtime.register(grouped(pause, second)).unwrap();
-    runtime
-        .start_flow(FLOW_TYPE, "f0", &StartFlowOptions::new())
-        .unwrap();
+    let (t, cutter, store, runtime) = through_a_proxy(pause, second);
     let archives = ["a1", "a2", "a3"];
     for flow in archives {
         SubscriberArchive::new(&runtime, flow).start().unwrap();
@@ -1081,6 +1143,153 @@ fn a_batch_queued_behind_a_running_call_joins_its_group() {
     assert_eq!(read(&t, "f1"), "b");
     assert_eq!(read(&t, "f2"), Value::Null);
     assert_eq!(read(&t, "f3"), "d");
+}
+
+/// Calls on one flow in one group each read what the calls before them wrote, and nothing of
+/// one that failed; the last write is the one stored.
+#[test]
+fn calls_on_one_flow_in_one_group_read_what_the_calls_before_them_wrote() {
+    let (_unused, first) = common::checkpoint();
+    let (_unused_too, second) = common::checkpoint();
+    let t = store_with(first, second, &["f0"]);
+    call(&t.runtime, "f0", "Set", json!("before")).unwrap();
+    let before = t.store.group_stats();
+
+    let results = t.runtime.invoke_rpcs(vec![
+        request("f0", "Swap", json!("a")),
+        request("f0", "Fail", json!("refused write")),
+        request("f0", "Swap", json!("c")),
+        request("f0", "Swap", json!("d")),
+        request("f0", "Swap", json!("e")),
+    ]);
+
+    assert_eq!(results[0], Ok(json!("before")));
+    assert!(
+        matches!(&results[1], Err(Error::HandlerFailure { message, .. }) if message == "refused"),
+        "{:?}",
+        results[1]
+    );
+    assert_eq!(results[2], Ok(json!("a")), "not the failed call's write");
+    assert_eq!(results[3], Ok(json!("c")));
+    assert_eq!(results[4], Ok(json!("d")));
+    assert_eq!(
+        since(&t, before),
+        (1, 4),
+        "one COMMIT for the four that wrote"
+    );
+    assert_eq!(read(&t, "f0"), "e");
+    assert_eq!(t.held_locks(), 0);
+
+    // A value a call reads without its lock is read as the calls before it left it too.
+    let results = t.runtime.invoke_rpcs(vec![
+        request("f0", "Swap", json!("f")),
+        request("f0", "Note", json!("x")),
+        request("f0", "Peek", Value::Null),
+        request("f0", "Note", json!("y")),
+        request("f0", "Peek", Value::Null),
+    ]);
+    let expected: Vec<attrflow::Result<Value>> = vec![
+        Ok(json!("e")),
+        Ok(Value::Null),
+        Ok(json!("x")),
+        Ok(Value::Null),
+        Ok(json!("y")),
+    ];
+    assert_eq!(results, expected);
+    assert_eq!(t.stored_values("f0")["w"], "y");
+}
+
+/// Inside one group, a call after a stop of its flow finds the flow stopped, and a call after
+/// a start that replaced the flow's run writes into the new run and reads nothing of the
+/// old one.
+#[test]
+fn calls_after_a_stop_or_a_new_run_in_the_same_group_see_it() {
+    let (checkpoint, pause) = checkpoint();
+    let (_unused, second) = common::checkpoint();
+    let t = store_with(pause, second, &["f0", "f1", "f2"]);
+    for flow in ["f1", "f2"] {
+        call(&t.runtime, flow, "Set", json!("before")).unwrap();
+    }
+    let before = t.store.group_stats();
+    let replace = StartFlowOptions::new().id_reuse_policy(IdReusePolicy::TerminateIfRunning);
+
+    let results = thread::scope(|s| {
+        let mut checkpoint = checkpoint;
+        let rt = &t.runtime;
+        let replace = &replace;
+        let holder = s.spawn(move || call(rt, "f0", "Hold", json!("a")));
+        checkpoint.wait_until_entered();
+        type Step<'a> = Box<dyn FnOnce() -> attrflow::Result<Value> + Send + 'a>;
+        let steps: Vec<Step<'_>> = vec![
+            Box::new(move || call(rt, "f1", "Swap", json!("a"))),
+            Box::new(move || {
+                rt.stop_flow("f1", StopType::Terminate, Some("done"))
+                    .map(|()| Value::Null)
+            }),
+            Box::new(move || call(rt, "f1", "Swap", json!("c"))),
+            Box::new(move || call(rt, "f2", "Swap", json!("a"))),
+            Box::new(move || rt.start_flow(FLOW_TYPE, "f2", replace).map(|_| Value::Null)),
+            Box::new(move || call(rt, "f2", "Swap", json!("c"))),
+        ];
+        // Queued one at a time, so that the group runs them in this order.
+        let mut queued = Vec::new();
+        for (at, step) in steps.into_iter().enumerate() {
+            queued.push(s.spawn(step));
+            until_waiting(&t, at + 1);
+        }
+        checkpoint.release();
+        let mut results = vec![holder.join().unwrap()];
+        results.extend(queued.into_iter().map(|q| q.join().unwrap()));
+        results
+    });
+
+    assert_eq!(results[0], Ok(Value::Null));
+    assert_eq!(results[1], Ok(json!("before")));
+    assert_eq!(results[2], Ok(Value::Null), "stopped");
+    assert!(
+        matches!(&results[3], Err(Error::FlowNotActive { .. })),
+        "a call after the stop: {:?}",
+        results[3]
+    );
+    assert_eq!(results[4], Ok(json!("before")));
+    assert_eq!(results[5], Ok(Value::Null), "a new run started");
+    assert_eq!(
+        results[6],
+        Ok(Value::Null),
+        "the new run holds nothing of the old one's"
+    );
+    assert_eq!(since(&t, before).0, 1, "all in one group");
+    assert_eq!(t.stored_values("f2")["v"], "c");
+    assert_eq!(t.held_locks(), 0);
+}
+
+/// PostgreSQL only: a group of calls on one flow opens the flow on the server once; the
+/// calls after the first read what the group holds (the value they lock, and one they read
+/// without its lock), and their writes go with the COMMIT.
+#[test]
+#[ignore = "PostgreSQL only"]
+fn a_group_of_calls_on_one_flow_costs_three_round_trips() {
+    let (_unused, first) = common::checkpoint();
+    let (_unused_too, second) = common::checkpoint();
+    let (t, counter, store, runtime) = through_a_proxy(first, second);
+    call(&runtime, "f0", "Set", json!(0)).unwrap();
+    let before = (
+        store.group_stats(),
+        counter.round_trips.load(Ordering::SeqCst),
+    );
+
+    let results = runtime.invoke_rpcs((1..=16).map(|n| request("f0", "Swap", json!(n))).collect());
+
+    let round_trips = counter.round_trips.load(Ordering::SeqCst) - before.1;
+    let expected: Vec<attrflow::Result<Value>> = (0..16).map(|n| Ok(json!(n))).collect();
+    assert_eq!(results, expected, "each call read the one before it");
+    assert_eq!(store.group_stats().commits - before.0.commits, 1);
+    assert_eq!(
+        round_trips, 3,
+        "one to open the flow (with the BEGIN), one to read `w`, which no call locks, and one \
+         for the writes and the COMMIT"
+    );
+    assert_eq!(t.stored_values("f0")["v"], 16);
 }
 
 #[test]

@@ -9,13 +9,18 @@
 //! another process changed after the group's snapshot was taken (SQLSTATE `40001`): in both
 //! cases only the member's savepoint is rolled back and the group goes on.
 //!
-//! Round trips: a member costs one, for its locks, flow and locked values (the statement a
-//! lone RPC opens with); the group's `BEGIN` goes with its first member's. Its
-//! writes wait in the group as one batch ending in the release of its savepoint and the next
-//! member's, and
-//! go with the next member's opening statement, or with the `COMMIT`, in one simple-query
-//! round trip. A failed member is undone with `ROLLBACK TO member`, which leaves that
-//! savepoint set for the next one.
+//! Round trips: a member opening a flow the group does not hold yet costs one, for its
+//! locks, flow and locked values (the statement a lone RPC opens with); the group's `BEGIN`
+//! goes with its first member's. A member whose flow and locks an earlier member of the
+//! group already took opens on what the group holds of them instead (`postgres/held.rs`):
+//! no round trip, as the transaction would only read back its own state. Members' writes
+//! wait in the group (`postgres/unsent.rs`), each member's ending in the release of its
+//! savepoint and the setting of the next one's, and go with the next statement the group
+//! sends (an opening statement, a read of a value the group does not hold, or the `COMMIT`)
+//! in one simple-query round trip; a value written again by a later member of the same
+//! batch goes once. So a group of calls on one flow costs two round trips (three when they
+//! read a value they do not lock), however many calls it holds. A failed member is undone
+//! with `ROLLBACK TO member`, which leaves that savepoint set for the next one.
 //!
 //! Savepoints are numbered (`m0`, `m1`, …; a member's writes end in `RELEASE SAVEPOINT mN;
 //! SAVEPOINT mN+1`), so a batch that failed says by itself where it failed: when the next
@@ -41,8 +46,10 @@ use std::time::Duration;
 use postgres::{IsolationLevel, SimpleQueryMessage, SimpleQueryRow};
 
 use super::errors::Errors;
+use super::held::HeldFlows;
 use super::pool::{Connection, Pool, Statements};
-use super::{bytea, end_batch, from_hex, open_error, quote, PostgresStore, Prefetched, TxReader};
+use super::unsent::Unsent;
+use super::{bytea, from_hex, open_error, quote, PostgresStore, Prefetched, TxReader};
 use crate::error::{Error, Result};
 use crate::store::fault::FaultPoint;
 use crate::store::group_commit::{GroupBackend, GroupLimits};
@@ -56,13 +63,16 @@ pub struct PostgresGroup {
     pool: Arc<Pool>,
     conn: Connection,
     /// A savepoint is set after which nothing has run yet (the next member's), or will be
-    /// once `pending` is sent.
+    /// once `unsent` is sent.
     savepoint_ready: bool,
     /// The number of the savepoint the running (or next) member runs in: `m{savepoint}`.
     savepoint: u64,
-    /// What waits to go with the next batch: the group's `BEGIN`, or the last member's
-    /// writes and the release of its savepoint.
-    pending: Option<String>,
+    /// What waits to go with the next batch: the group's `BEGIN`, the writes of the
+    /// members since and the releases of their savepoints.
+    unsent: Unsent,
+    /// The flows whose locks and values the transaction holds, so that a member needing
+    /// no more opens without a round trip.
+    held: HeldFlows,
     /// Nothing was sent yet: the next batch carries the `BEGIN`.
     unbegun: bool,
 }
@@ -98,13 +108,10 @@ impl PostgresStore {
         (client, statements, self.errors(broken))
     }
 
-    /// Runs `sql` (no rows) on the group's connection, after the writes still pending; a
-    /// failure with writes pending loses the group.
+    /// Runs `sql` (no rows) on the group's connection, after the statements still waiting;
+    /// a failure with writes waiting loses the group.
     fn group_batch(&self, group: &mut PostgresGroup, sql: &str, doing: &str) -> Result<()> {
-        let batch = match group.pending.take() {
-            Some(writes) => format!("{writes};{sql}"),
-            None => sql.to_owned(),
-        };
+        let batch = group.unsent.take_batch(Some(sql)).unwrap_or_default();
         self.send(group, |conn| {
             conn.client
                 .batch_execute(&batch)
@@ -136,7 +143,7 @@ impl PostgresStore {
         format!("RELEASE SAVEPOINT m{at}; SAVEPOINT m{}", at + 1)
     }
 
-    /// Opens a member (see `open_member`) in one round trip with the writes still pending
+    /// Opens a member (see `open_member`) in one round trip with the statements waiting
     /// (`Ok(None)` inside when some lock rows do not exist yet); `None` when the flow ID
     /// holds a NUL character, which a simple query cannot carry.
     fn open_in_batch(
@@ -154,11 +161,7 @@ impl PostgresStore {
             quote(flow_id),
             names.join(", ")
         );
-        let pending = group.pending.take();
-        let batch = match &pending {
-            Some(writes) => format!("{writes};{open}"),
-            None => open,
-        };
+        let batch = group.unsent.take_batch(Some(&open)).unwrap_or_default();
         // A failure here is this member's when the writes before it ran; else the rollback
         // to its savepoint, which they set, fails and takes the group with it.
         let messages = self.send(group, |conn| {
@@ -167,6 +170,50 @@ impl PostgresStore {
                 .map_err(|e| open_error(self.errors(&conn.broken), flow_id, locks, e))
         });
         Some(messages.and_then(|messages| self.opened_rows(flow_id, locks, &messages)))
+    }
+
+    /// Opens a member on the server: takes and bumps its lock rows (creating the missing
+    /// ones), reads the flow and the locked values, after the statements waiting.
+    fn open_on_server(
+        &self,
+        group: &mut PostgresGroup,
+        flow_id: &str,
+        locks: &[String],
+    ) -> Result<(FlowRecord, Prefetched)> {
+        let opened = match self.open_in_batch(group, flow_id, locks) {
+            Some(opened) => opened?,
+            None => {
+                // A NUL in the flow ID: what waits goes first, on its own.
+                self.send_unsent(group)?;
+                let (client, statements, errors) = self.parts(&mut group.conn);
+                self.open_member(client, statements, errors, flow_id, locks)?
+            }
+        };
+        if let Some(opened) = opened {
+            return Ok(opened);
+        }
+        // Created inside the group's transaction, so its snapshot sees them.
+        let (client, statements, errors) = self.parts(&mut group.conn);
+        self.create_lock_rows(client, statements, errors, flow_id, locks)?;
+        self.open_member(client, statements, errors, flow_id, locks)?
+            .ok_or_else(|| {
+                Error::storage(format!(
+                    "store {}: lock rows of flow {flow_id:?} vanished right after they were created",
+                    self.location
+                ))
+            })
+    }
+
+    /// Sends the statements waiting, if any, on their own.
+    fn send_unsent(&self, group: &mut PostgresGroup) -> Result<()> {
+        match group.unsent.take_batch(None) {
+            Some(batch) => self.send(group, |conn| {
+                conn.client
+                    .batch_execute(&batch)
+                    .map_err(self.errors(&conn.broken).doing("writing values"))
+            }),
+            None => Ok(()),
+        }
     }
 
     /// The flow and prefetched values of `attrflow_open`'s rows (text, names in hex).
@@ -262,7 +309,8 @@ impl GroupBackend for PostgresStore {
             pool: Arc::clone(&self.pool),
             savepoint_ready: true,
             savepoint: 0,
-            pending: Some("BEGIN ISOLATION LEVEL REPEATABLE READ; SAVEPOINT m0".to_owned()),
+            unsent: Unsent::with("BEGIN ISOLATION LEVEL REPEATABLE READ; SAVEPOINT m0"),
+            held: HeldFlows::default(),
             unbegun: true,
         })
     }
@@ -282,7 +330,7 @@ impl GroupBackend for PostgresStore {
             return Ok(());
         }
         let next = Self::next_member(group);
-        self.group_batch(group, &next, "releasing a savepoint")?;
+        group.unsent.push_sql(&next);
         group.savepoint += 1;
         group.savepoint_ready = true;
         Ok(())
@@ -304,60 +352,49 @@ impl GroupBackend for PostgresStore {
         locks: &[String],
         body: &mut RpcBody<'_>,
     ) -> Result<usize> {
-        let opened = match self.open_in_batch(group, flow_id, locks) {
-            Some(opened) => opened?,
-            None => {
-                // A NUL in the flow ID: the writes pending go first, on their own.
-                if let Some(writes) = group.pending.take() {
-                    self.group_batch(group, &writes, "writing values")?;
-                }
-                let (client, statements, errors) = self.parts(&mut group.conn);
-                self.open_member(client, statements, errors, flow_id, locks)?
-            }
+        let (flow, prefetched) = match group.held.open(flow_id, locks) {
+            // The transaction holds every lock already: the member opens on what it holds,
+            // and its savepoint and the writes before it wait for the next round trip.
+            Some(held) => held,
+            None => self.open_on_server(group, flow_id, locks)?,
         };
-        let (client, statements, errors) = self.parts(&mut group.conn);
-        let (flow, prefetched) = match opened {
-            Some(opened) => opened,
-            None => {
-                // Created inside the group's transaction, so its snapshot sees them.
-                self.create_lock_rows(client, statements, errors, flow_id, locks)?;
-                self.open_member(client, statements, errors, flow_id, locks)?
-                    .ok_or_else(|| {
-                        Error::storage(format!(
-                            "store {}: lock rows of flow {flow_id:?} vanished right after they were created",
-                            self.location
-                        ))
-                    })?
-            }
-        };
-        let writes = body(&mut TxReader {
+        let PostgresGroup { conn, unsent, .. } = &mut *group;
+        let (client, statements, errors) = self.parts(conn);
+        let mut reader = TxReader {
             store: self,
             tx: &mut *client,
             statements,
             errors,
             flow,
             prefetched,
-        })?;
+            unsent: Some(unsent),
+        };
+        let writes = body(&mut reader)?;
+        let TxReader {
+            flow, prefetched, ..
+        } = reader;
         let next = Self::next_member(group);
-        match end_batch(flow_id, &writes, &next) {
-            // Sent with the next member's opening statement or the COMMIT.
-            Some(batch) => group.pending = Some(batch),
-            None => {
-                let (client, statements, errors) = self.parts(&mut group.conn);
-                self.write_and_end(
-                    client,
-                    statements,
-                    errors,
-                    flow_id,
-                    &writes,
-                    &next,
-                    errors.doing("writing values"),
-                )?
-            }
+        if group.unsent.push_writes(flow_id, &writes) {
+            // Sent with the next member's opening statement, a read, or the COMMIT.
+            group.unsent.push_sql(&next);
+        } else {
+            self.send_unsent(group)?;
+            let (client, statements, errors) = self.parts(&mut group.conn);
+            self.write_and_end(
+                client,
+                statements,
+                errors,
+                flow_id,
+                &writes,
+                &next,
+                errors.doing("writing values"),
+            )?;
         }
         group.savepoint += 1;
         group.savepoint_ready = true;
-        Ok(written_bytes(&writes))
+        let written = written_bytes(&writes);
+        group.held.record(flow, locks, prefetched, writes);
+        Ok(written)
     }
 
     fn start_flow_member(
@@ -367,9 +404,9 @@ impl GroupBackend for PostgresStore {
         initial: &[(String, String)],
         replace: &ReplaceRun<'_>,
     ) -> Result<StartOutcome> {
-        if let Some(writes) = group.pending.take() {
-            self.group_batch(group, &writes, "writing values")?;
-        }
+        // A new run replaces the flow's values and run state.
+        group.held.forget(&flow.flow_id);
+        self.send_unsent(group)?;
         let (client, statements, errors) = self.parts(&mut group.conn);
         self.insert_flow(client, statements, errors, flow, initial, replace)
     }
@@ -384,6 +421,7 @@ impl GroupBackend for PostgresStore {
                 errors,
                 flow,
                 prefetched: super::prefetch_slots(&[], run_state),
+                unsent: None,
             })
         })
     }
@@ -391,7 +429,7 @@ impl GroupBackend for PostgresStore {
     fn commit_group(&self, group: PostgresGroup) -> Result<()> {
         let PostgresGroup {
             mut conn,
-            pending,
+            mut unsent,
             pool,
             ..
         } = group;
@@ -403,14 +441,15 @@ impl GroupBackend for PostgresStore {
                 .batch_execute("ROLLBACK")
                 .map_err(errors.doing("rolling back"))
                 .and(Err(injected)),
-            // The last member's writes and the COMMIT, in one round trip.
-            Ok(()) => match &pending {
-                Some(writes) => conn
-                    .client
-                    .batch_execute(&format!("{writes};{}", self.commit_sql)),
-                None => conn.client.batch_execute(&self.commit_sql),
-            }
-            .map_err(errors.commit()),
+            // The last members' writes and the COMMIT, in one round trip.
+            Ok(()) => conn
+                .client
+                .batch_execute(
+                    &unsent
+                        .take_batch(Some(&self.commit_sql))
+                        .unwrap_or_default(),
+                )
+                .map_err(errors.commit()),
         };
         if committed.is_err() && !conn.broken.get() && !conn.client.is_closed() {
             // Writes that failed before the COMMIT leave the transaction open and aborted.

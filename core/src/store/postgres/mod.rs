@@ -33,11 +33,13 @@
 
 mod errors;
 mod group;
+mod held;
 mod notify;
 mod options;
 mod pool;
 mod schema;
 mod tls;
+mod unsent;
 
 pub use group::PostgresGroup;
 pub use options::{PostgresOptions, SslMode, KNOWN_PARAMETERS};
@@ -54,6 +56,7 @@ use postgres::{GenericClient, IsolationLevel, Transaction};
 use self::errors::Errors;
 pub use self::errors::COMMIT_OUTCOME_UNKNOWN;
 use self::pool::{Connection, Pool, Statements};
+use self::unsent::Unsent;
 use super::fault::FaultPlan;
 use super::group_commit::{GroupBackend, GroupCommit, GroupStats};
 use super::{
@@ -702,6 +705,7 @@ impl PostgresStore {
                     errors,
                     flow,
                     prefetched,
+                    unsent: None,
                 })?;
                 crate::metrics::timed_commit(1, || {
                     self.write_and_end(
@@ -932,8 +936,24 @@ struct TxReader<'a, C: GenericClient> {
     statements: &'a Statements,
     errors: Errors<'a>,
     flow: FlowRecord,
-    /// Values read ahead in the same snapshot.
+    /// Values read ahead in the same snapshot, and those read since.
     prefetched: Prefetched,
+    /// A group's statements not sent yet (earlier members' writes), which go before this
+    /// reader's first query.
+    unsent: Option<&'a mut Unsent>,
+}
+
+impl<C: GenericClient> TxReader<'_, C> {
+    /// Sends the group's statements still waiting, so that a query sees their writes.
+    fn send_unsent(&mut self) -> Result<()> {
+        let batch = self.unsent.as_deref_mut().and_then(|u| u.take_batch(None));
+        if let Some(batch) = batch {
+            self.tx
+                .batch_execute(&batch)
+                .map_err(self.errors.doing("writing values"))?;
+        }
+        Ok(())
+    }
 }
 
 impl<C: GenericClient> SnapshotReader for TxReader<'_, C> {
@@ -954,6 +974,7 @@ impl<C: GenericClient> SnapshotReader for TxReader<'_, C> {
         if missing.is_empty() {
             return Ok(found);
         }
+        self.send_unsent()?;
         let rows = self
             .tx
             .query(
@@ -961,14 +982,21 @@ impl<C: GenericClient> SnapshotReader for TxReader<'_, C> {
                 &[&self.flow.flow_id, &as_bytes(&missing)],
             )
             .map_err(self.errors.doing("reading values"))?;
+        // Kept with the values read ahead: a group remembers what its members read.
+        for name in missing {
+            self.prefetched.insert(name, None);
+        }
         for row in rows {
-            found.push((self.store.text(row.get(0))?, row.get(1)));
+            let (name, value): (String, String) = (self.store.text(row.get(0))?, row.get(1));
+            self.prefetched.insert(name.clone(), Some(value.clone()));
+            found.push((name, value));
         }
         Ok(found)
     }
 
     fn read_map(&mut self, map: &str) -> Result<Vec<(String, String)>> {
         let (from, to) = crate::store::map_name_range(map);
+        self.send_unsent()?;
         let rows = self
             .tx
             .query(
@@ -1003,34 +1031,47 @@ impl Drop for OpenTransaction<'_> {
 /// `attrflow_drop`), so the server plans none of them again. Names go as hex `bytea`, text
 /// in standard conforming quotes (the session sets `standard_conforming_strings`).
 fn end_batch(flow_id: &str, writes: &[Write], end: &str) -> Option<String> {
-    let has_nul = |text: &str| text.contains('\0');
-    if has_nul(flow_id)
-        || writes
-            .iter()
-            .any(|(name, value)| has_nul(name) || value.as_deref().is_some_and(has_nul))
-    {
+    if carries_nul(flow_id, writes) {
         return None;
     }
     let flow = quote(flow_id);
     let mut batch = String::new();
     for (name, value) in writes {
-        match value {
-            Some(json) if name == RUN_STATE_NAME => {
-                batch.push_str(&format!("EXECUTE attrflow_close({flow}, {});", quote(json)));
-            }
-            None if name == RUN_STATE_NAME => {
-                batch.push_str(&format!("EXECUTE attrflow_close({flow}, NULL);"));
-            }
-            Some(json) => batch.push_str(&format!(
-                "EXECUTE attrflow_put({flow}, {}, {});",
-                bytea(name),
-                quote(json)
-            )),
-            None => batch.push_str(&format!("EXECUTE attrflow_drop({flow}, {});", bytea(name))),
-        }
+        push_write(&mut batch, &flow, name, value.as_deref());
+        batch.push(';');
     }
     batch.push_str(end);
     Some(batch)
+}
+
+/// Whether the flow ID or some write holds a NUL character, which a simple query cannot
+/// carry.
+fn carries_nul(flow_id: &str, writes: &[Write]) -> bool {
+    let has_nul = |text: &str| text.contains('\0');
+    has_nul(flow_id)
+        || writes
+            .iter()
+            .any(|(name, value)| has_nul(name) || value.as_deref().is_some_and(has_nul))
+}
+
+/// Appends one write of flow `flow` (already quoted) to `batch` as an `EXECUTE` of the
+/// statement every connection prepared for it, without a closing semicolon.
+fn push_write(batch: &mut String, flow: &str, name: &str, value: Option<&str>) {
+    use std::fmt::Write as _;
+    // Writing to a String cannot fail.
+    let _ = match value {
+        Some(json) if name == RUN_STATE_NAME => {
+            write!(batch, "EXECUTE attrflow_close({flow}, {})", quote(json))
+        }
+        None if name == RUN_STATE_NAME => write!(batch, "EXECUTE attrflow_close({flow}, NULL)"),
+        Some(json) => write!(
+            batch,
+            "EXECUTE attrflow_put({flow}, {}, {})",
+            bytea(name),
+            quote(json)
+        ),
+        None => write!(batch, "EXECUTE attrflow_drop({flow}, {})", bytea(name)),
+    };
 }
 
 /// The error of an RPC's opening statement: a lock row another transaction holds is a lock
