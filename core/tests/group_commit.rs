@@ -765,33 +765,64 @@ fn a_group_whose_commit_answer_is_lost_fails_every_member_as_unknown_and_keyed_r
 #[test]
 #[ignore = "PostgreSQL only"]
 fn writes_that_fail_on_the_server_behind_the_next_call_fail_the_whole_group() {
+    poisoned_group(&["f1"]);
+}
+
+/// PostgreSQL only: as above, when the writes go with the openings of the calls queued
+/// behind them on other flows, sent together ahead of those calls. The first of those
+/// fails with the group; the second, not run yet, runs in the next group.
+#[test]
+#[ignore = "PostgreSQL only"]
+fn writes_that_fail_on_the_server_behind_calls_opened_ahead_fail_the_whole_group() {
+    poisoned_group(&["f1", "f2"]);
+}
+
+/// A group whose first call writes a value the server refuses, with a `Set` on each of
+/// `queued` behind it: the first two calls fail naming the refusal and store nothing; the
+/// others run in the next group.
+fn poisoned_group(queued: &[&str]) {
     let (checkpoint, pause) = checkpoint();
     let (_unused, second) = common::checkpoint();
-    let (t, schema, mut other) = postgres_store_with(pause, second, &["f0", "f1"]);
+    let mut flows = vec!["f0"];
+    flows.extend(queued);
+    let (t, schema, mut other) = postgres_store_with(pause, second, &flows);
     other
         .batch_execute(&format!(
             "ALTER TABLE \"{schema}\".attribute_values \
              ADD CONSTRAINT no_poison CHECK (value <> '\"poison\"')"
         ))
         .unwrap();
+    let calls: Vec<(&str, &str, Value)> = queued
+        .iter()
+        .map(|flow| (*flow, "Set", json!("b")))
+        .collect();
     let results = thread::scope(|s| {
         let mut checkpoint = checkpoint;
         let rt = &t.runtime;
         let holder = s.spawn(move || call(rt, "f0", "Hold", json!("poison")));
         checkpoint.wait_until_entered();
-        let queued = s.spawn(move || call(rt, "f1", "Set", json!("b")));
-        until_waiting(&t, 1);
+        let queued: Vec<_> = calls
+            .iter()
+            .map(|(flow, rpc, input)| s.spawn(move || call(rt, flow, rpc, input.clone())))
+            .collect();
+        until_waiting(&t, queued.len());
         checkpoint.release();
-        [holder.join().unwrap(), queued.join().unwrap()]
+        let mut results = vec![holder.join().unwrap()];
+        results.extend(queued.into_iter().map(|q| q.join().unwrap()));
+        results
     });
-    for result in &results {
-        assert!(
-            matches!(result, Err(Error::Storage(m)) if m.contains("no_poison")),
-            "{result:?}"
-        );
+    for (result, flow) in results.iter().zip(&flows) {
+        if ["f0", "f1"].contains(flow) {
+            assert!(
+                matches!(result, Err(Error::Storage(m)) if m.contains("no_poison")),
+                "{flow}: {result:?}"
+            );
+            assert_eq!(t.stored_values(flow)["v"], "before", "{flow}");
+        } else {
+            assert_eq!(result, &Ok(Value::Null), "{flow}");
+            assert_eq!(t.stored_values(flow)["v"], "b", "{flow}");
+        }
     }
-    assert_eq!(t.stored_values("f0")["v"], "before");
-    assert_eq!(t.stored_values("f1")["v"], "before");
     assert_eq!(t.held_locks(), 0);
     call(&t.runtime, "f1", "Set", json!("after")).unwrap();
     assert_eq!(read(&t, "f1"), "after", "the next group commits");
@@ -1278,11 +1309,25 @@ fn a_group_of_calls_on_one_flow_costs_three_round_trips() {
         counter.round_trips.load(Ordering::SeqCst),
     );
 
-    let results = runtime.invoke_rpcs((1..=16).map(|n| request("f0", "Swap", json!(n))).collect());
+    // The ninth call fails: it is undone without a round trip of its own.
+    let calls = (1..=16).map(|n| match n {
+        9 => request("f0", "Fail", json!("refused write")),
+        n => request("f0", "Swap", json!(n)),
+    });
+    let results = runtime.invoke_rpcs(calls.collect());
 
     let round_trips = counter.round_trips.load(Ordering::SeqCst) - before.1;
-    let expected: Vec<attrflow::Result<Value>> = (0..16).map(|n| Ok(json!(n))).collect();
-    assert_eq!(results, expected, "each call read the one before it");
+    let refused = results[8].clone();
+    assert!(
+        matches!(&refused, Err(Error::HandlerFailure { message, .. }) if message == "refused"),
+        "{refused:?}"
+    );
+    let answered: Vec<attrflow::Result<Value>> = [&results[..8], &results[9..]].concat();
+    // Each read the value the call before it that succeeded left: 0 to 7, then 8 (not
+    // the refused call's), then 10 to 15.
+    let expected: Vec<attrflow::Result<Value>> =
+        (0..16).filter(|n| *n != 9).map(|n| Ok(json!(n))).collect();
+    assert_eq!(answered, expected, "each call read the one before it");
     assert_eq!(store.group_stats().commits - before.0.commits, 1);
     assert_eq!(
         round_trips, 3,
@@ -1290,6 +1335,67 @@ fn a_group_of_calls_on_one_flow_costs_three_round_trips() {
          for the writes and the COMMIT"
     );
     assert_eq!(t.stored_values("f0")["v"], 16);
+}
+
+/// PostgreSQL only: a group of appends costs two round trips, whether they go to one archive
+/// (the first opens it, the others read what the group holds) or to many (opened together,
+/// ahead of the calls); the writes go with the COMMIT.
+#[test]
+#[ignore = "PostgreSQL only"]
+fn a_group_of_appends_costs_two_round_trips_on_one_archive_or_many() {
+    let (_unused, first) = common::checkpoint();
+    let (_unused_too, second) = common::checkpoint();
+    let (_t, counter, store, runtime) = through_a_proxy(first, second);
+    let archives: Vec<String> = (0..8).map(|n| format!("a{n}")).collect();
+    for flow in &archives {
+        let archive = SubscriberArchive::new(&runtime, flow);
+        archive.start().unwrap();
+        // Its lock rows exist from then on.
+        archive.register("first", "first@example.com").unwrap();
+    }
+    let register = |flow: &str, n: u64| RpcRequest {
+        flow_type: ARCHIVE.to_owned(),
+        flow_id: flow.to_owned(),
+        rpc_name: attrflow::flows::chunked_subscriber::REGISTER_SUBSCRIBER.to_owned(),
+        input: json!({
+            "subscriberId": common::subscriber_id(n),
+            "deliveryAddress": common::delivery_address(n),
+        }),
+        options: RpcInvokeOptions::new(),
+    };
+    let sequences = |results: Vec<attrflow::Result<Value>>| -> Vec<u64> {
+        results
+            .into_iter()
+            .map(|result| result.unwrap()["sequence"].as_u64().unwrap())
+            .collect()
+    };
+    let shapes: [(&str, Vec<RpcRequest>, Vec<u64>); 2] = [
+        (
+            "16 appends to one archive",
+            (1..=16).map(|n| register("a0", n)).collect(),
+            (2..=17).collect(),
+        ),
+        (
+            "one append to each of 8 archives",
+            archives
+                .iter()
+                .zip(100..)
+                .map(|(flow, n)| register(flow, n))
+                .collect(),
+            vec![18, 2, 2, 2, 2, 2, 2, 2],
+        ),
+    ];
+    for (shape, requests, expected) in shapes {
+        let before = (
+            store.group_stats(),
+            counter.round_trips.load(Ordering::SeqCst),
+        );
+        let results = runtime.invoke_rpcs(requests);
+        let round_trips = counter.round_trips.load(Ordering::SeqCst) - before.1;
+        assert_eq!(sequences(results), expected, "{shape}");
+        assert_eq!(store.group_stats().commits - before.0.commits, 1, "{shape}");
+        assert_eq!(round_trips, 2, "{shape}");
+    }
 }
 
 #[test]

@@ -114,6 +114,8 @@
 //! transaction; set, release and roll back to a savepoint; run one member (require the
 //! flow, take whatever row locks the backend needs, hand the body a reader on the open
 //! transaction, apply its writes); read committed state; commit or roll back the group.
+//! A backend for which opening a member costs a round trip may also open the members
+//! queued behind the next one together, before it runs ([`GroupBackend::open_ahead`]).
 //! SQLite implements it with `BEGIN IMMEDIATE` on one connection; a server database
 //! implements it with one transaction per group on one pooled connection, a savepoint per
 //! RPC and row locks taken inside the member.
@@ -215,6 +217,19 @@ pub trait GroupBackend {
     fn forewarns_members(&self) -> bool {
         true
     }
+
+    /// Whether the member about to run (of flow `flow_id`, taking `locks`) would cost the
+    /// backend a round trip to open: then the turn holder offers it, with the members
+    /// queued behind it, to [`GroupBackend::open_ahead`] first.
+    fn wants_ahead(&self, _group: &Self::Group, _flow_id: &str, _locks: &[String]) -> bool {
+        false
+    }
+    /// Opens, in one round trip, what the members about to run (`upcoming`: each one's flow
+    /// and locks, in the order they run) need of a server, so that each then opens on what
+    /// the group holds. Best effort and outside any member's savepoint: a member it did
+    /// not open opens by itself, and a failure that loses the transaction is reported by
+    /// the next member's run.
+    fn open_ahead(&self, _group: &mut Self::Group, _upcoming: &[(String, Vec<String>)]) {}
 
     /// Opens a write transaction for a new group.
     fn begin_group(&self) -> Result<Self::Group>;
@@ -318,6 +333,8 @@ struct Waiting<G: 'static> {
     ticket: u64,
     slot: Arc<Slot>,
     job: Job<G>,
+    /// The flow and the locks the job takes ([`GroupBackend::open_ahead`]).
+    opens: (String, Vec<String>),
     /// The caller's span and `tracing` subscriber, so that its handler's spans land where
     /// they would on its own thread.
     span: tracing::Span,
@@ -581,6 +598,7 @@ impl<G: Send + 'static> GroupCommit<G> {
                 // returns nor touches the job before (a panic while settling is caught
                 // below; one elsewhere drops the guards, which wait for the same).
                 job: unsafe { Job::lend(&mut **job) },
+                opens: (keys[m].1.to_owned(), keys[m].2.to_vec()),
                 span: tracing::Span::current(),
                 dispatch: tracing::dispatcher::get_default(tracing::Dispatch::clone),
             });
@@ -740,6 +758,7 @@ impl<G: Send + 'static> GroupCommit<G> {
                 // until then this frame does not return, and if it unwinds, dropping
                 // `queued` waits for the same. `job` is not touched meanwhile.
                 job: unsafe { Job::lend(job) },
+                opens: (flow_id.to_owned(), locks.to_vec()),
                 span: tracing::Span::current(),
                 dispatch: tracing::dispatcher::get_default(tracing::Dispatch::clone),
             };
@@ -863,8 +882,12 @@ impl<G: Send + 'static> GroupCommit<G> {
         };
         // This caller's own member, on its own thread; `own` is its answer unless it joined
         // the group.
-        let ran = catch_unwind(AssertUnwindSafe(|| job(&mut open.tx, Some(guard))))
-            .unwrap_or_else(|payload| Ran::Panicked(payload, true));
+        let ran = catch_unwind(AssertUnwindSafe(|| {
+            let room = backend.limits().max_members.saturating_sub(open.members);
+            self.open_ahead(backend, &mut open.tx, room, flow_id, locks);
+            job(&mut open.tx, Some(guard))
+        }))
+        .unwrap_or_else(|payload| Ran::Panicked(payload, true));
         let mut own: Option<Reply> = match ran {
             Ran::Done((), bytes) => {
                 open.members += 1;
@@ -906,6 +929,7 @@ impl<G: Send + 'static> GroupCommit<G> {
             let Waiting {
                 slot: theirs,
                 job,
+                opens: (flow, flow_locks),
                 span,
                 dispatch,
                 ..
@@ -914,7 +938,11 @@ impl<G: Send + 'static> GroupCommit<G> {
             // savepoint leaves the transaction in doubt, so it fails the group.
             let ran = catch_unwind(AssertUnwindSafe(|| {
                 tracing::dispatcher::with_default(&dispatch, || {
-                    span.in_scope(|| (job.0)(&mut open.tx, None))
+                    span.in_scope(|| {
+                        let room = limits.max_members.saturating_sub(open.members);
+                        self.open_ahead(backend, &mut open.tx, room, &flow, &flow_locks);
+                        (job.0)(&mut open.tx, None)
+                    })
                 })
             }))
             .unwrap_or_else(|payload| Ran::Panicked(payload, true));
@@ -963,6 +991,35 @@ impl<G: Send + 'static> GroupCommit<G> {
             }
         }
         answer(own, slot)
+    }
+
+    /// Before the member of `flow_id` taking `locks` runs: when it would cost the backend a
+    /// round trip to open, offers it and the members queued behind it (as many as the
+    /// group has `room` for) to [`GroupBackend::open_ahead`].
+    fn open_ahead<B: GroupBackend<Group = G>>(
+        &self,
+        backend: &B,
+        tx: &mut G,
+        room: usize,
+        flow_id: &str,
+        locks: &[String],
+    ) {
+        if !backend.wants_ahead(tx, flow_id, locks) {
+            return;
+        }
+        let upcoming: Vec<(String, Vec<String>)> = {
+            let state = self.state.lock();
+            std::iter::once((flow_id.to_owned(), locks.to_vec()))
+                .chain(
+                    state
+                        .queue
+                        .iter()
+                        .take(room.saturating_sub(1))
+                        .map(|w| w.opens.clone()),
+                )
+                .collect()
+        };
+        backend.open_ahead(tx, &upcoming);
     }
 
     /// Rolls back a group whose transaction was lost (still holding the turn), fails its

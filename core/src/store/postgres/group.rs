@@ -13,21 +13,29 @@
 //! locks, flow and locked values (the statement a lone RPC opens with); the group's `BEGIN`
 //! goes with its first member's. A member whose flow and locks an earlier member of the
 //! group already took opens on what the group holds of them instead (`postgres/held.rs`):
-//! no round trip, as the transaction would only read back its own state. Members' writes
-//! wait in the group (`postgres/unsent.rs`), each member's ending in the release of its
-//! savepoint and the setting of the next one's, and go with the next statement the group
-//! sends (an opening statement, a read of a value the group does not hold, or the `COMMIT`)
-//! in one simple-query round trip; a value written again by a later member of the same
-//! batch goes once. So a group of calls on one flow costs two round trips (three when they
-//! read a value they do not lock), however many calls it holds. A failed member is undone
-//! with `ROLLBACK TO member`, which leaves that savepoint set for the next one.
+//! no round trip, as the transaction would only read back its own state. And when the
+//! member about to run would open on the server while members of other flows queue behind
+//! it, the turn holder opens them all in one round trip first
+//! ([`GroupBackend::open_ahead`]), so each then opens on what the group holds. Members'
+//! savepoints and writes wait in the group (`postgres/unsent.rs`) and go with the next
+//! statement the group sends (an opening, a read of a value the group does not hold, or
+//! the `COMMIT`) in one simple-query round trip; a value written again by a later member of
+//! the same batch goes once. So a group of appends costs two round trips, whether its
+//! calls go to one flow or to many (plus one for each value they read that no call of the
+//! group locks).
 //!
-//! Savepoints are numbered (`m0`, `m1`, …; a member's writes end in `RELEASE SAVEPOINT mN;
-//! SAVEPOINT mN+1`), so a batch that failed says by itself where it failed: when the next
-//! member's statement failed after the writes before it ran, `ROLLBACK TO SAVEPOINT mN+1`
-//! undoes that member alone; when the writes themselves failed, `mN+1` was never set, the
-//! rollback fails, and with it the whole group (nothing of it is committed), so no member's
-//! writes are ever undone after it was counted in.
+//! Savepoints are numbered (`m0`, `m1`, …): a member's batch runs `SAVEPOINT mN`, its
+//! statements, and later `RELEASE SAVEPOINT mN`, so a batch that failed says by itself
+//! where it failed: when a member's own statement failed after the writes before it ran,
+//! `ROLLBACK TO SAVEPOINT mN` undoes that member alone; when the writes before it failed,
+//! `mN` was never set, the rollback fails, and with it the whole group (nothing of it is
+//! committed), so no member's writes are ever undone after it was counted in. A member
+//! that failed before anything of it reached the server (one opened on what the group
+//! holds) has its `SAVEPOINT` taken back unsent: no round trip. Openings ahead run in a
+//! savepoint of their own between two members, so a member rolled back later keeps the
+//! locks taken for the others; when one fails (a lock another transaction holds) they are
+//! all undone and each member opens by itself, and when the writes sent with them failed
+//! the transaction is lost and the next member fails the group with that error.
 //!
 //! Failures keep the promises of a lone RPC: a connection found broken by the group's first
 //! batch (the one holding its `BEGIN`), before anything ran, is dropped with the idle ones
@@ -62,11 +70,11 @@ pub struct PostgresGroup {
     /// another.
     pool: Arc<Pool>,
     conn: Connection,
-    /// A savepoint is set after which nothing has run yet (the next member's), or will be
-    /// once `unsent` is sent.
-    savepoint_ready: bool,
     /// The number of the savepoint the running (or next) member runs in: `m{savepoint}`.
     savepoint: u64,
+    /// Why the transaction was lost outside any member (opening members ahead): every
+    /// member from then on fails with it, and so does the group.
+    lost: Option<Error>,
     /// What waits to go with the next batch: the group's `BEGIN`, the writes of the
     /// members since and the releases of their savepoints.
     unsent: Unsent,
@@ -80,7 +88,7 @@ pub struct PostgresGroup {
 impl std::fmt::Debug for PostgresGroup {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PostgresGroup")
-            .field("savepoint_ready", &self.savepoint_ready)
+            .field("savepoint", &self.savepoint)
             .finish_non_exhaustive()
     }
 }
@@ -137,12 +145,6 @@ impl PostgresStore {
         sent
     }
 
-    /// What ends a member: its savepoint is released and the next member's set.
-    fn next_member(group: &PostgresGroup) -> String {
-        let at = group.savepoint;
-        format!("RELEASE SAVEPOINT m{at}; SAVEPOINT m{}", at + 1)
-    }
-
     /// Opens a member (see `open_member`) in one round trip with the statements waiting
     /// (`Ok(None)` inside when some lock rows do not exist yet); `None` when the flow ID
     /// holds a NUL character, which a simple query cannot carry.
@@ -152,15 +154,7 @@ impl PostgresStore {
         flow_id: &str,
         locks: &[String],
     ) -> Option<Result<Option<(FlowRecord, Prefetched)>>> {
-        if flow_id.contains('\0') {
-            return None;
-        }
-        let names: Vec<String> = locks.iter().map(|name| bytea(name)).collect();
-        let open = format!(
-            "EXECUTE attrflow_open({}, ARRAY[{}]::bytea[])",
-            quote(flow_id),
-            names.join(", ")
-        );
+        let open = open_statement(flow_id, locks)?;
         let batch = group.unsent.take_batch(Some(&open)).unwrap_or_default();
         // A failure here is this member's when the writes before it ran; else the rollback
         // to its savepoint, which they set, fails and takes the group with it.
@@ -169,7 +163,93 @@ impl PostgresStore {
                 .simple_query(&batch)
                 .map_err(|e| open_error(self.errors(&conn.broken), flow_id, locks, e))
         });
-        Some(messages.and_then(|messages| self.opened_rows(flow_id, locks, &messages)))
+        Some(messages.and_then(|messages| {
+            let rows: Vec<&SimpleQueryRow> = messages
+                .iter()
+                .filter_map(|message| match message {
+                    SimpleQueryMessage::Row(row) => Some(row),
+                    _ => None,
+                })
+                .collect();
+            self.opened_rows(flow_id, locks, &rows)
+        }))
+    }
+
+    /// Opens the flows of `upcoming` members the group does not hold yet, two or more of
+    /// them, in one round trip after the statements waiting (see
+    /// [`GroupBackend::open_ahead`]), and records what it took in `held`. The openings run
+    /// in a savepoint of their own outside any member's, so a member rolled back later
+    /// keeps them. A flow not found or lacking lock rows is left for its member to open
+    /// (and to fail, or to create them); when an opening fails (a lock another transaction
+    /// holds), all are undone and each member opens by itself; when the writes sent before
+    /// them failed, the transaction is lost (`lost`).
+    fn open_members_ahead(&self, group: &mut PostgresGroup, upcoming: &[(String, Vec<String>)]) {
+        let mut wanted: Vec<(&str, Vec<String>)> = Vec::new();
+        for (flow_id, locks) in upcoming {
+            if group.held.holds(flow_id, locks) {
+                continue;
+            }
+            match wanted.iter_mut().find(|(flow, _)| flow == flow_id) {
+                Some((_, all)) => {
+                    let more: Vec<String> = locks
+                        .iter()
+                        .filter(|name| !all.contains(name))
+                        .cloned()
+                        .collect();
+                    all.extend(more);
+                }
+                None => wanted.push((flow_id, locks.clone())),
+            }
+        }
+        let opens: Option<Vec<String>> = wanted
+            .iter()
+            .map(|(flow_id, locks)| open_statement(flow_id, locks))
+            .collect();
+        let Some(opens) = opens.filter(|opens| opens.len() >= 2) else {
+            return;
+        };
+        let sql = format!(
+            "SAVEPOINT ahead;{};RELEASE SAVEPOINT ahead",
+            opens.join(";")
+        );
+        let batch = group.unsent.take_batch(Some(&sql)).unwrap_or_default();
+        let sent = self.send(group, |conn| {
+            conn.client
+                .simple_query(&batch)
+                .map_err(self.errors(&conn.broken).doing("opening calls"))
+        });
+        let messages = match sent {
+            Ok(messages) => messages,
+            Err(error) => {
+                let undo = "ROLLBACK TO SAVEPOINT ahead; RELEASE SAVEPOINT ahead";
+                if self.group_batch(group, undo, "opening calls").is_err() {
+                    group.lost = Some(error);
+                }
+                return;
+            }
+        };
+        // One list of rows per statement; the openings are the last but one.
+        let mut statements: Vec<Vec<&SimpleQueryRow>> = vec![Vec::new()];
+        for message in &messages {
+            match message {
+                SimpleQueryMessage::Row(row) => {
+                    if let Some(rows) = statements.last_mut() {
+                        rows.push(row);
+                    }
+                }
+                SimpleQueryMessage::CommandComplete(_) => statements.push(Vec::new()),
+                _ => {}
+            }
+        }
+        statements.pop();
+        let Some(first) = statements.len().checked_sub(wanted.len() + 1) else {
+            return;
+        };
+        for ((flow_id, locks), rows) in wanted.iter().zip(&statements[first..]) {
+            if let Ok(Some((flow, prefetched))) = self.opened_rows(flow_id, locks, rows) {
+                group.held.record(flow, locks, prefetched, Vec::new());
+            }
+        }
     }
 
     /// Opens a member on the server: takes and bumps its lock rows (creating the missing
@@ -221,15 +301,8 @@ impl PostgresStore {
         &self,
         flow_id: &str,
         locks: &[String],
-        messages: &[SimpleQueryMessage],
+        rows: &[&SimpleQueryRow],
     ) -> Result<Option<(FlowRecord, Prefetched)>> {
-        let rows: Vec<&SimpleQueryRow> = messages
-            .iter()
-            .filter_map(|message| match message {
-                SimpleQueryMessage::Row(row) => Some(row),
-                _ => None,
-            })
-            .collect();
         let Some(first) = rows.first() else {
             return Err(Error::FlowNotFound {
                 flow_id: flow_id.to_owned(),
@@ -264,6 +337,21 @@ impl PostgresStore {
         }
         Ok(Some((flow, prefetched)))
     }
+}
+
+/// The statement opening a member of flow `flow_id` taking `locks` (`Statements::open_rpc`
+/// as one row per value found, names and flow types in hex); `None` when the flow ID holds
+/// a NUL character, which a simple query cannot carry.
+fn open_statement(flow_id: &str, locks: &[String]) -> Option<String> {
+    if flow_id.contains('\0') {
+        return None;
+    }
+    let names: Vec<String> = locks.iter().map(|name| bytea(name)).collect();
+    Some(format!(
+        "EXECUTE attrflow_open({}, ARRAY[{}]::bytea[])",
+        quote(flow_id),
+        names.join(", ")
+    ))
 }
 
 /// Gives a group's connection back to its pool; a broken one is dropped with the idle ones
@@ -307,42 +395,57 @@ impl GroupBackend for PostgresStore {
         Ok(PostgresGroup {
             conn: self.pool.take()?,
             pool: Arc::clone(&self.pool),
-            savepoint_ready: true,
             savepoint: 0,
-            unsent: Unsent::with("BEGIN ISOLATION LEVEL REPEATABLE READ; SAVEPOINT m0"),
+            lost: None,
+            unsent: Unsent::with("BEGIN ISOLATION LEVEL REPEATABLE READ"),
             held: HeldFlows::default(),
             unbegun: true,
         })
     }
 
+    /// Waits to go with the member's first statement: a member costs no round trip of its
+    /// own for its savepoint.
     fn savepoint(&self, group: &mut PostgresGroup) -> Result<()> {
-        if std::mem::take(&mut group.savepoint_ready) {
-            return Ok(());
+        if let Some(lost) = &group.lost {
+            return Err(lost.clone());
         }
-        let set = format!("SAVEPOINT m{}", group.savepoint);
-        self.group_batch(group, &set, "setting a savepoint")
+        group
+            .unsent
+            .push_sql(&format!("SAVEPOINT m{}", group.savepoint));
+        Ok(())
     }
 
+    /// Waits to go with the next statement the group sends.
     fn release_savepoint(&self, group: &mut PostgresGroup) -> Result<()> {
-        // A member's writes end in the release of its savepoint; only a member that wrote
-        // nothing through them (a flow start) still holds its savepoint.
-        if group.savepoint_ready {
-            return Ok(());
-        }
-        let next = Self::next_member(group);
-        group.unsent.push_sql(&next);
+        group
+            .unsent
+            .push_sql(&format!("RELEASE SAVEPOINT m{}", group.savepoint));
         group.savepoint += 1;
-        group.savepoint_ready = true;
         Ok(())
     }
 
     fn rollback_to_savepoint(&self, group: &mut PostgresGroup) -> Result<()> {
-        // The savepoint stays set: the next member runs in it. It does not exist when the
-        // writes that were to set it failed: then this fails, and the group with it.
-        let rollback = format!("ROLLBACK TO SAVEPOINT m{}", group.savepoint);
-        self.group_batch(group, &rollback, "rolling back a call")?;
-        group.savepoint_ready = true;
-        Ok(())
+        if let Some(lost) = &group.lost {
+            return Err(lost.clone());
+        }
+        let at = group.savepoint;
+        group.savepoint += 1;
+        if group.unsent.unpush_sql(&format!("SAVEPOINT m{at}")) {
+            // Nothing of the member reached the server: there is nothing to undo.
+            return Ok(());
+        }
+        // The savepoint does not exist when the writes that came before it in the same
+        // batch failed: then this fails, and the group with it.
+        let rollback = format!("ROLLBACK TO SAVEPOINT m{at}; RELEASE SAVEPOINT m{at}");
+        self.group_batch(group, &rollback, "rolling back a call")
+    }
+
+    fn wants_ahead(&self, group: &PostgresGroup, flow_id: &str, locks: &[String]) -> bool {
+        group.lost.is_none() && !group.held.holds(flow_id, locks)
+    }
+
+    fn open_ahead(&self, group: &mut PostgresGroup, upcoming: &[(String, Vec<String>)]) {
+        self.open_members_ahead(group, upcoming);
     }
 
     fn run_member(
@@ -373,25 +476,12 @@ impl GroupBackend for PostgresStore {
         let TxReader {
             flow, prefetched, ..
         } = reader;
-        let next = Self::next_member(group);
-        if group.unsent.push_writes(flow_id, &writes) {
-            // Sent with the next member's opening statement, a read, or the COMMIT.
-            group.unsent.push_sql(&next);
-        } else {
+        // Sent with the next member's opening statement, a read, or the COMMIT.
+        if !group.unsent.push_writes(flow_id, &writes) {
             self.send_unsent(group)?;
             let (client, statements, errors) = self.parts(&mut group.conn);
-            self.write_and_end(
-                client,
-                statements,
-                errors,
-                flow_id,
-                &writes,
-                &next,
-                errors.doing("writing values"),
-            )?;
+            self.apply_writes(client, statements, errors, flow_id, &writes)?;
         }
-        group.savepoint += 1;
-        group.savepoint_ready = true;
         let written = written_bytes(&writes);
         group.held.record(flow, locks, prefetched, writes);
         Ok(written)

@@ -43,6 +43,13 @@ impl HeldFlows {
             .then(|| (held.flow.clone(), held.values.clone()))
     }
 
+    /// Whether the transaction holds flow `flow_id` and every one of `locks`.
+    pub fn holds(&self, flow_id: &str, locks: &[String]) -> bool {
+        self.0
+            .get(flow_id)
+            .is_some_and(|held| locks.iter().all(|name| held.locked.contains(name)))
+    }
+
     /// Records a member that succeeded: the flow it opened, the locks it took, the values
     /// it read (those it opened with among them), and its writes, applied on top of what
     /// was held.

@@ -35,6 +35,17 @@ impl Unsent {
         self.parts.push(Some(sql.to_owned()));
     }
 
+    /// Takes back `sql` if it is the last statement added (and still waits): `false` when
+    /// it is not.
+    pub fn unpush_sql(&mut self, sql: &str) -> bool {
+        let last = self.parts.last().and_then(Option::as_deref);
+        if last != Some(sql) {
+            return false;
+        }
+        self.parts.pop();
+        true
+    }
+
     /// Adds a member's writes of flow `flow_id`, superseding the waiting writes of the same
     /// names; `false` (and nothing added) when some text holds a NUL character, which a
     /// simple query cannot carry: those go through prepared statements instead.
