@@ -315,15 +315,17 @@ output) competing with that worker for the two cores, as in target 3-concurrent-
 profile; this ratio has moved between 0.96× and 1.31× from one run to the next."""
 
 _POSTGRES = """\
-Section 7: on 16 archives a lane's groups hold only the callers of the flows hashed to it,
-about four with the default four lanes (0.27–0.29 COMMITs per append), and the two cores
-are busy: measured on 2026-12-05 at about 6,300 appends/s, the client took about 79 µs of
-CPU per append and the four lanes' backends about 209 µs, spread over executing the
-prepared statements, parsing, the loopback sockets and the commit's WAL flush, with nothing
-standing out (bench/notes/7-postgresql.md). The goal is an absolute figure set on another
-machine; it has been met and missed in runs a few hours apart. An append that does not
-write the open chunk's value (up to 8 KB) again, a row per record behind a layout version
-and a migration, is what would cut the server's work."""
+Section 7: a group costs about two round trips however many calls it holds (the flows its
+calls need opened together, each call after the first on a flow reading what the group
+holds, the writes sent with the COMMIT), and with the default two lanes a group on 16
+archives holds about eight calls (0.13 COMMITs per append). What is left is CPU on the two
+cores the server shares with the client: the server executes each call's statements and
+writes its open chunk's value (up to 8 KB) again, the client runs the handlers. The goal is
+an absolute figure set on another machine; on a quiet machine it was met with room
+(8,567 appends/s on 16 archives, 2026-12-07, bench/notes/7-postgresql.md), and a loaded one
+halves every figure of the section. An append that does not write the open chunk's value
+again, a row per record behind a layout version and a migration, is what would cut the
+server's work."""
 
 FINDINGS: dict[str, str] = {
     "1": _GROWTH,

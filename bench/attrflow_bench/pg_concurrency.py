@@ -51,9 +51,8 @@ SHAPES = {"one_flow": 1, "many_flows": APPENDERS}
 
 PATHS = {"per_call": f"group_commit=off&pool_max_size={APPENDERS}", "grouped": "group_commit=on"}
 """The store URL's options of each measured path: one transaction per call with a connection
-for every appender, and group commit with the store's defaults (a pool of 8 connections, 4 of
-them lanes); a bigger pool would also mean more lanes, and smaller groups
-(bench/notes/7-postgresql.md)."""
+for every appender, and group commit with the store's defaults (a pool of 8 connections, 2 of
+them lanes; more lanes make smaller groups, bench/notes/7-postgresql.md)."""
 
 ISSUE_TARGETS = {"one_flow": 1_850.0, "many_flows": 6_200.0}
 """Appends per second asked for: 5× what one transaction per call reached when the goal was
@@ -193,7 +192,7 @@ def render(results: Results) -> list[str]:
         f"{results.facts['pg.appenders']} Rust threads register subscribers for "
         f"{results.facts['pg.seconds']} s on one archive, then one archive each "
         "(`pg-appenders`, retrying lock conflicts after 200 µs), with group commit (the "
-        "default, with the store's default pool of 8 connections and 4 lanes) and with one "
+        "default, with the store's default pool of 8 connections and 2 lanes) and with one "
         "transaction per call (`group_commit=off`, a pool of one connection per thread), "
         "against Redis "
         "Streams XADD with `appendfsync always`, driven by redis-benchmark (Redis's own load "

@@ -42,7 +42,7 @@ mod tls;
 mod unsent;
 
 pub use group::PostgresGroup;
-pub use options::{PostgresOptions, SslMode, KNOWN_PARAMETERS};
+pub use options::{PostgresOptions, SslMode, DEFAULT_GROUP_LANES, KNOWN_PARAMETERS};
 pub use schema::SCHEMA_VERSION;
 
 use std::cell::{Cell, RefCell};

@@ -31,6 +31,14 @@ pub const KNOWN_PARAMETERS: [&str; 13] = [
     "notify",
 ];
 
+/// Group-commit lanes a store opens unless its URL says (`group_lanes`). Two let one
+/// lane's group run its calls while the other's COMMIT is on its way; since a group costs
+/// about two round trips however many calls it holds, more lanes only split the calls into
+/// smaller groups, each with a COMMIT of its own: 16 threads appending to 16 archives on a
+/// local server made 8,450–8,500 appends a second with two lanes against 7,160–7,410 with
+/// four (bench/notes/7-postgresql.md), and no fewer with 4 or 64 threads.
+pub const DEFAULT_GROUP_LANES: usize = 2;
+
 /// The longest schema name PostgreSQL keeps without truncating it.
 const MAX_SCHEMA_BYTES: usize = 63;
 
@@ -67,9 +75,9 @@ pub struct PostgresOptions {
     /// every RPC is a transaction of its own.
     pub group_commit: bool,
     /// Groups of one process open at once, each on a connection of its own
-    /// (`group_lanes=N`; `None`: half of `pool_max_size`, at least 1; never more than
-    /// `pool_max_size`): the RPCs of one flow always share a lane, those of different flows
-    /// spread over the lanes.
+    /// (`group_lanes=N`; `None`: [`DEFAULT_GROUP_LANES`]; never more than `pool_max_size`):
+    /// the RPCs of one flow always share a lane, those of different flows spread over the
+    /// lanes.
     pub group_lanes: Option<usize>,
     /// Bounds of a commit group (`group_max_calls=N`, `group_max_bytes=N`,
     /// `commit_delay_us=N`, as on SQLite).
@@ -144,7 +152,9 @@ impl PostgresOptions {
     /// hold a connection each while a group is open, and reads need connections too.
     pub(crate) fn lanes(&self) -> usize {
         let pool = self.pool_max_size.max(1);
-        self.group_lanes.unwrap_or(pool / 2).clamp(1, pool)
+        self.group_lanes
+            .unwrap_or(DEFAULT_GROUP_LANES)
+            .clamp(1, pool)
     }
 
     /// The statements that set up every new connection.
@@ -272,7 +282,8 @@ mod tests {
         assert!(!grouped.group_commit);
         assert_eq!(grouped.lanes(), 2);
         let lanes = |query: &str| PostgresOptions::from_query("u", query).unwrap().0.lanes();
-        assert_eq!(lanes(""), 4, "half the pool");
+        assert_eq!(lanes(""), DEFAULT_GROUP_LANES);
+        assert_eq!(lanes("pool_max_size=16"), DEFAULT_GROUP_LANES);
         assert_eq!(lanes("pool_max_size=1"), 1);
         assert_eq!(
             lanes("pool_max_size=2&group_lanes=5"),
