@@ -801,11 +801,12 @@ fn poisoned_group(queued: &[&str]) {
         let rt = &t.runtime;
         let holder = s.spawn(move || call(rt, "f0", "Hold", json!("poison")));
         checkpoint.wait_until_entered();
-        let queued: Vec<_> = calls
-            .iter()
-            .map(|(flow, rpc, input)| s.spawn(move || call(rt, flow, rpc, input.clone())))
-            .collect();
-        until_waiting(&t, queued.len());
+        // Queued one at a time, so that they run in this order.
+        let mut queued = Vec::new();
+        for (at, (flow, rpc, input)) in calls.iter().enumerate() {
+            queued.push(s.spawn(move || call(rt, flow, rpc, input.clone())));
+            until_waiting(&t, at + 1);
+        }
         checkpoint.release();
         let mut results = vec![holder.join().unwrap()];
         results.extend(queued.into_iter().map(|q| q.join().unwrap()));
