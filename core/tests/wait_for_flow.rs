@@ -2,7 +2,8 @@
 //! a stopped flow answers at once, a running one once a stop commits (through this runtime
 //! or another one on the store), `None` when the time runs out, and a flow never started
 //! is not found. The wait is for the run the flow had when it began: a start that
-//! replaces that run, or a stop and a new start between two looks, still report it.
+//! replaces that run, or a stop and a new start between two looks, still report it; two
+//! replacements between two looks end it with `RunNotCurrent`.
 
 mod common;
 
@@ -10,9 +11,11 @@ use std::time::Duration;
 
 use attrflow::lifecycle::REPLACED_REASON;
 use attrflow::{
-    Error, FlowDefinition, FlowStatus, IdReusePolicy, Runtime, StartFlowOptions, StopType,
+    Error, FlowDefinition, FlowStatus, IdReusePolicy, RpcDefinition, RpcInvokeOptions, Runtime,
+    StartFlowOptions, StopType,
 };
 use common::TestStore;
+use serde_json::{json, Value};
 
 const PLAIN: &str = "Plain";
 
@@ -157,4 +160,83 @@ fn a_run_stopped_and_started_again_through_another_runtime_is_reported_as_stoppe
         t.runtime.describe_flow("w-1").unwrap().run_id,
         waited.run_id
     );
+}
+
+/// A run replaced twice between two looks of a wait (both starts committed by one group,
+/// queued behind a call parked in it) is recorded by neither new run: the wait ends with
+/// `RunNotCurrent`, naming the waited run and the flow's run now.
+#[test]
+fn a_run_replaced_twice_between_two_looks_is_not_current() {
+    let (checkpoint, pause) = common::checkpoint();
+    // One lane on PostgreSQL, so that the parked call's group takes the starts in.
+    let t = TestStore::fast_with_postgres_parameters("group_lanes=1");
+    t.runtime
+        .register(FlowDefinition::builder(PLAIN).build().unwrap())
+        .unwrap();
+    let holder = FlowDefinition::builder("Holder")
+        .attribute("v")
+        .rpc(
+            RpcDefinition::new("Hold", move |ctx, _| {
+                ctx.set_attribute("v", json!(1))?;
+                pause.wait();
+                Ok(Value::Null)
+            })
+            .lock_attribute("v"),
+        )
+        .build()
+        .unwrap();
+    t.runtime.register(holder).unwrap();
+    for (flow_type, flow_id) in [(PLAIN, "w-1"), ("Holder", "holder")] {
+        t.runtime
+            .start_flow(flow_type, flow_id, &StartFlowOptions::new())
+            .unwrap();
+    }
+    let waited = t.runtime.describe_flow("w-1").unwrap();
+    let replacing = StartFlowOptions::new().id_reuse_policy(IdReusePolicy::TerminateIfRunning);
+    let queued_behind_the_holder = |n: usize| {
+        while t.store.group_stats().waiting < n {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    };
+
+    let (waited_out, newest) = std::thread::scope(|scope| {
+        let waiter = scope.spawn(|| t.runtime.wait_for_flow("w-1", Duration::from_secs(30)));
+        // The wait's first look pins the run it waits for; a machine too loaded to take it
+        // in this time makes the test fail (the wait then times out), not pass.
+        std::thread::sleep(Duration::from_millis(200));
+        let mut checkpoint = checkpoint;
+        let rt = &t.runtime;
+        let holder = scope.spawn(move || {
+            rt.invoke_rpc(
+                "Holder",
+                "holder",
+                "Hold",
+                Value::Null,
+                &RpcInvokeOptions::new(),
+            )
+        });
+        checkpoint.wait_until_entered();
+        let first = scope.spawn(|| rt.start_flow(PLAIN, "w-1", &replacing));
+        queued_behind_the_holder(1);
+        let second = scope.spawn(|| rt.start_flow(PLAIN, "w-1", &replacing));
+        queued_behind_the_holder(2);
+        checkpoint.release();
+        holder.join().unwrap().unwrap();
+        let between = first.join().unwrap().unwrap();
+        let newest = second.join().unwrap().unwrap();
+        assert_ne!(between, newest);
+        (waiter.join().unwrap(), newest)
+    });
+
+    match waited_out {
+        Err(Error::RunNotCurrent {
+            flow_id,
+            run_id,
+            current_run_id,
+        }) => assert_eq!(
+            (flow_id.as_str(), run_id, current_run_id),
+            ("w-1", waited.run_id, newest)
+        ),
+        other => panic!("expected RunNotCurrent, got {other:?}"),
+    }
 }
