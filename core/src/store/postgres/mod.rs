@@ -4,7 +4,8 @@
 //! Writing RPCs of one process go through the store's group-commit pipeline
 //! ([`super::group_commit`], the PostgreSQL side in `postgres/group.rs`) unless the URL says
 //! `group_commit=off`: concurrent RPCs share one transaction and one COMMIT round trip on
-//! one pooled connection, each in a savepoint of its own, taking its row locks inside it.
+//! one pooled connection, each in a savepoint of its own, taking its row locks inside it
+//! (or with the calls queued beside it, just before it runs: `postgres/group.rs`).
 //! With `group_commit=off`, every RPC runs in one transaction on one pooled connection.
 //! Either way:
 //!
@@ -936,7 +937,7 @@ struct TxReader<'a, C: GenericClient> {
     statements: &'a Statements,
     errors: Errors<'a>,
     flow: FlowRecord,
-    /// Values read ahead in the same snapshot, and those read since.
+    /// Values read ahead in the same snapshot, and in a group those read since.
     prefetched: Prefetched,
     /// A group's statements not sent yet (earlier members' writes), which go before this
     /// reader's first query.
@@ -982,13 +983,18 @@ impl<C: GenericClient> SnapshotReader for TxReader<'_, C> {
                 &[&self.flow.flow_id, &as_bytes(&missing)],
             )
             .map_err(self.errors.doing("reading values"))?;
-        // Kept with the values read ahead: a group remembers what its members read.
-        for name in missing {
-            self.prefetched.insert(name, None);
+        let in_group = self.unsent.is_some();
+        if in_group {
+            // Kept with the values read ahead: a group remembers what its members read.
+            for name in missing {
+                self.prefetched.insert(name, None);
+            }
         }
         for row in rows {
             let (name, value): (String, String) = (self.store.text(row.get(0))?, row.get(1));
-            self.prefetched.insert(name.clone(), Some(value.clone()));
+            if in_group {
+                self.prefetched.insert(name.clone(), Some(value.clone()));
+            }
             found.push((name, value));
         }
         Ok(found)
