@@ -36,18 +36,20 @@ impl HeldFlows {
     /// The flow and the values a member of `flow_id` taking `locks` would read on opening,
     /// when the transaction holds every one of those locks already; `None` otherwise.
     pub fn open(&self, flow_id: &str, locks: &[String]) -> Option<(FlowRecord, Prefetched)> {
-        let held = self.0.get(flow_id)?;
-        locks
-            .iter()
-            .all(|name| held.locked.contains(name))
-            .then(|| (held.flow.clone(), held.values.clone()))
+        self.holding(flow_id, locks)
+            .map(|held| (held.flow.clone(), held.values.clone()))
     }
 
     /// Whether the transaction holds flow `flow_id` and every one of `locks`.
     pub fn holds(&self, flow_id: &str, locks: &[String]) -> bool {
+        self.holding(flow_id, locks).is_some()
+    }
+
+    /// What is held of flow `flow_id`, when every one of `locks` is.
+    fn holding(&self, flow_id: &str, locks: &[String]) -> Option<&Held> {
         self.0
             .get(flow_id)
-            .is_some_and(|held| locks.iter().all(|name| held.locked.contains(name)))
+            .filter(|held| locks.iter().all(|name| held.locked.contains(name)))
     }
 
     /// Records a member that succeeded: the flow it opened, the locks it took, the values
