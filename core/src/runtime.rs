@@ -631,9 +631,11 @@ impl Runtime {
         name: impl Fn(&FlowRecord) -> Result<String> + Sync,
     ) -> Result<(FlowRecord, Option<String>, Option<ClosedRun>)> {
         let mut found = None;
+        // The name may depend on the flow's type; the run state is read in any case.
+        let reads = vec![RUN_STATE_NAME.to_owned()];
         self.store.run_rpc(
             flow_id,
-            &Isolation::Shared,
+            &Isolation::Shared { reads },
             &mut |reader: &mut dyn SnapshotReader| {
                 let flow = reader.flow().clone();
                 let name = name(&flow)?;
@@ -710,7 +712,9 @@ impl CallPlan {
             &options.load_attribute_map_instances,
         )?);
         let isolation = if !takes_locks(rpc, options) {
-            Isolation::Shared
+            Isolation::Shared {
+                reads: loads.iter().cloned().collect(),
+            }
         } else {
             Isolation::Exclusive {
                 locks: locks.into_iter().collect(),
@@ -727,7 +731,9 @@ impl CallPlan {
 
     /// Makes this plan an inspection's: lock-free, serving a stopped flow, writing nothing.
     fn inspect(&mut self) {
-        self.isolation = Isolation::Shared;
+        self.isolation = Isolation::Shared {
+            reads: self.loads.clone(),
+        };
         self.inspecting = true;
     }
 

@@ -1399,6 +1399,51 @@ fn a_group_of_appends_costs_two_round_trips_on_one_archive_or_many() {
     }
 }
 
+/// PostgreSQL only: a lock-free read costs two round trips, one to start its snapshot and
+/// read the flow with every value the call reads (the flow's Attributes and the map
+/// instance it loads, found or not), one to end it; an unknown flow is refused in the first.
+#[test]
+#[ignore = "PostgreSQL only"]
+fn a_lock_free_read_costs_two_round_trips() {
+    let (_unused, first) = common::checkpoint();
+    let (_unused_too, second) = common::checkpoint();
+    let (_t, counter, _store, runtime) = through_a_proxy(first, second);
+    call(&runtime, "f0", "Set", json!("stored")).unwrap();
+    let archive = SubscriberArchive::new(&runtime, "a0");
+    archive.start().unwrap();
+    for n in 1..=3 {
+        archive
+            .register(&common::subscriber_id(n), &common::delivery_address(n))
+            .unwrap();
+    }
+    let round_trips = |read: &dyn Fn()| {
+        let before = counter.round_trips.load(Ordering::SeqCst);
+        read();
+        counter.round_trips.load(Ordering::SeqCst) - before
+    };
+
+    let lock_free = round_trips(&|| {
+        assert_eq!(call(&runtime, "f0", "Read", Value::Null).unwrap(), "stored");
+    });
+    assert_eq!(
+        lock_free, 2,
+        "`Read` reads `v` and `w` (absent) with the flow"
+    );
+    let page = round_trips(&|| {
+        let page = archive.page("current").unwrap();
+        let ids: Vec<&str> = (page.subscribers.iter())
+            .map(|s| s.subscriber_id.as_str())
+            .collect();
+        assert_eq!(ids, ["subscriber-003", "subscriber-002", "subscriber-001"]);
+    });
+    assert_eq!(page, 2, "a page reads its chunk with the flow");
+    let absent = round_trips(&|| {
+        let error = call(&runtime, "nobody", "Read", Value::Null).unwrap_err();
+        assert!(matches!(&error, Error::FlowNotFound { flow_id } if flow_id == "nobody"));
+    });
+    assert_eq!(absent, 2, "the read that finds no flow, and the rollback");
+}
+
 #[test]
 fn a_batch_whose_commit_fails_fails_every_call_and_shows_nothing() {
     let (_unused, first) = common::checkpoint();

@@ -261,9 +261,15 @@ pub trait GroupBackend {
         replace: &ReplaceRun<'_>,
     ) -> Result<StartOutcome>;
     /// Runs `body` on a snapshot of committed state (outside any group, on a connection of
-    /// its own) and returns the writes it staged, uncommitted. Fails with
-    /// [`Error::FlowNotFound`] for an unknown flow.
-    fn read_committed(&self, flow_id: &str, body: &mut RpcBody<'_>) -> Result<Vec<Write>>;
+    /// its own) and returns the writes it staged, uncommitted. `reads` are the names the
+    /// body will read first ([`Isolation::Shared`]), which the backend may read with the
+    /// flow. Fails with [`Error::FlowNotFound`] for an unknown flow.
+    fn read_committed(
+        &self,
+        flow_id: &str,
+        reads: &[String],
+        body: &mut RpcBody<'_>,
+    ) -> Result<Vec<Write>>;
     /// Commits the group durably.
     fn commit_group(&self, group: Self::Group) -> Result<()>;
     /// Rolls the group back (it has no members, or it failed).
@@ -479,13 +485,14 @@ impl<G: Send + 'static> GroupCommit<G> {
                 b.run_member(tx, flow_id, locks, body)
                     .map(|bytes| ((), bytes))
             }),
-            Isolation::Shared => {
+            Isolation::Shared { reads: ahead } => {
                 let (flow, reads, writes) = {
                     // A lock-free handler may read its own store but not write to it.
                     let _inside = self.enter();
                     let mut seen = None;
                     let writes = backend.read_committed(
                         flow_id,
+                        ahead,
                         &mut |reader: &mut dyn SnapshotReader| {
                             let mut recording = RecordingReader::new(reader);
                             let writes = body(&mut recording)?;

@@ -66,7 +66,13 @@ pub enum Isolation {
     /// Read a snapshot of committed state without locks; commit any writes afterwards,
     /// only if every value read is unchanged by then (otherwise a retryable
     /// [`crate::Error::LockConflict`]), so no update is silently overwritten.
-    Shared,
+    Shared {
+        /// Physical names the body will read first, as the runtime planned the call: a store
+        /// may read them together with the flow, in the same snapshot (PostgreSQL does, to
+        /// save round trips). Only a hint: the body may read other names too, and absent
+        /// ones are left out as in any read.
+        reads: Vec<String>,
+    },
 }
 
 /// One staged write: a JSON text, or `None` to delete.

@@ -103,7 +103,12 @@ impl GroupBackend for Logged {
     ) -> Result<StartOutcome> {
         Ok(StartOutcome::Started)
     }
-    fn read_committed(&self, flow_id: &str, body: &mut RpcBody<'_>) -> Result<Vec<Write>> {
+    fn read_committed(
+        &self,
+        flow_id: &str,
+        _: &[String],
+        body: &mut RpcBody<'_>,
+    ) -> Result<Vec<Write>> {
         self.step("read committed");
         body(&mut NoReads(record(flow_id)))
     }
@@ -161,10 +166,20 @@ fn a_lock_free_call_reads_committed_state_and_joins_a_group_only_to_write() {
     let backend = Logged::default();
     let pipeline = GroupCommit::<Staged>::new();
     pipeline
-        .run_rpc(&backend, "f", &Isolation::Shared, &mut |_| Ok(Vec::new()))
+        .run_rpc(
+            &backend,
+            "f",
+            &Isolation::Shared { reads: Vec::new() },
+            &mut |_| Ok(Vec::new()),
+        )
         .unwrap();
     pipeline
-        .run_rpc(&backend, "f", &Isolation::Shared, &mut |_| Ok(write("m")))
+        .run_rpc(
+            &backend,
+            "f",
+            &Isolation::Shared { reads: Vec::new() },
+            &mut |_| Ok(write("m")),
+        )
         .unwrap();
     assert_eq!(
         *backend.steps.lock(),

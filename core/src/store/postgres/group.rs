@@ -51,13 +51,13 @@ use std::cell::Cell;
 use std::sync::Arc;
 use std::time::Duration;
 
-use postgres::{IsolationLevel, SimpleQueryMessage, SimpleQueryRow};
+use postgres::{SimpleQueryMessage, SimpleQueryRow};
 
 use super::errors::Errors;
 use super::held::HeldFlows;
 use super::pool::{Connection, Pool, Statements};
 use super::unsent::Unsent;
-use super::{bytea, from_hex, open_error, quote, PostgresStore, Prefetched, TxReader};
+use super::{execute_on_flow, open_error, rows_of, PostgresStore, Prefetched, TxReader};
 use crate::error::{Error, Result};
 use crate::store::fault::FaultPoint;
 use crate::store::group_commit::{GroupBackend, GroupLimits};
@@ -163,16 +163,7 @@ impl PostgresStore {
                 .simple_query(&batch)
                 .map_err(|e| open_error(self.errors(&conn.broken), flow_id, locks, e))
         });
-        Some(messages.and_then(|messages| {
-            let rows: Vec<&SimpleQueryRow> = messages
-                .iter()
-                .filter_map(|message| match message {
-                    SimpleQueryMessage::Row(row) => Some(row),
-                    _ => None,
-                })
-                .collect();
-            self.opened_rows(flow_id, locks, &rows)
-        }))
+        Some(messages.and_then(|messages| self.opened_rows(flow_id, locks, &rows_of(&messages))))
     }
 
     /// Opens the flows of `upcoming` members the group does not hold yet, two or more of
@@ -296,7 +287,8 @@ impl PostgresStore {
         }
     }
 
-    /// The flow and prefetched values of `attrflow_open`'s rows (text, names in hex).
+    /// The flow and prefetched values of `attrflow_open`'s rows (text, names in hex), or
+    /// `None` when a lock row is missing.
     fn opened_rows(
         &self,
         flow_id: &str,
@@ -308,34 +300,14 @@ impl PostgresStore {
                 flow_id: flow_id.to_owned(),
             });
         };
-        let malformed = || {
-            Error::storage(format!(
-                "store {}: an unexpected answer opening a call on flow {flow_id:?}",
-                self.location
-            ))
-        };
         let locked: usize = first
             .get(2)
             .and_then(|count| count.parse().ok())
-            .ok_or_else(malformed)?;
+            .ok_or_else(|| self.unexpected_answer(flow_id))?;
         if locked < locks.len() {
             return Ok(None);
         }
-        let flow = FlowRecord {
-            flow_id: flow_id.to_owned(),
-            flow_type: self
-                .text(from_hex(first.get(0).ok_or_else(malformed)?).ok_or_else(malformed)?)?,
-            run_id: first.get(1).ok_or_else(malformed)?.to_owned(),
-        };
-        let run_state = first.get(5).map(str::to_owned);
-        let mut prefetched = super::prefetch_slots(locks, run_state);
-        for row in rows {
-            if let (Some(name), Some(value)) = (row.get(3), row.get(4)) {
-                let name = self.text(from_hex(name).ok_or_else(malformed)?)?;
-                prefetched.insert(name, Some(value.to_owned()));
-            }
-        }
-        Ok(Some((flow, prefetched)))
+        self.flow_and_values(flow_id, locks, rows).map(Some)
     }
 }
 
@@ -343,15 +315,7 @@ impl PostgresStore {
 /// as one row per value found, names and flow types in hex); `None` when the flow ID holds
 /// a NUL character, which a simple query cannot carry.
 fn open_statement(flow_id: &str, locks: &[String]) -> Option<String> {
-    if flow_id.contains('\0') {
-        return None;
-    }
-    let names: Vec<String> = locks.iter().map(|name| bytea(name)).collect();
-    Some(format!(
-        "EXECUTE attrflow_open({}, ARRAY[{}]::bytea[])",
-        quote(flow_id),
-        names.join(", ")
-    ))
+    execute_on_flow("attrflow_open", flow_id, &[locks])
 }
 
 /// Gives a group's connection back to its pool; a broken one is dropped with the idle ones
@@ -501,19 +465,13 @@ impl GroupBackend for PostgresStore {
         self.insert_flow(client, statements, errors, flow, initial, replace)
     }
 
-    fn read_committed(&self, flow_id: &str, body: &mut RpcBody<'_>) -> Result<Vec<Write>> {
-        self.read_only(IsolationLevel::RepeatableRead, |tx, statements, errors| {
-            let (flow, run_state) = self.require_flow(tx, statements, errors, flow_id)?;
-            body(&mut TxReader {
-                store: self,
-                tx,
-                statements,
-                errors,
-                flow,
-                prefetched: super::prefetch_slots(&[], run_state),
-                unsent: None,
-            })
-        })
+    fn read_committed(
+        &self,
+        flow_id: &str,
+        reads: &[String],
+        body: &mut RpcBody<'_>,
+    ) -> Result<Vec<Write>> {
+        self.read_snapshot(flow_id, reads, body)
     }
 
     fn commit_group(&self, group: PostgresGroup) -> Result<()> {

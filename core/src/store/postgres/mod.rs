@@ -39,6 +39,7 @@ mod notify;
 mod options;
 mod pool;
 mod schema;
+mod snapshot;
 mod tls;
 mod unsent;
 
@@ -52,14 +53,14 @@ use std::str::FromStr;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use postgres::{GenericClient, IsolationLevel, Transaction};
+use postgres::{GenericClient, IsolationLevel, SimpleQueryMessage, SimpleQueryRow, Transaction};
 
 use self::errors::Errors;
 pub use self::errors::COMMIT_OUTCOME_UNKNOWN;
 use self::pool::{Connection, Pool, Statements};
 use self::unsent::Unsent;
 use super::fault::FaultPlan;
-use super::group_commit::{GroupBackend, GroupCommit, GroupStats};
+use super::group_commit::{GroupCommit, GroupStats};
 use super::{
     FlowRecord, Isolation, LockTable, ReplaceRun, RpcBody, RpcCall, SnapshotReader, StartOutcome,
     Store, Write,
@@ -699,15 +700,14 @@ impl PostgresStore {
                     created_lock_rows = true;
                     continue;
                 };
-                let writes = body(&mut TxReader {
-                    store: self,
-                    tx: &mut *open.client,
-                    statements,
-                    errors,
+                let tx = &mut *open.client;
+                let writes = body(&mut TxReader::alone(
+                    self,
+                    tx,
+                    (statements, errors),
                     flow,
                     prefetched,
-                    unsent: None,
-                })?;
+                ))?;
                 crate::metrics::timed_commit(1, || {
                     self.write_and_end(
                         open.client,
@@ -728,17 +728,18 @@ impl PostgresStore {
     /// A lock-free RPC without group commit: the body runs on a snapshot, and its writes
     /// commit afterwards in a transaction of their own (last writer wins), only into the
     /// run the body read and only while that run is not stopped.
-    fn run_shared(&self, flow_id: &str, body: &mut RpcBody<'_>) -> Result<()> {
+    fn run_shared(&self, flow_id: &str, reads: &[String], body: &mut RpcBody<'_>) -> Result<()> {
         let mut seen = None;
-        let writes = self.read_committed(flow_id, &mut |reader: &mut dyn SnapshotReader| {
-            let run_id = reader.flow().run_id.clone();
-            let run_state = reader
-                .read(&[RUN_STATE_NAME.to_owned()])?
-                .pop()
-                .map(|(_, state)| state);
-            seen = Some((run_id, run_state));
-            body(reader)
-        })?;
+        let writes =
+            self.read_snapshot(flow_id, reads, &mut |reader: &mut dyn SnapshotReader| {
+                let run_id = reader.flow().run_id.clone();
+                let run_state = reader
+                    .read(&[RUN_STATE_NAME.to_owned()])?
+                    .pop()
+                    .map(|(_, state)| state);
+                seen = Some((run_id, run_state));
+                body(reader)
+            })?;
         if writes.is_empty() {
             return Ok(());
         }
@@ -811,7 +812,7 @@ impl Store for PostgresStore {
         }
         match isolation {
             Isolation::Exclusive { locks } => self.run_exclusive(flow_id, locks, body),
-            Isolation::Shared => self.run_shared(flow_id, body),
+            Isolation::Shared { reads } => self.run_shared(flow_id, reads, body),
         }
     }
 
@@ -944,7 +945,26 @@ struct TxReader<'a, C: GenericClient> {
     unsent: Option<&'a mut Unsent>,
 }
 
-impl<C: GenericClient> TxReader<'_, C> {
+impl<'a, C: GenericClient> TxReader<'a, C> {
+    /// A reader of one call's transaction on `tx`, outside any group.
+    fn alone(
+        store: &'a PostgresStore,
+        tx: &'a mut C,
+        (statements, errors): (&'a Statements, Errors<'a>),
+        flow: FlowRecord,
+        prefetched: Prefetched,
+    ) -> Self {
+        TxReader {
+            store,
+            tx,
+            statements,
+            errors,
+            flow,
+            prefetched,
+            unsent: None,
+        }
+    }
+
     /// Sends the group's statements still waiting, so that a query sees their writes.
     fn send_unsent(&mut self) -> Result<()> {
         let batch = self.unsent.as_deref_mut().and_then(|u| u.take_batch(None));
@@ -1108,6 +1128,33 @@ fn from_hex(hex: &str) -> Option<Vec<u8>> {
         .step_by(2)
         .map(|at| u8::from_str_radix(hex.get(at..at + 2)?, 16).ok())
         .collect()
+}
+
+/// The rows of a simple-query batch's answers, every statement's in order.
+fn rows_of(messages: &[SimpleQueryMessage]) -> Vec<&SimpleQueryRow> {
+    messages
+        .iter()
+        .filter_map(|message| match message {
+            SimpleQueryMessage::Row(row) => Some(row),
+            _ => None,
+        })
+        .collect()
+}
+
+/// `EXECUTE prepared('flow_id', ARRAY[…]::bytea[], …)`, one array of names as hex `bytea`
+/// per list; `None` when the flow ID holds a NUL character, which a simple query cannot
+/// carry.
+fn execute_on_flow(prepared: &str, flow_id: &str, lists: &[&[String]]) -> Option<String> {
+    if flow_id.contains('\0') {
+        return None;
+    }
+    let mut sql = format!("EXECUTE {prepared}({}", quote(flow_id));
+    for names in lists {
+        let names: Vec<String> = names.iter().map(|name| bytea(name)).collect();
+        sql.push_str(&format!(", ARRAY[{}]::bytea[]", names.join(", ")));
+    }
+    sql.push(')');
+    Some(sql)
 }
 
 /// `text` as an SQL string literal (standard conforming strings).

@@ -100,7 +100,8 @@ const CREATE_LOCK_ROWS: &str = "
 /// parse, analyse and plan again for every RPC. The writes (`end_batch` in the parent
 /// module) use `attrflow_put`, `attrflow_drop` and `attrflow_close`; a group member opens with
 /// `attrflow_open` (`open_rpc` as one row per value found, names and flow types in hex),
-/// sent in one batch behind the previous member's writes.
+/// sent in one batch behind the previous member's writes; a lock-free read starts with
+/// `attrflow_peek`, the same rows without locks (`postgres/snapshot.rs`).
 fn batch_statements() -> String {
     format!(
         "PREPARE attrflow_put (text, bytea, text) AS
@@ -113,7 +114,12 @@ fn batch_statements() -> String {
          PREPARE attrflow_open (text, bytea[]) AS {OPEN_LOCKS_AND_VALUES}
              SELECT encode(f.flow_type, 'hex'), f.run_id, (SELECT count(*) FROM bumped),
                     encode(k.name, 'hex'), k.value, f.closed_run
-             FROM flows f LEFT JOIN known k ON true WHERE f.flow_id = $1 FOR SHARE OF f"
+             FROM flows f LEFT JOIN known k ON true WHERE f.flow_id = $1 FOR SHARE OF f;
+         PREPARE attrflow_peek (text, bytea[]) AS
+             SELECT encode(f.flow_type, 'hex'), f.run_id, 0, encode(k.name, 'hex'), k.value,
+                    f.closed_run
+             FROM flows f LEFT JOIN attribute_values k ON k.flow_id = $1 AND k.name = ANY($2)
+             WHERE f.flow_id = $1"
     )
 }
 

@@ -269,7 +269,14 @@ impl GroupBackend for SqliteStore {
         Ok(StartOutcome::Replaced(previous))
     }
 
-    fn read_committed(&self, flow_id: &str, body: &mut RpcBody<'_>) -> Result<Vec<Write>> {
+    /// Reads as the body asks: SQLite answers from its own pages, so reading ahead saves
+    /// nothing.
+    fn read_committed(
+        &self,
+        flow_id: &str,
+        _reads: &[String],
+        body: &mut RpcBody<'_>,
+    ) -> Result<Vec<Write>> {
         let mut conn = self.checkout()?;
         let tx = self.begin(&mut conn, TransactionBehavior::Deferred)?;
         let generation = self.generation(&tx)?;
