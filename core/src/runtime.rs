@@ -432,6 +432,7 @@ impl Runtime {
         let run_state = [RUN_STATE_NAME.to_owned()];
         let isolation = Isolation::Exclusive {
             locks: vec![name.clone()],
+            reads: run_state.to_vec(),
         };
         RetryPolicy::DEFAULT
             .run(|| {
@@ -500,7 +501,10 @@ impl Runtime {
         let run_state = [RUN_STATE_NAME.to_owned()];
         self.store.run_rpc(
             flow_id,
-            &Isolation::Exclusive { locks: Vec::new() },
+            &Isolation::Exclusive {
+                locks: Vec::new(),
+                reads: run_state.to_vec(),
+            },
             &mut |reader: &mut dyn SnapshotReader| {
                 if let Some(closed) = ClosedRun::find(flow_id, &reader.read(&run_state)?)? {
                     return Err(closed.not_active(flow_id));
@@ -711,13 +715,13 @@ impl CallPlan {
             "load",
             &options.load_attribute_map_instances,
         )?);
+        let reads = loads.iter().cloned().collect();
         let isolation = if !takes_locks(rpc, options) {
-            Isolation::Shared {
-                reads: loads.iter().cloned().collect(),
-            }
+            Isolation::Shared { reads }
         } else {
             Isolation::Exclusive {
                 locks: locks.into_iter().collect(),
+                reads,
             }
         };
         Ok(CallPlan {

@@ -241,14 +241,14 @@ pub trait GroupBackend {
     /// whole transaction is lost: the group fails.
     fn rollback_to_savepoint(&self, group: &mut Self::Group) -> Result<()>;
     /// Runs one RPC in the open transaction: fails with [`Error::FlowNotFound`] for an
-    /// unknown flow, takes whatever row locks the backend needs for `locks`, hands `body` a
-    /// reader on the transaction and applies the writes it returns. Returns the bytes
-    /// written.
+    /// unknown flow, takes whatever row locks the backend needs for the opening's locks
+    /// (the names it will read first may be read with them), hands `body` a reader on the
+    /// transaction and applies the writes it returns. Returns the bytes written.
     fn run_member(
         &self,
         group: &mut Self::Group,
         flow_id: &str,
-        locks: &[String],
+        opening: Opening<'_>,
         body: &mut RpcBody<'_>,
     ) -> Result<usize>;
     /// Creates a flow with its initial values in the open transaction, or replaces the run
@@ -275,6 +275,10 @@ pub trait GroupBackend {
     /// Rolls the group back (it has no members, or it failed).
     fn rollback_group(&self, group: Self::Group);
 }
+
+/// What a member opens with: the names it locks, and the names it will read first, locked
+/// or not ([`Isolation::Exclusive`]).
+pub type Opening<'a> = (&'a [String], &'a [String]);
 
 thread_local! {
     /// The pipelines (by address) in whose RPC this thread is now.
@@ -481,10 +485,12 @@ impl<G: Send + 'static> GroupCommit<G> {
         body: &mut RpcBody<'_>,
     ) -> Result<()> {
         match isolation {
-            Isolation::Exclusive { locks } => self.execute(backend, flow_id, locks, |b, tx| {
-                b.run_member(tx, flow_id, locks, body)
-                    .map(|bytes| ((), bytes))
-            }),
+            Isolation::Exclusive { locks, reads } => {
+                self.execute(backend, flow_id, locks, |b, tx| {
+                    b.run_member(tx, flow_id, (locks, reads), body)
+                        .map(|bytes| ((), bytes))
+                })
+            }
             Isolation::Shared { reads: ahead } => {
                 let (flow, reads, writes) = {
                     // A lock-free handler may read its own store but not write to it.
@@ -512,7 +518,8 @@ impl<G: Send + 'static> GroupCommit<G> {
                         verify_reads(&flow, &reads, reader)?;
                         Ok(writes.clone())
                     };
-                    b.run_member(tx, flow_id, &[], &mut verify)
+                    // The planned reads are what the handler read: read again with the flow.
+                    b.run_member(tx, flow_id, (&[], ahead), &mut verify)
                         .map(|bytes| ((), bytes))
                 })
             }
@@ -535,8 +542,9 @@ impl<G: Send + 'static> GroupCommit<G> {
         let mut members = Vec::new();
         for (at, call) in calls.iter_mut().enumerate() {
             match call.isolation {
-                Isolation::Exclusive { locks } if !self.is_inside() => {
-                    members.push((at, call.flow_id, locks.as_slice(), &mut *call.body));
+                Isolation::Exclusive { locks, reads } if !self.is_inside() => {
+                    let opening = (locks.as_slice(), reads.as_slice());
+                    members.push((at, call.flow_id, opening, &mut *call.body));
                 }
                 isolation => {
                     results[at] = Some(self.run_rpc(backend, call.flow_id, isolation, call.body));
@@ -560,23 +568,23 @@ impl<G: Send + 'static> GroupCommit<G> {
     fn run_members<'m, B: GroupBackend<Group = G> + Sync>(
         &self,
         backend: &B,
-        members: Vec<(usize, &'m str, &'m [String], &'m mut RpcBody<'_>)>,
+        members: Vec<(usize, &'m str, Opening<'m>, &'m mut RpcBody<'_>)>,
     ) -> Vec<(usize, Result<()>)> {
         let keys: Vec<(usize, &str, &[String])> = members
             .iter()
-            .map(|(at, flow_id, locks, _)| (*at, *flow_id, *locks))
+            .map(|(at, flow_id, (locks, _), _)| (*at, *flow_id, *locks))
             .collect();
         let table = backend.lock_table();
         let mut jobs: Vec<_> = members
             .into_iter()
-            .map(|(_, flow_id, locks, body)| {
+            .map(|(_, flow_id, (locks, reads), body)| {
                 move |tx: &mut G, taken: Option<LockGuard>| -> Ran<()> {
                     let guard = match taken.map_or_else(|| table.try_lock_all(flow_id, locks), Ok) {
                         Ok(guard) => guard,
                         Err(error) => return Ran::Failed(error),
                     };
                     let ran = run_in_savepoint(backend, tx, |b, tx| {
-                        b.run_member(tx, flow_id, locks, &mut *body)
+                        b.run_member(tx, flow_id, (locks, reads), &mut *body)
                             .map(|bytes| ((), bytes))
                     });
                     // Early lock release, as for a call on its own.

@@ -62,6 +62,10 @@ pub enum Isolation {
     Exclusive {
         /// Physical names to lock.
         locks: Vec<String>,
+        /// Physical names the body will read first, locked or not, as the runtime planned
+        /// the call: a store may read them with the flow as it takes the locks (PostgreSQL
+        /// does, to save round trips). Only a hint, as for [`Isolation::Shared`].
+        reads: Vec<String>,
     },
     /// Read a snapshot of committed state without locks; commit any writes afterwards,
     /// only if every value read is unchanged by then (otherwise a retryable

@@ -82,7 +82,7 @@ impl GroupBackend for Logged {
         &self,
         group: &mut Staged,
         flow_id: &str,
-        locks: &[String],
+        (locks, _): Opening<'_>,
         body: &mut RpcBody<'_>,
     ) -> Result<usize> {
         self.step(format!(
@@ -131,6 +131,7 @@ fn a_lone_call_runs_in_a_savepoint_of_its_own_group_and_releases_its_locks() {
     let backend = Logged::default();
     let pipeline = GroupCommit::<Staged>::new();
     let locks = Isolation::Exclusive {
+        reads: Vec::new(),
         locks: vec!["a".to_owned()],
     };
     pipeline
@@ -201,6 +202,7 @@ fn members_run_for_queued_callers_answer_each_caller_with_its_own_result_or_pani
     let backend = Logged::default();
     let pipeline = GroupCommit::<Staged>::new();
     let locks = Isolation::Exclusive {
+        reads: Vec::new(),
         locks: vec!["v".to_owned()],
     };
     let holding = std::sync::atomic::AtomicBool::new(false);

@@ -10,8 +10,8 @@
 //! cases only the member's savepoint is rolled back and the group goes on.
 //!
 //! Round trips: a member opening a flow the group does not hold yet costs one, for its
-//! locks, flow and locked values (the statement a lone RPC opens with); the group's `BEGIN`
-//! goes with its first member's. A member whose flow and locks an earlier member of the
+//! locks, flow and the values it will read, locked or not (the statement a lone RPC opens
+//! with); the group's `BEGIN` goes with its first member's. A member whose flow and locks an earlier member of the
 //! group already took opens on what the group holds of them instead (`postgres/held.rs`):
 //! no round trip, as the transaction would only read back its own state. And when the
 //! member about to run would open on the server while members of other flows queue behind
@@ -21,8 +21,8 @@
 //! statement the group sends (an opening, a read of a value the group does not hold, or
 //! the `COMMIT`) in one simple-query round trip; a value written again by a later member of
 //! the same batch goes once. So a group of appends costs two round trips, whether its
-//! calls go to one flow or to many (plus one for each value they read that no call of the
-//! group locks).
+//! calls go to one flow or to many (plus one for the values a member opened ahead reads
+//! without locking them: the openings ahead take the locks and read their values only).
 //!
 //! Savepoints are numbered (`m0`, `m1`, …): a member's batch runs `SAVEPOINT mN`, its
 //! statements, and later `RELEASE SAVEPOINT mN`, so a batch that failed says by itself
@@ -57,10 +57,11 @@ use super::errors::Errors;
 use super::held::HeldFlows;
 use super::pool::{Connection, Pool, Statements};
 use super::unsent::Unsent;
-use super::{execute_on_flow, open_error, rows_of, PostgresStore, Prefetched, TxReader};
+use super::{execute_on_flow, open_error, rows_of, unlocked_reads};
+use super::{PostgresStore, Prefetched, TxReader};
 use crate::error::{Error, Result};
 use crate::store::fault::FaultPoint;
-use crate::store::group_commit::{GroupBackend, GroupLimits};
+use crate::store::group_commit::{GroupBackend, GroupLimits, Opening};
 use crate::store::{FlowRecord, LockTable, ReplaceRun, RpcBody, StartOutcome, Write};
 
 /// The open transaction of one group, on a connection out of the pool until the group ends.
@@ -152,9 +153,9 @@ impl PostgresStore {
         &self,
         group: &mut PostgresGroup,
         flow_id: &str,
-        locks: &[String],
+        (locks, reads): Opening<'_>,
     ) -> Option<Result<Option<(FlowRecord, Prefetched)>>> {
-        let open = open_statement(flow_id, locks)?;
+        let open = open_statement(flow_id, (locks, reads))?;
         let batch = group.unsent.take_batch(Some(&open)).unwrap_or_default();
         // A failure here is this member's when the writes before it ran; else the rollback
         // to its savepoint, which they set, fails and takes the group with it.
@@ -163,7 +164,11 @@ impl PostgresStore {
                 .simple_query(&batch)
                 .map_err(|e| open_error(self.errors(&conn.broken), flow_id, locks, e))
         });
-        Some(messages.and_then(|messages| self.opened_rows(flow_id, locks, &rows_of(&messages))))
+        Some(
+            messages.and_then(|messages| {
+                self.opened_rows(flow_id, (locks, reads), &rows_of(&messages))
+            }),
+        )
     }
 
     /// Opens the flows of `upcoming` members the group does not hold yet, two or more of
@@ -194,7 +199,7 @@ impl PostgresStore {
         }
         let opens: Option<Vec<String>> = wanted
             .iter()
-            .map(|(flow_id, locks)| open_statement(flow_id, locks))
+            .map(|(flow_id, locks)| open_statement(flow_id, (locks, &[])))
             .collect();
         let Some(opens) = opens.filter(|opens| opens.len() >= 2) else {
             return;
@@ -237,27 +242,30 @@ impl PostgresStore {
             return;
         };
         for ((flow_id, locks), rows) in wanted.iter().zip(&statements[first..]) {
-            if let Ok(Some((flow, prefetched))) = self.opened_rows(flow_id, locks, rows) {
+            if let Ok(Some((flow, prefetched))) = self.opened_rows(flow_id, (locks, &[]), rows) {
                 group.held.record(flow, locks, prefetched, Vec::new());
             }
         }
     }
 
     /// Opens a member on the server: takes and bumps its lock rows (creating the missing
-    /// ones), reads the flow and the locked values, after the statements waiting.
+    /// ones), reads the flow and the values of the names it locks or will read, after the
+    /// statements waiting.
     fn open_on_server(
         &self,
         group: &mut PostgresGroup,
         flow_id: &str,
-        locks: &[String],
+        (locks, reads): Opening<'_>,
     ) -> Result<(FlowRecord, Prefetched)> {
-        let opened = match self.open_in_batch(group, flow_id, locks) {
+        let unread = unlocked_reads(locks, reads);
+        let opening = (locks, unread.as_slice());
+        let opened = match self.open_in_batch(group, flow_id, opening) {
             Some(opened) => opened?,
             None => {
                 // A NUL in the flow ID: what waits goes first, on its own.
                 self.send_unsent(group)?;
                 let (client, statements, errors) = self.parts(&mut group.conn);
-                self.open_member(client, statements, errors, flow_id, locks)?
+                self.open_member(client, statements, errors, flow_id, opening)?
             }
         };
         if let Some(opened) = opened {
@@ -266,7 +274,7 @@ impl PostgresStore {
         // Created inside the group's transaction, so its snapshot sees them.
         let (client, statements, errors) = self.parts(&mut group.conn);
         self.create_lock_rows(client, statements, errors, flow_id, locks)?;
-        self.open_member(client, statements, errors, flow_id, locks)?
+        self.open_member(client, statements, errors, flow_id, opening)?
             .ok_or_else(|| {
                 Error::storage(format!(
                     "store {}: lock rows of flow {flow_id:?} vanished right after they were created",
@@ -292,7 +300,7 @@ impl PostgresStore {
     fn opened_rows(
         &self,
         flow_id: &str,
-        locks: &[String],
+        (locks, reads): Opening<'_>,
         rows: &[&SimpleQueryRow],
     ) -> Result<Option<(FlowRecord, Prefetched)>> {
         let Some(first) = rows.first() else {
@@ -307,15 +315,16 @@ impl PostgresStore {
         if locked < locks.len() {
             return Ok(None);
         }
-        self.flow_and_values(flow_id, locks, rows).map(Some)
+        self.flow_and_values(flow_id, &[locks, reads].concat(), rows)
+            .map(Some)
     }
 }
 
-/// The statement opening a member of flow `flow_id` taking `locks` (`Statements::open_rpc`
-/// as one row per value found, names and flow types in hex); `None` when the flow ID holds
-/// a NUL character, which a simple query cannot carry.
-fn open_statement(flow_id: &str, locks: &[String]) -> Option<String> {
-    execute_on_flow("attrflow_open", flow_id, &[locks])
+/// The statement opening a member of flow `flow_id` taking `locks` and reading `reads`
+/// (`Statements::open_rpc` as one row per value found, names and flow types in hex);
+/// `None` when the flow ID holds a NUL character, which a simple query cannot carry.
+fn open_statement(flow_id: &str, (locks, reads): Opening<'_>) -> Option<String> {
+    execute_on_flow("attrflow_open", flow_id, &[locks, reads])
 }
 
 /// Gives a group's connection back to its pool; a broken one is dropped with the idle ones
@@ -416,14 +425,15 @@ impl GroupBackend for PostgresStore {
         &self,
         group: &mut PostgresGroup,
         flow_id: &str,
-        locks: &[String],
+        opening: Opening<'_>,
         body: &mut RpcBody<'_>,
     ) -> Result<usize> {
+        let (locks, _) = opening;
         let (flow, prefetched) = match group.held.open(flow_id, locks) {
             // The transaction holds every lock already: the member opens on what it holds,
             // and its savepoint and the writes before it wait for the next round trip.
             Some(held) => held,
-            None => self.open_on_server(group, flow_id, locks)?,
+            None => self.open_on_server(group, flow_id, opening)?,
         };
         let PostgresGroup { conn, unsent, .. } = &mut *group;
         let (client, statements, errors) = self.parts(conn);

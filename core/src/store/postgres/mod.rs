@@ -60,7 +60,7 @@ pub use self::errors::COMMIT_OUTCOME_UNKNOWN;
 use self::pool::{Connection, Pool, Statements};
 use self::unsent::Unsent;
 use super::fault::FaultPlan;
-use super::group_commit::{GroupCommit, GroupStats};
+use super::group_commit::{GroupCommit, GroupStats, Opening};
 use super::{
     FlowRecord, Isolation, LockTable, ReplaceRun, RpcBody, RpcCall, SnapshotReader, StartOutcome,
     Store, Write,
@@ -536,10 +536,13 @@ impl PostgresStore {
         statements: &Statements,
         errors: Errors<'_>,
         flow_id: &str,
-        locks: &[String],
+        (locks, reads): Opening<'_>,
     ) -> Result<Option<(FlowRecord, Prefetched)>> {
         let row = client
-            .query_opt(&statements.open_rpc, &[&flow_id, &as_bytes(locks)])
+            .query_opt(
+                &statements.open_rpc,
+                &[&flow_id, &as_bytes(locks), &as_bytes(reads)],
+            )
             .map_err(|e| open_error(errors, flow_id, locks, e))?;
         let Some(row) = row else {
             return Err(Error::FlowNotFound {
@@ -555,7 +558,7 @@ impl PostgresStore {
             flow_type: self.text(row.get(0))?,
             run_id: row.get(1),
         };
-        let mut prefetched = prefetch_slots(locks, row.get(5));
+        let mut prefetched = prefetch_slots(&[locks, reads].concat(), row.get(5));
         let known: Vec<Vec<u8>> = row.get(3);
         let values: Vec<String> = row.get(4);
         for (name, value) in known.into_iter().zip(values) {
@@ -669,13 +672,19 @@ impl PostgresStore {
     }
 
     /// An exclusive RPC in three round trips: BEGIN; one statement that takes the locks,
-    /// reads the flow and the locked names' values; the writes with the COMMIT. Reads of
-    /// names it did not lock cost one more each.
-    fn run_exclusive(&self, flow_id: &str, locks: &[String], body: &mut RpcBody<'_>) -> Result<()> {
+    /// reads the flow and the values of the names it locks or will read; the writes with
+    /// the COMMIT. A read of any other name costs one more.
+    fn run_exclusive(
+        &self,
+        flow_id: &str,
+        (locks, reads): Opening<'_>,
+        body: &mut RpcBody<'_>,
+    ) -> Result<()> {
         let waiting = tracing::debug_span!(crate::metrics::SPAN_LOCK_WAIT, flow_id).entered();
         let _held = self.locks.try_lock_all(flow_id, locks)?;
         let _scope = self.write_scope()?;
         drop(waiting);
+        let unread = unlocked_reads(locks, reads);
         self.with_connection(|client, statements, errors, untouched| {
             let mut created_lock_rows = false;
             loop {
@@ -687,7 +696,8 @@ impl PostgresStore {
                     client: &mut *client,
                     done: false,
                 };
-                let opened = self.open_member(open.client, statements, errors, flow_id, locks)?;
+                let opening = (locks, unread.as_slice());
+                let opened = self.open_member(open.client, statements, errors, flow_id, opening)?;
                 let Some((flow, prefetched)) = opened else {
                     drop(open);
                     if created_lock_rows {
@@ -811,7 +821,9 @@ impl Store for PostgresStore {
             return self.lane(flow_id).run_rpc(self, flow_id, isolation, body);
         }
         match isolation {
-            Isolation::Exclusive { locks } => self.run_exclusive(flow_id, locks, body),
+            Isolation::Exclusive { locks, reads } => {
+                self.run_exclusive(flow_id, (locks, reads), body)
+            }
             Isolation::Shared { reads } => self.run_shared(flow_id, reads, body),
         }
     }
@@ -1130,6 +1142,16 @@ fn from_hex(hex: &str) -> Option<Vec<u8>> {
         .collect()
 }
 
+/// The names of `reads` an opening statement reads besides `locks`: neither the run state,
+/// which the flow's row holds, nor a locked name, whose value is read with its lock.
+fn unlocked_reads(locks: &[String], reads: &[String]) -> Vec<String> {
+    reads
+        .iter()
+        .filter(|name| *name != RUN_STATE_NAME && !locks.contains(name))
+        .cloned()
+        .collect()
+}
+
 /// The rows of a simple-query batch's answers, every statement's in order.
 fn rows_of(messages: &[SimpleQueryMessage]) -> Vec<&SimpleQueryRow> {
     messages
@@ -1226,9 +1248,11 @@ mod tests {
             };
             conn.client
                 .simple_query(&format!(
-                    "BEGIN; EXECUTE attrflow_open('{flow}', ARRAY['\\x6e'::bytea]); ROLLBACK"
+                    "BEGIN; EXECUTE attrflow_open('{flow}', ARRAY['\\x6e'::bytea], \
+                     ARRAY['\\x77'::bytea]); ROLLBACK; \
+                     EXECUTE attrflow_peek('{flow}', ARRAY['\\x6e'::bytea, '\\x77'::bytea])"
                 ))
-                .expect("the opening statement runs");
+                .expect("the opening statements run");
             let names: &[&[u8]] = &[b"n"];
             conn.client
                 .query(&conn.statements.read_values, &[&flow, &names])
@@ -1246,8 +1270,9 @@ mod tests {
             .iter()
             .map(|row| (row.get(0), row.get(1), row.get(2)))
             .collect();
-        // Planned per call, each would have five custom plans at least.
-        assert_eq!(plans.len(), 2, "{plans:?}");
+        // Planned per call, each would have five custom plans at least (the opening, the
+        // peek and the read of values).
+        assert_eq!(plans.len(), 3, "{plans:?}");
         assert!(
             plans
                 .iter()

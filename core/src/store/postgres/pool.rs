@@ -46,17 +46,19 @@ pub(crate) struct Statements {
     pub create_lock_rows: Statement,
     /// The first statement of an exclusive RPC, in one round trip: takes and bumps the lock
     /// rows (`$2`), reads the flow (its run state included) with a share lock on its row,
-    /// and reads the values of the locked names (which RPCs mostly read), all in the
-    /// transaction's snapshot. The share lock makes a stop or a new run, which update the
-    /// row, wait for the transaction; and a transaction whose snapshot predates one fails
-    /// with a serialization error instead of writing into a stopped or a new run, whatever
-    /// lock rows it takes (a lock row created after the new run began was never bumped).
+    /// and reads the values of the locked names and of the names the RPC will read
+    /// without locking them (`$3`), all in the transaction's snapshot. The share lock makes
+    /// a stop or a new run, which update the row, wait for the transaction; and a
+    /// transaction whose snapshot predates one fails with a serialization error instead of
+    /// writing into a stopped or a new run, whatever lock rows it takes (a lock row created
+    /// after the new run began was never bumped).
     pub open_rpc: Statement,
 }
 
 /// The start of the first statement of an exclusive RPC or group member (see
 /// `Statements::open_rpc`): takes and bumps the lock rows `$2` of flow `$1` and finds the
-/// values of those names, in the transaction's snapshot.
+/// values of those names and of the names `$3` the call reads without locking them, in the
+/// transaction's snapshot.
 const OPEN_LOCKS_AND_VALUES: &str = "
     WITH locked AS (
         SELECT name FROM attribute_locks WHERE flow_id = $1 AND name = ANY($2)
@@ -65,7 +67,7 @@ const OPEN_LOCKS_AND_VALUES: &str = "
         UPDATE attribute_locks a SET grants = a.grants + 1 FROM locked
         WHERE a.flow_id = $1 AND a.name = locked.name RETURNING 1
     ), known AS (
-        SELECT name, value FROM attribute_values WHERE flow_id = $1 AND name = ANY($2)
+        SELECT name, value FROM attribute_values WHERE flow_id = $1 AND name = ANY($2 || $3)
     )";
 
 /// Creates the missing lock rows `$2` of flow `$1` in the open transaction, without waiting
@@ -111,7 +113,7 @@ fn batch_statements() -> String {
              DELETE FROM attribute_values WHERE flow_id = $1 AND name = $2;
          PREPARE attrflow_close (text, text) AS
              UPDATE flows SET closed_run = $2 WHERE flow_id = $1;
-         PREPARE attrflow_open (text, bytea[]) AS {OPEN_LOCKS_AND_VALUES}
+         PREPARE attrflow_open (text, bytea[], bytea[]) AS {OPEN_LOCKS_AND_VALUES}
              SELECT encode(f.flow_type, 'hex'), f.run_id, (SELECT count(*) FROM bumped),
                     encode(k.name, 'hex'), k.value, f.closed_run
              FROM flows f LEFT JOIN known k ON true WHERE f.flow_id = $1 FOR SHARE OF f;

@@ -13,7 +13,8 @@
 
 use postgres::SimpleQueryRow;
 
-use super::{execute_on_flow, from_hex, prefetch_slots, rows_of, OpenTransaction};
+use super::OpenTransaction;
+use super::{execute_on_flow, from_hex, prefetch_slots, rows_of, unlocked_reads};
 use super::{IsolationLevel, PostgresStore, Prefetched, TxReader};
 use crate::error::{Error, Result};
 use crate::store::{FlowRecord, RpcBody, Write};
@@ -28,6 +29,7 @@ impl PostgresStore {
         reads: &[String],
         body: &mut RpcBody<'_>,
     ) -> Result<Vec<Write>> {
+        let reads = &unlocked_reads(&[], reads);
         let Some(peek) = execute_on_flow("attrflow_peek", flow_id, &[reads]) else {
             // A NUL in the flow ID, which a simple query cannot carry: statement by statement.
             return self.read_only(IsolationLevel::RepeatableRead, |tx, statements, errors| {

@@ -29,7 +29,7 @@ use super::{busy_wait, SqliteStore, TxReader};
 use crate::error::{Error, Result};
 use crate::lifecycle::RUN_STATE_NAME;
 use crate::store::fault::FaultPoint;
-use crate::store::group_commit::{GroupBackend, GroupLimits};
+use crate::store::group_commit::{GroupBackend, GroupLimits, Opening};
 use crate::store::{
     FlowRecord, LockTable, ReplaceRun, RpcBody, SnapshotReader, StartOutcome, Write,
 };
@@ -194,7 +194,7 @@ impl GroupBackend for SqliteStore {
         &self,
         group: &mut SqliteGroup,
         flow_id: &str,
-        _locks: &[String],
+        _: Opening<'_>,
         body: &mut RpcBody<'_>,
     ) -> Result<usize> {
         let flow = self.group_flow(group, flow_id)?;
