@@ -1425,6 +1425,44 @@ fn a_call_on_its_own_reads_the_values_it_does_not_lock_as_it_opens() {
     assert_eq!(t.stored_values("f0")["v"], 3);
 }
 
+/// PostgreSQL only: calls on many flows queued together are opened in one round trip with
+/// the values they read, those they do not lock too; with the COMMIT, two in all.
+#[test]
+#[ignore = "PostgreSQL only"]
+fn a_group_of_calls_on_many_flows_reading_what_they_do_not_lock_costs_two_round_trips() {
+    let (_unused, first) = common::checkpoint();
+    let (_unused_too, second) = common::checkpoint();
+    let (_t, counter, store, runtime) = through_a_proxy(first, second);
+    let flows: Vec<String> = (1..=8).map(|n| format!("f{n}")).collect();
+    for (n, flow) in flows.iter().enumerate() {
+        runtime
+            .start_flow(FLOW_TYPE, flow, &StartFlowOptions::new())
+            .unwrap();
+        call(&runtime, flow, "Note", json!(format!("noted {n}"))).unwrap();
+    }
+    let before = (
+        store.group_stats(),
+        counter.round_trips.load(Ordering::SeqCst),
+    );
+
+    // `Peek` locks `v` and returns `w`, which it reads without its lock.
+    let results = runtime.invoke_rpcs(
+        (flows.iter())
+            .map(|flow| request(flow, "Peek", Value::Null))
+            .collect(),
+    );
+
+    let round_trips = counter.round_trips.load(Ordering::SeqCst) - before.1;
+    let expected: Vec<attrflow::Result<Value>> =
+        (0..8).map(|n| Ok(json!(format!("noted {n}")))).collect();
+    assert_eq!(results, expected);
+    assert_eq!(store.group_stats().commits - before.0.commits, 1);
+    assert_eq!(
+        round_trips, 2,
+        "one to open the 8 flows (their `v` locked, `v` and `w` read), one to COMMIT"
+    );
+}
+
 /// PostgreSQL only: a lock-free read costs two round trips, one to start its snapshot and
 /// read the flow with every value the call reads (the flow's Attributes and the map
 /// instance it loads, found or not), one to end it; an unknown flow is refused in the first.

@@ -224,12 +224,12 @@ pub trait GroupBackend {
     fn wants_ahead(&self, _group: &Self::Group, _flow_id: &str, _locks: &[String]) -> bool {
         false
     }
-    /// Opens, in one round trip, what the members about to run (`upcoming`: each one's flow
-    /// and locks, in the order they run) need of a server, so that each then opens on what
-    /// the group holds. Best effort and outside any member's savepoint: a member it did
-    /// not open opens by itself, and a failure that loses the transaction is reported by
-    /// the next member's run.
-    fn open_ahead(&self, _group: &mut Self::Group, _upcoming: &[(String, Vec<String>)]) {}
+    /// Opens, in one round trip, what the members about to run (`upcoming`: each one's flow,
+    /// locks and reads, in the order they run) need of a server, so that each then opens on
+    /// what the group holds. Best effort and outside any member's savepoint: a member it
+    /// did not open opens by itself, and a failure that loses the transaction is reported
+    /// by the next member's run.
+    fn open_ahead(&self, _group: &mut Self::Group, _upcoming: &[Upcoming]) {}
 
     /// Opens a write transaction for a new group.
     fn begin_group(&self) -> Result<Self::Group>;
@@ -279,6 +279,15 @@ pub trait GroupBackend {
 /// What a member opens with: the names it locks, and the names it will read first, locked
 /// or not ([`Isolation::Exclusive`]).
 pub type Opening<'a> = (&'a [String], &'a [String]);
+
+/// A member about to run, as [`GroupBackend::open_ahead`] is offered it: its flow, the
+/// names it locks and the names it will read.
+pub type Upcoming = (String, Vec<String>, Vec<String>);
+
+/// `opening` of flow `flow_id`, owned.
+fn upcoming(flow_id: &str, (locks, reads): Opening<'_>) -> Upcoming {
+    (flow_id.to_owned(), locks.to_vec(), reads.to_vec())
+}
 
 thread_local! {
     /// The pipelines (by address) in whose RPC this thread is now.
@@ -343,8 +352,9 @@ struct Waiting<G: 'static> {
     ticket: u64,
     slot: Arc<Slot>,
     job: Job<G>,
-    /// The flow and the locks the job takes ([`GroupBackend::open_ahead`]).
-    opens: (String, Vec<String>),
+    /// The flow, the locks the job takes and the names it reads
+    /// ([`GroupBackend::open_ahead`]).
+    opens: Upcoming,
     /// The caller's span and `tracing` subscriber, so that its handler's spans land where
     /// they would on its own thread.
     span: tracing::Span,
@@ -486,7 +496,7 @@ impl<G: Send + 'static> GroupCommit<G> {
     ) -> Result<()> {
         match isolation {
             Isolation::Exclusive { locks, reads } => {
-                self.execute(backend, flow_id, locks, |b, tx| {
+                self.execute(backend, flow_id, (locks, reads), |b, tx| {
                     b.run_member(tx, flow_id, (locks, reads), body)
                         .map(|bytes| ((), bytes))
                 })
@@ -513,7 +523,7 @@ impl<G: Send + 'static> GroupCommit<G> {
                 if writes.is_empty() {
                     return Ok(());
                 }
-                self.execute(backend, flow_id, &[], |b, tx| {
+                self.execute(backend, flow_id, (&[], ahead), |b, tx| {
                     let mut verify = |reader: &mut dyn SnapshotReader| {
                         verify_reads(&flow, &reads, reader)?;
                         Ok(writes.clone())
@@ -570,9 +580,9 @@ impl<G: Send + 'static> GroupCommit<G> {
         backend: &B,
         members: Vec<(usize, &'m str, Opening<'m>, &'m mut RpcBody<'_>)>,
     ) -> Vec<(usize, Result<()>)> {
-        let keys: Vec<(usize, &str, &[String])> = members
+        let keys: Vec<(usize, &str, Opening<'_>)> = members
             .iter()
-            .map(|(at, flow_id, (locks, _), _)| (*at, *flow_id, *locks))
+            .map(|(at, flow_id, opening, _)| (*at, *flow_id, *opening))
             .collect();
         let table = backend.lock_table();
         let mut jobs: Vec<_> = members
@@ -613,7 +623,7 @@ impl<G: Send + 'static> GroupCommit<G> {
                 // returns nor touches the job before (a panic while settling is caught
                 // below; one elsewhere drops the guards, which wait for the same).
                 job: unsafe { Job::lend(&mut **job) },
-                opens: (keys[m].1.to_owned(), keys[m].2.to_vec()),
+                opens: upcoming(keys[m].1, keys[m].2),
                 span: tracing::Span::current(),
                 dispatch: tracing::dispatcher::get_default(tracing::Dispatch::clone),
             });
@@ -638,25 +648,26 @@ impl<G: Send + 'static> GroupCommit<G> {
             outcomes.push((keys[m].0, outcome));
         };
         if holds {
-            let (_, flow_id, locks) = keys[0];
+            let (_, flow_id, opening) = keys[0];
             let job = &mut *jobs[0];
             settle(
                 0,
                 catch_unwind(AssertUnwindSafe(|| {
-                    self.hold_turn(backend, flow_id, locks, &slots[0], job)
+                    self.hold_turn(backend, flow_id, opening, &slots[0], job)
                 })),
             );
         }
         for (m, guard) in queued {
-            let (_, flow_id, locks) = keys[m];
+            let (_, flow_id, opening) = keys[m];
             let job = &mut *jobs[m];
             let outcome = catch_unwind(AssertUnwindSafe(|| {
                 let state = self.state.lock();
+                let (locks, _) = opening;
                 let reply =
                     self.wait_in_queue(backend, state, guard.ticket, &slots[m], flow_id, locks);
                 guard.settled();
                 match reply? {
-                    Reply::Turn => self.hold_turn(backend, flow_id, locks, &slots[m], job),
+                    Reply::Turn => self.hold_turn(backend, flow_id, opening, &slots[m], job),
                     Reply::Done(result) => result,
                     Reply::Panicked(payload) => resume_unwind(payload),
                 }
@@ -678,7 +689,7 @@ impl<G: Send + 'static> GroupCommit<G> {
         replace: &ReplaceRun<'_>,
     ) -> Result<StartOutcome> {
         let bytes = initial.iter().map(|(n, v)| n.len() + v.len()).sum();
-        self.execute(backend, &flow.flow_id, &[], |b, tx| {
+        self.execute(backend, &flow.flow_id, (&[], &[]), |b, tx| {
             b.start_flow_member(tx, flow, initial, replace)
                 .map(|outcome| (outcome, bytes))
         })
@@ -701,7 +712,7 @@ impl<G: Send + 'static> GroupCommit<G> {
         &self,
         backend: &B,
         flow_id: &str,
-        locks: &[String],
+        opening: Opening<'_>,
         member: impl FnOnce(&B, &mut G) -> Result<(T, usize)> + Send,
     ) -> Result<T>
     where
@@ -717,6 +728,7 @@ impl<G: Send + 'static> GroupCommit<G> {
         }
         let _inside = self.enter();
         let table = backend.lock_table();
+        let (locks, _) = opening;
         let mut waiting = Some(tracing::debug_span!(
             crate::metrics::SPAN_LOCK_WAIT,
             flow_id
@@ -746,7 +758,7 @@ impl<G: Send + 'static> GroupCommit<G> {
             }
         };
         // Once this returns no thread runs `job` any more, and `value` is this thread's again.
-        self.take_part(backend, flow_id, locks, &mut job)?;
+        self.take_part(backend, flow_id, opening, &mut job)?;
         value.ok_or_else(|| Error::storage("the store did not run the call"))
     }
 
@@ -756,9 +768,10 @@ impl<G: Send + 'static> GroupCommit<G> {
         &self,
         backend: &B,
         flow_id: &str,
-        locks: &[String],
+        opening: Opening<'_>,
         job: &mut JobFn<'_, G>,
     ) -> Result<()> {
+        let (locks, _) = opening;
         let slot = Arc::new(Slot::default());
         let mut state = self.state.lock();
         if state.busy || !state.queue.is_empty() {
@@ -773,7 +786,7 @@ impl<G: Send + 'static> GroupCommit<G> {
                 // until then this frame does not return, and if it unwinds, dropping
                 // `queued` waits for the same. `job` is not touched meanwhile.
                 job: unsafe { Job::lend(job) },
-                opens: (flow_id.to_owned(), locks.to_vec()),
+                opens: upcoming(flow_id, opening),
                 span: tracing::Span::current(),
                 dispatch: tracing::dispatcher::get_default(tracing::Dispatch::clone),
             };
@@ -795,7 +808,7 @@ impl<G: Send + 'static> GroupCommit<G> {
             state.busy = true;
             drop(state);
         }
-        self.hold_turn(backend, flow_id, locks, &slot, job)
+        self.hold_turn(backend, flow_id, opening, &slot, job)
     }
 
     /// Waits in the queue (see the module docs) until a turn holder answers or hands over
@@ -851,10 +864,11 @@ impl<G: Send + 'static> GroupCommit<G> {
         &self,
         backend: &B,
         flow_id: &str,
-        locks: &[String],
+        opening: Opening<'_>,
         slot: &Arc<Slot>,
         job: &mut JobFn<'_, G>,
     ) -> Result<()> {
+        let (locks, _) = opening;
         let mut state = self.state.lock();
         state.member_started = Some(Instant::now());
         let open = state.open.take();
@@ -899,7 +913,7 @@ impl<G: Send + 'static> GroupCommit<G> {
         // the group.
         let ran = catch_unwind(AssertUnwindSafe(|| {
             let room = backend.limits().max_members.saturating_sub(open.members);
-            self.open_ahead(backend, &mut open.tx, room, flow_id, locks);
+            self.open_ahead(backend, &mut open.tx, room, flow_id, opening);
             job(&mut open.tx, Some(guard))
         }))
         .unwrap_or_else(|payload| Ran::Panicked(payload, true));
@@ -944,7 +958,7 @@ impl<G: Send + 'static> GroupCommit<G> {
             let Waiting {
                 slot: theirs,
                 job,
-                opens: (flow, flow_locks),
+                opens: (flow, flow_locks, flow_reads),
                 span,
                 dispatch,
                 ..
@@ -955,7 +969,8 @@ impl<G: Send + 'static> GroupCommit<G> {
                 tracing::dispatcher::with_default(&dispatch, || {
                     span.in_scope(|| {
                         let room = limits.max_members.saturating_sub(open.members);
-                        self.open_ahead(backend, &mut open.tx, room, &flow, &flow_locks);
+                        let opening = (flow_locks.as_slice(), flow_reads.as_slice());
+                        self.open_ahead(backend, &mut open.tx, room, &flow, opening);
                         (job.0)(&mut open.tx, None)
                     })
                 })
@@ -1008,23 +1023,23 @@ impl<G: Send + 'static> GroupCommit<G> {
         answer(own, slot)
     }
 
-    /// Before the member of `flow_id` taking `locks` runs: when it would cost the backend a
-    /// round trip to open, offers it and the members queued behind it (as many as the
-    /// group has `room` for) to [`GroupBackend::open_ahead`].
+    /// Before the member of `flow_id` opening with `opening` runs: when it would cost the
+    /// backend a round trip to open, offers it and the members queued behind it (as many as
+    /// the group has `room` for) to [`GroupBackend::open_ahead`].
     fn open_ahead<B: GroupBackend<Group = G>>(
         &self,
         backend: &B,
         tx: &mut G,
         room: usize,
         flow_id: &str,
-        locks: &[String],
+        opening: Opening<'_>,
     ) {
-        if !backend.wants_ahead(tx, flow_id, locks) {
+        if !backend.wants_ahead(tx, flow_id, opening.0) {
             return;
         }
-        let upcoming: Vec<(String, Vec<String>)> = {
+        let upcoming: Vec<Upcoming> = {
             let state = self.state.lock();
-            std::iter::once((flow_id.to_owned(), locks.to_vec()))
+            std::iter::once(upcoming(flow_id, opening))
                 .chain(
                     state
                         .queue

@@ -21,8 +21,7 @@
 //! statement the group sends (an opening, a read of a value the group does not hold, or
 //! the `COMMIT`) in one simple-query round trip; a value written again by a later member of
 //! the same batch goes once. So a group of appends costs two round trips, whether its
-//! calls go to one flow or to many (plus one for the values a member opened ahead reads
-//! without locking them: the openings ahead take the locks and read their values only).
+//! calls go to one flow or to many, and whether they read values they do not lock or not.
 //!
 //! Savepoints are numbered (`m0`, `m1`, …): a member's batch runs `SAVEPOINT mN`, its
 //! statements, and later `RELEASE SAVEPOINT mN`, so a batch that failed says by itself
@@ -61,7 +60,7 @@ use super::{execute_on_flow, open_error, rows_of, unlocked_reads};
 use super::{PostgresStore, Prefetched, TxReader};
 use crate::error::{Error, Result};
 use crate::store::fault::FaultPoint;
-use crate::store::group_commit::{GroupBackend, GroupLimits, Opening};
+use crate::store::group_commit::{GroupBackend, GroupLimits, Opening, Upcoming};
 use crate::store::{FlowRecord, LockTable, ReplaceRun, RpcBody, StartOutcome, Write};
 
 /// The open transaction of one group, on a connection out of the pool until the group ends.
@@ -179,27 +178,30 @@ impl PostgresStore {
     /// (and to fail, or to create them); when an opening fails (a lock another transaction
     /// holds), all are undone and each member opens by itself; when the writes sent before
     /// them failed, the transaction is lost (`lost`).
-    fn open_members_ahead(&self, group: &mut PostgresGroup, upcoming: &[(String, Vec<String>)]) {
-        let mut wanted: Vec<(&str, Vec<String>)> = Vec::new();
-        for (flow_id, locks) in upcoming {
+    fn open_members_ahead(&self, group: &mut PostgresGroup, upcoming: &[Upcoming]) {
+        // Per flow, every lock its members take and every name they read, once.
+        let mut wanted: Vec<(&str, Vec<String>, Vec<String>)> = Vec::new();
+        for (flow_id, locks, reads) in upcoming {
             if group.held.holds(flow_id, locks) {
                 continue;
             }
-            match wanted.iter_mut().find(|(flow, _)| flow == flow_id) {
-                Some((_, all)) => {
-                    let more: Vec<String> = locks
-                        .iter()
-                        .filter(|name| !all.contains(name))
-                        .cloned()
-                        .collect();
-                    all.extend(more);
+            let at = match wanted.iter().position(|(flow, ..)| flow == flow_id) {
+                Some(at) => at,
+                None => {
+                    wanted.push((flow_id, Vec::new(), Vec::new()));
+                    wanted.len() - 1
                 }
-                None => wanted.push((flow_id, locks.clone())),
-            }
+            };
+            let (_, all_locks, all_reads) = &mut wanted[at];
+            add_new(all_locks, locks);
+            add_new(all_reads, reads);
+        }
+        for (_, locks, reads) in &mut wanted {
+            *reads = unlocked_reads(locks, reads);
         }
         let opens: Option<Vec<String>> = wanted
             .iter()
-            .map(|(flow_id, locks)| open_statement(flow_id, (locks, &[])))
+            .map(|(flow_id, locks, reads)| open_statement(flow_id, (locks, reads)))
             .collect();
         let Some(opens) = opens.filter(|opens| opens.len() >= 2) else {
             return;
@@ -241,8 +243,8 @@ impl PostgresStore {
         let Some(first) = statements.len().checked_sub(wanted.len() + 1) else {
             return;
         };
-        for ((flow_id, locks), rows) in wanted.iter().zip(&statements[first..]) {
-            if let Ok(Some((flow, prefetched))) = self.opened_rows(flow_id, (locks, &[]), rows) {
+        for ((flow_id, locks, reads), rows) in wanted.iter().zip(&statements[first..]) {
+            if let Ok(Some((flow, prefetched))) = self.opened_rows(flow_id, (locks, reads), rows) {
                 group.held.record(flow, locks, prefetched, Vec::new());
             }
         }
@@ -320,11 +322,25 @@ impl PostgresStore {
     }
 }
 
+/// Adds to `all` the names of `more` it lacks.
+fn add_new(all: &mut Vec<String>, more: &[String]) {
+    for name in more {
+        if !all.contains(name) {
+            all.push(name.clone());
+        }
+    }
+}
+
 /// The statement opening a member of flow `flow_id` taking `locks` and reading `reads`
-/// (`Statements::open_rpc` as one row per value found, names and flow types in hex);
+/// besides them (`Statements::open_rpc` as one row per value found, names and flow types
+/// in hex: `attrflow_open`, or `attrflow_open_reading` when there are such reads);
 /// `None` when the flow ID holds a NUL character, which a simple query cannot carry.
 fn open_statement(flow_id: &str, (locks, reads): Opening<'_>) -> Option<String> {
-    execute_on_flow("attrflow_open", flow_id, &[locks, reads])
+    if reads.is_empty() {
+        execute_on_flow("attrflow_open", flow_id, &[locks])
+    } else {
+        execute_on_flow("attrflow_open_reading", flow_id, &[locks, reads])
+    }
 }
 
 /// Gives a group's connection back to its pool; a broken one is dropped with the idle ones
@@ -417,7 +433,7 @@ impl GroupBackend for PostgresStore {
         group.lost.is_none() && !group.held.holds(flow_id, locks)
     }
 
-    fn open_ahead(&self, group: &mut PostgresGroup, upcoming: &[(String, Vec<String>)]) {
+    fn open_ahead(&self, group: &mut PostgresGroup, upcoming: &[Upcoming]) {
         self.open_members_ahead(group, upcoming);
     }
 

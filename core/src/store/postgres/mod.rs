@@ -1248,7 +1248,8 @@ mod tests {
             };
             conn.client
                 .simple_query(&format!(
-                    "BEGIN; EXECUTE attrflow_open('{flow}', ARRAY['\\x6e'::bytea], \
+                    "BEGIN; EXECUTE attrflow_open('{flow}', ARRAY['\\x6e'::bytea]); \
+                     EXECUTE attrflow_open_reading('{flow}', ARRAY['\\x6e'::bytea], \
                      ARRAY['\\x77'::bytea]); ROLLBACK; \
                      EXECUTE attrflow_peek('{flow}', ARRAY['\\x6e'::bytea, '\\x77'::bytea])"
                 ))
@@ -1270,9 +1271,9 @@ mod tests {
             .iter()
             .map(|row| (row.get(0), row.get(1), row.get(2)))
             .collect();
-        // Planned per call, each would have five custom plans at least (the opening, the
-        // peek and the read of values).
-        assert_eq!(plans.len(), 3, "{plans:?}");
+        // Planned per call, each would have five custom plans at least (the two openings,
+        // the peek and the read of values).
+        assert_eq!(plans.len(), 4, "{plans:?}");
         assert!(
             plans
                 .iter()

@@ -57,18 +57,28 @@ pub(crate) struct Statements {
 
 /// The start of the first statement of an exclusive RPC or group member (see
 /// `Statements::open_rpc`): takes and bumps the lock rows `$2` of flow `$1` and finds the
-/// values of those names and of the names `$3` the call reads without locking them, in the
-/// transaction's snapshot.
-const OPEN_LOCKS_AND_VALUES: &str = "
-    WITH locked AS (
-        SELECT name FROM attribute_locks WHERE flow_id = $1 AND name = ANY($2)
-        ORDER BY name FOR UPDATE NOWAIT
-    ), bumped AS (
-        UPDATE attribute_locks a SET grants = a.grants + 1 FROM locked
-        WHERE a.flow_id = $1 AND a.name = locked.name RETURNING 1
-    ), known AS (
-        SELECT name, value FROM attribute_values WHERE flow_id = $1 AND name = ANY($2 || $3)
-    )";
+/// values of the names `known` lists (the locked ones, and those the call reads without
+/// locking them), in the transaction's snapshot.
+fn open_locks_and_values(known: &str) -> String {
+    format!(
+        "WITH locked AS (
+             SELECT name FROM attribute_locks WHERE flow_id = $1 AND name = ANY($2)
+             ORDER BY name FOR UPDATE NOWAIT
+         ), bumped AS (
+             UPDATE attribute_locks a SET grants = a.grants + 1 FROM locked
+             WHERE a.flow_id = $1 AND a.name = locked.name RETURNING 1
+         ), known AS (
+             SELECT name, value FROM attribute_values WHERE flow_id = $1 AND name = ANY({known})
+         )"
+    )
+}
+
+/// The rows of `attrflow_open` and `attrflow_open_reading` after
+/// [`open_locks_and_values`]: one per value found, or one without a value.
+const OPENED_ROWS: &str = "
+    SELECT encode(f.flow_type, 'hex'), f.run_id, (SELECT count(*) FROM bumped),
+           encode(k.name, 'hex'), k.value, f.closed_run
+    FROM flows f LEFT JOIN known k ON true WHERE f.flow_id = $1 FOR SHARE OF f";
 
 /// Creates the missing lock rows `$2` of flow `$1` in the open transaction, without waiting
 /// on another transaction that is creating one of them, and counts the names it found being
@@ -102,9 +112,12 @@ const CREATE_LOCK_ROWS: &str = "
 /// parse, analyse and plan again for every RPC. The writes (`end_batch` in the parent
 /// module) use `attrflow_put`, `attrflow_drop` and `attrflow_close`; a group member opens with
 /// `attrflow_open` (`open_rpc` as one row per value found, names and flow types in hex),
-/// sent in one batch behind the previous member's writes; a lock-free read starts with
+/// sent in one batch behind the previous member's writes, or `attrflow_open_reading` when
+/// the member also reads names it does not lock (`$3`); a lock-free read starts with
 /// `attrflow_peek`, the same rows without locks (`postgres/snapshot.rs`).
 fn batch_statements() -> String {
+    let open = open_locks_and_values("$2");
+    let open_reading = open_locks_and_values("$2 || $3");
     format!(
         "PREPARE attrflow_put (text, bytea, text) AS
              INSERT INTO attribute_values (flow_id, name, value) VALUES ($1, $2, $3)
@@ -113,10 +126,8 @@ fn batch_statements() -> String {
              DELETE FROM attribute_values WHERE flow_id = $1 AND name = $2;
          PREPARE attrflow_close (text, text) AS
              UPDATE flows SET closed_run = $2 WHERE flow_id = $1;
-         PREPARE attrflow_open (text, bytea[], bytea[]) AS {OPEN_LOCKS_AND_VALUES}
-             SELECT encode(f.flow_type, 'hex'), f.run_id, (SELECT count(*) FROM bumped),
-                    encode(k.name, 'hex'), k.value, f.closed_run
-             FROM flows f LEFT JOIN known k ON true WHERE f.flow_id = $1 FOR SHARE OF f;
+         PREPARE attrflow_open (text, bytea[]) AS {open} {OPENED_ROWS};
+         PREPARE attrflow_open_reading (text, bytea[], bytea[]) AS {open_reading} {OPENED_ROWS};
          PREPARE attrflow_peek (text, bytea[]) AS
              SELECT encode(f.flow_type, 'hex'), f.run_id, 0, encode(k.name, 'hex'), k.value,
                     f.closed_run
@@ -163,11 +174,12 @@ impl Statements {
                 .prepare("DELETE FROM attribute_values WHERE flow_id = $1 AND name = ANY($2)")?,
             create_lock_rows: client.prepare(CREATE_LOCK_ROWS)?,
             open_rpc: client.prepare(&format!(
-                "{OPEN_LOCKS_AND_VALUES}
+                "{}
                  SELECT f.flow_type, f.run_id, (SELECT count(*) FROM bumped),
                         ARRAY(SELECT name FROM known ORDER BY name),
                         ARRAY(SELECT value FROM known ORDER BY name), f.closed_run
-                 FROM flows f WHERE f.flow_id = $1 FOR SHARE OF f"
+                 FROM flows f WHERE f.flow_id = $1 FOR SHARE OF f",
+                open_locks_and_values("$2 || $3")
             ))?,
         })
     }
