@@ -11,9 +11,10 @@
 //!
 //! Round trips: a member opening a flow the group does not hold yet costs one, for its
 //! locks, flow and the values it will read, locked or not (the statement a lone RPC opens
-//! with); the group's `BEGIN` goes with its first member's. A member whose flow and locks an earlier member of the
-//! group already took opens on what the group holds of them instead (`postgres/held.rs`):
-//! no round trip, as the transaction would only read back its own state. And when the
+//! with); the group's `BEGIN` goes with its first member's. A member whose flow and locks
+//! an earlier member of the group already took opens on what the group holds of them
+//! instead (`postgres/held.rs`): no round trip, as the transaction would only read back its
+//! own state. And when the
 //! member about to run would open on the server while members of other flows queue behind
 //! it, the turn holder opens them all in one round trip first
 //! ([`GroupBackend::open_ahead`]), so each then opens on what the group holds. Members'
@@ -21,7 +22,7 @@
 //! statement the group sends (an opening, a read of a value the group does not hold, or
 //! the `COMMIT`) in one simple-query round trip; a value written again by a later member of
 //! the same batch goes once. So a group of appends costs two round trips, whether its
-//! calls go to one flow or to many, and whether they read values they do not lock or not.
+//! calls go to one flow or to many, and whether or not they read values they do not lock.
 //!
 //! Savepoints are numbered (`m0`, `m1`, …): a member's batch runs `SAVEPOINT mN`, its
 //! statements, and later `RELEASE SAVEPOINT mN`, so a batch that failed says by itself
