@@ -1,11 +1,13 @@
 """PostgreSQL under concurrency: 16 Rust threads appending on one archive and on 16, with
 group commit (the default) and with one transaction per call (``group_commit=off``),
 against Redis Streams XADD with ``appendfsync always`` and 16 clients on one stream and on
-16, every figure interleaved repeat by repeat with the others.
+16, every figure interleaved repeat by repeat with the others; then page reads, by one
+thread and by 16.
 
 The server is scripts/postgres.sh's with ``POSTGRES_DURABLE=1`` (default ``fsync``,
 ``full_page_writes``, ``synchronous_commit=on``) on loopback, started and removed by this
-section. The appenders are the ``pg-appenders`` binary built next to ``attrflow-bench``.
+section. The appenders and readers are the ``pg-appenders`` and ``pg-readers`` binaries
+built next to ``attrflow-bench``.
 
 Run just this section::
 
@@ -57,6 +59,9 @@ them lanes; more lanes make smaller groups, bench/notes/7-postgresql.md)."""
 ISSUE_TARGETS = {"one_flow": 1_850.0, "many_flows": 6_200.0}
 """Appends per second asked for: 5× what one transaction per call reached when the goal was
 set (370/s on one archive, 1,240/s on 16)."""
+
+READERS = (1, APPENDERS)
+"""Threads reading pages at once, one figure each."""
 
 START_TIMEOUT_SECONDS = 300.0
 
@@ -115,7 +120,16 @@ class PostgresServer:
 
 def _appenders(binary: Path, url: str, seconds: float) -> list[dict[str, float]]:
     """One report per shape of ``pg-appenders`` (one archive, then one each)."""
-    argv = [str(binary), url, str(APPENDERS), str(seconds), f"1,{APPENDERS}"]
+    return _reports([str(binary), url, str(APPENDERS), str(seconds), f"1,{APPENDERS}"])
+
+
+def _readers(binary: Path, url: str, seconds: float) -> list[dict[str, float]]:
+    """One report per thread count of ``pg-readers`` (:data:`READERS`)."""
+    return _reports([str(binary), url, ",".join(map(str, READERS)), str(seconds)])
+
+
+def _reports(argv: list[str]) -> list[dict[str, float]]:
+    """The JSON objects a benchmark binary prints, one per line."""
     done = subprocess.run(argv, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(argv)} failed: {done.stderr.strip()}")
@@ -126,6 +140,7 @@ def figures(rust: RustBench, smoke: bool, results: Results) -> None:
     """Measures every figure of this section into ``results``."""
     plan = SMOKE if smoke else FULL
     binary = rust.binary.parent / "pg-appenders"
+    readers = rust.binary.parent / "pg-readers"
     results.facts["pg.appenders"] = APPENDERS
     results.facts["pg.seconds"] = plan.seconds
     with (
@@ -150,6 +165,11 @@ def figures(rust: RustBench, smoke: bool, results: Results) -> None:
                         results.add(
                             f"{prefix}.commits_per_append", "count", report["commits_per_append"]
                         )
+            url = f"{base}?sslmode=disable&{PATHS['grouped']}"
+            for report in _readers(readers, url, plan.seconds):
+                prefix = f"pg.reads.{report['threads']:.0f}"
+                results.add(f"{prefix}.reads_per_s", "ops/s", report["reads_per_s"])
+                results.add(f"{prefix}.latency_us", "us", report["mean_latency_us"])
             for shape, flows in SHAPES.items():
                 server.flushall()
                 results.add(
@@ -234,9 +254,32 @@ def render(results: Results) -> list[str]:
         "reached when it was set, an absolute figure of that machine): "
         + "; ".join(verdicts)
         + ".",
+        *_reads(results),
         "",
         *note("7-postgresql"),
     ]
+    return lines
+
+
+def _reads(results: Results) -> list[str]:
+    """The page reads' table (when the run measured them)."""
+    if f"pg.reads.{READERS[0]}.reads_per_s" not in results.series:
+        return []
+    lines = [
+        "",
+        "Page reads on the same server (`pg-readers`: each thread reads pages one at a time, "
+        "taking turns between an archived page of 100 subscribers and `current`; each read "
+        "is a lock-free RPC on one snapshot, two round trips):",
+        "",
+        "| threads | pages/s | mean latency (µs) |",
+        "| --- | --- | --- |",
+    ]
+    for threads in READERS:
+        prefix = f"pg.reads.{threads}"
+        lines.append(
+            f"| {threads} | {_figure(results, f'{prefix}.reads_per_s')} | "
+            f"{_figure(results, f'{prefix}.latency_us')} |"
+        )
     return lines
 
 
