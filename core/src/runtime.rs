@@ -679,8 +679,9 @@ impl Runtime {
 
 /// What one call locks and loads, resolved to physical names.
 pub(crate) struct CallPlan {
+    /// The locks, and the names loaded (the flow's Attributes, its run state, the loaded
+    /// AttributeMap instances), which the store may read ahead.
     pub(crate) isolation: Isolation,
-    loads: Vec<String>,
     /// The AttributeMaps loaded whole.
     map_loads: Vec<String>,
     run_id: Option<String>,
@@ -715,7 +716,7 @@ impl CallPlan {
             "load",
             &options.load_attribute_map_instances,
         )?);
-        let reads = loads.iter().cloned().collect();
+        let reads = loads.into_iter().collect();
         let isolation = if !takes_locks(rpc, options) {
             Isolation::Shared { reads }
         } else {
@@ -726,7 +727,6 @@ impl CallPlan {
         };
         Ok(CallPlan {
             isolation,
-            loads: loads.into_iter().collect(),
             map_loads: rpc.map_loads().to_vec(),
             run_id: options.run_id.clone(),
             inspecting: false,
@@ -735,10 +735,21 @@ impl CallPlan {
 
     /// Makes this plan an inspection's: lock-free, serving a stopped flow, writing nothing.
     fn inspect(&mut self) {
-        self.isolation = Isolation::Shared {
-            reads: self.loads.clone(),
+        let reads = match &mut self.isolation {
+            Isolation::Exclusive { reads, .. } | Isolation::Shared { reads } => {
+                std::mem::take(reads)
+            }
         };
+        self.isolation = Isolation::Shared { reads };
         self.inspecting = true;
+    }
+
+    /// The names loaded (sorted): the flow's Attributes, its run state and the loaded
+    /// AttributeMap instances.
+    fn loads(&self) -> &[String] {
+        match &self.isolation {
+            Isolation::Exclusive { reads, .. } | Isolation::Shared { reads } => reads,
+        }
     }
 
     pub(crate) fn run(
@@ -758,7 +769,7 @@ impl CallPlan {
             )));
         }
         check_run_id(&flow, self.run_id.as_deref())?;
-        let mut snapshot = reader.read(&self.loads)?;
+        let mut snapshot = reader.read(self.loads())?;
         for map in &self.map_loads {
             snapshot.extend(reader.read_map(map)?);
         }
@@ -769,7 +780,7 @@ impl CallPlan {
                 return Err(closed.not_active(&flow.flow_id));
             }
         }
-        let loaded: HashSet<String> = (self.loads.iter().cloned())
+        let loaded: HashSet<String> = (self.loads().iter().cloned())
             .chain(self.map_loads.iter().map(|map| format!("{map}/")))
             .collect();
         let mut ctx = RpcContext::new(&flow.flow_id, &flow.run_id, definition, loaded, snapshot);
