@@ -207,7 +207,8 @@ def render(results: Results) -> list[str]:
     if "pg.redis.one_flow.appends_per_s" not in results.series:
         return []
     lines = [
-        "## 7. PostgreSQL: 16 threads appending, group commit against one transaction per call",
+        "## 7. PostgreSQL: 16 threads appending, group commit against one transaction per call; "
+        "page reads",
         "",
         f"{results.facts['pg.appenders']} Rust threads register subscribers for "
         f"{results.facts['pg.seconds']} s on one archive, then one archive each "

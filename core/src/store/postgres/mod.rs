@@ -23,9 +23,10 @@
 //!   writing into a stopped or a new run. Values are read, the handler runs, and its
 //!   writes commit together, or they are rolled back and nothing is written;
 //! - a shared RPC reads one consistent snapshot (`REPEATABLE READ READ ONLY`) on a pooled
-//!   connection of its own and commits any writes afterwards: grouped, only if every value
-//!   it read is unchanged by then; with `group_commit=off`, in a transaction of its own,
-//!   last writer wins, if the flow's run is still the one it read and not stopped.
+//!   connection of its own, in two round trips (`postgres/snapshot.rs`), and commits any
+//!   writes afterwards: grouped, only if every value it read is unchanged by then; with
+//!   `group_commit=off`, in a transaction of its own, last writer wins, if the flow's run
+//!   is still the one it read and not stopped.
 //!
 //! A process that dies while it holds locks closes its connections; the server aborts its
 //! transaction and the locks are free again. A peer that hangs without closing its
