@@ -140,6 +140,11 @@ class Completions:
     def wait_for_lone_call(self, selector: int) -> bool:
         """When exactly one call is running, waits for it (GIL released) up to 200 µs or until
         ``selector`` has I/O ready; whether a finished call is queued."""
+    def hold(self) -> None:
+        """Until :meth:`release`, writing RPC calls submitted through this queue wait without
+        waking a worker, so that one worker takes them together."""
+    def release(self) -> None:
+        """Ends :meth:`hold`: wakes a worker for the calls queued meanwhile."""
 
 _Done = tuple[Completions, Any]
 

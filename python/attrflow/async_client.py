@@ -6,7 +6,9 @@ executor, so there is no cap on how many calls overlap beyond the store's own li
 the core is done, the worker queues the result on the loop's native completion queue and
 wakes the loop through a socket the loop watches (``loop.add_reader``), without taking the
 GIL. The loop drains the queue in one go, decoding each output and completing the awaited
-futures, so calls finishing together cost the loop one wake-up.
+futures, so calls finishing together cost the loop one wake-up. While other calls are in
+flight, the writing RPCs its tasks make in one turn of the loop are handed to one worker
+when that turn is over, and run together (see :func:`_call`).
 
 Cancellation: cancelling a task that awaits a call does not stop the call. The call runs to
 its end in the core and may commit its writes (a registration may be stored); its result,
@@ -357,13 +359,15 @@ class _Watch:
     own; other loops, uvloop's say, expose neither, and their lone calls are not waited
     for)."""
 
-    __slots__ = ("completions", "inline", "loop", "ready", "selector")
+    __slots__ = ("completions", "holding", "inline", "loop", "ready", "selector")
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.completions = _native.Completions()
         self.loop = loop
         self.inline = 0
         """Calls :func:`_call` returned at once since it last gave the loop a turn."""
+        self.holding = False
+        """Whether the queue holds wake-ups until the loop's next turn (see :func:`_call`)."""
         ready = getattr(loop, "_ready", None)
         selector = getattr(getattr(loop, "_selector", None), "fileno", None)
         if ready is not None and callable(selector):
@@ -423,11 +427,21 @@ async def _call(start: Callable[..., object], *arguments: Any) -> Any:
     ``_INLINE_TURNS``-th such call still gives the loop a turn, so that a task awaiting
     calls in a loop cannot keep I/O and timers waiting; a timer falling due during a watch
     runs after it, as it would after any other step of 200 µs. Otherwise the task awaits a
-    future the loop completes when the call has finished."""
+    future the loop completes when the call has finished.
+
+    A call made while other calls of the loop are in flight (many tasks at once) has its
+    worker wake-up held until this turn of the loop is over: the writing RPCs that the
+    turn's tasks make are then taken by one worker together and run as one batch (one
+    commit group on SQLite), instead of a worker taking the first alone and the loop
+    waking a thread for nearly every call."""
     loop = asyncio.get_running_loop()
     future: asyncio.Future[Any] = loop.create_future()
     watch = _watch(loop)
     completions = watch.completions
+    if not watch.holding and completions.running:
+        watch.holding = True
+        completions.hold()
+        loop.call_soon(_release, watch)
     start(*arguments, done=(completions, future))
     running = completions.running
     if running == 0 or (
@@ -450,6 +464,12 @@ async def _call(start: Callable[..., object], *arguments: Any) -> Any:
     elif running == 1 and watch.ready:
         loop.call_soon(_wait_for_lone_call, watch)
     return await future
+
+
+def _release(watch: _Watch) -> None:
+    """Ends the hold :func:`_call` began in the loop's previous turn."""
+    watch.holding = False
+    watch.completions.release()
 
 
 def _wait_for_lone_call(watch: _Watch) -> None:

@@ -15,6 +15,7 @@ import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
 from pathlib import Path
 from typing import Callable
 
@@ -517,3 +518,48 @@ def test_calls_queued_together_run_in_one_batch_and_each_keeps_its_own_outcome(
         assert batched == 0
     else:
         assert batched > 0, "calls queued together were handed over one by one"
+
+
+HELD = 8
+"""Calls one turn of the loop makes while another call is in flight."""
+
+
+def test_the_calls_of_one_loop_turn_made_while_others_run_reach_one_worker_together(
+    store_url: str,
+) -> None:
+    """While a call of the loop is in flight, the writing calls its tasks make in one turn of
+    the loop wait for the turn's end and are then handed to the store together, as one
+    batch, even when the loop takes its time between them (a worker woken for the first
+    would have taken it alone). Each keeps its own result."""
+    flow = BatchFlow()
+
+    async def main() -> tuple[list[int], int]:
+        async with await AsyncClient.open(store_url, built_in_flows=False) as client:
+            for flow_id in [f"held-{n}" for n in range(HELD)] + ["held-waiter"]:
+                options = StartFlowOptions().with_attribute(flow.counter, 0)
+                await client.start_flow(flow, flow_id, None, options)
+            waiter = asyncio.ensure_future(
+                client.wait_for_attribute_equal(
+                    "held-waiter", flow.counter, 1, timedelta(seconds=WAIT)
+                )
+            )
+            await asyncio.sleep(0.05)  # the waiter's call runs; idle workers are asleep
+            before = client.metrics().calls_batched
+
+            async def add(n: int) -> int:
+                time.sleep(0.005)  # the loop busy between the turn's calls
+                added: int = await client.invoke_rpc(flow.add, f"held-{n}", n + 1)
+                return added
+
+            added = await asyncio.gather(*(add(n) for n in range(HELD)))
+            batched = client.metrics().calls_batched - before
+            await client.invoke_rpc(flow.add, "held-waiter", 1)
+            await waiter
+        return list(added), batched
+
+    added, batched = asyncio.run(main())
+    assert added == [n + 1 for n in range(HELD)]
+    if store_url.startswith("postgresql"):
+        assert batched == 0, "PostgreSQL runs every call on a worker of its own"
+    else:
+        assert batched == HELD, f"{batched} of the turn's {HELD} calls were handed over together"

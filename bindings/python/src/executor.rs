@@ -24,6 +24,17 @@
 //! together. Measured with 16 tasks appending (bench/notes/3b-python.md), this is what
 //! took them from about 0.7× to about 1× of 16 Rust threads at `synchronous=NORMAL`.
 //!
+//! Such a batch forms only if no worker takes the turn's first call before the others are
+//! queued, and a worker woken for it runs within tens of µs, sooner than the loop's next
+//! task submits. So while other calls of its loop are in flight, the loop *holds* the
+//! wake-ups ([`Completions::hold`]): calls that gain from a batch are queued without waking
+//! anyone until the loop's turn is over ([`Completions::release`], which the loop runs as
+//! its next turn's callback), and then one worker takes them all. A call made while none of
+//! its loop's calls are in flight is never held (a caller awaiting one call at a time waits
+//! for no turn of the loop); nor is any other call. With 16 tasks appending at
+//! `synchronous=FULL` a worker otherwise took the first call of each turn alone and the
+//! loop woke a thread for nearly every call (bench/notes/3b-python.md).
+//!
 //! The Python package calls [`wait_for_calls`] at exit: it waits (detached) until every
 //! submitted call has finished, as `concurrent.futures` waits for its workers, so that calls
 //! whose callers were cancelled still run to their end.
@@ -136,6 +147,11 @@ pub(crate) fn wait_for_calls(py: Python<'_>, timeout: f64) -> usize {
         .ok()
         .and_then(|timeout| Instant::now().checked_add(timeout));
     py.detach(move || {
+        // Calls whose loop ended before releasing them are still queued without a thread.
+        let pool = state().pool;
+        if let Some(pool) = pool {
+            pool.wake_for_queued();
+        }
         let mut state = state();
         while state.in_flight > 0 {
             let left = match deadline {
@@ -262,13 +278,15 @@ impl Pool {
     }
 
     /// Queues `job`, waking or starting a thread for it unless a thread awake (or already
-    /// woken) will take it.
-    fn submit(&'static self, job: Job) -> PyResult<()> {
+    /// woken) will take it, or `held` (its wake-up is held: [`Completions::hold`]) and a
+    /// thread exists that [`Pool::wake_for_queued`] can wake later.
+    fn submit(&'static self, job: Job, held: bool) -> PyResult<()> {
         let mut queue = self.lock();
         queue.jobs.push_back(job);
         self.queued.fetch_add(1, Ordering::SeqCst);
-        if queue.woken > 0 {
-            // A woken thread wakes the next one when it finds more calls than takers.
+        if queue.woken > 0 || (held && queue.threads > 0) {
+            // A woken thread wakes the next one when it finds more calls than takers; a
+            // held call waits for its loop's release, or for a thread finishing a call.
             return Ok(());
         }
         match self.add_taker(&mut queue) {
@@ -287,6 +305,18 @@ impl Pool {
                 Ok(())
             }
         }
+    }
+
+    /// Wakes (or starts) a thread for the calls queued, unless the threads that will look at
+    /// the queue are enough: what [`Pool::submit`] does for a call whose wake-up is not held.
+    fn wake_for_queued(&'static self) {
+        let mut queue = self.lock();
+        if queue.jobs.is_empty() || queue.woken > 0 {
+            return;
+        }
+        let taker = self.add_taker(&mut queue);
+        drop(queue);
+        self.wake_taker(taker);
     }
 
     /// Counts a sleeping thread as woken, or starts a thread, when the queue holds more
@@ -599,6 +629,9 @@ pub(crate) struct Completions {
     /// wake-ups: a drain after a lone call the loop watched for (which writes none) makes
     /// no system call.
     written: AtomicBool,
+    /// Whether calls that gain from a batch queue without waking a thread (see
+    /// [`Completions::hold`]).
+    holding: AtomicBool,
 }
 
 /// The finished calls, and whether the loop is waiting for one (then it needs no wake-up).
@@ -752,6 +785,7 @@ impl Completions {
             reader,
             writer,
             written: AtomicBool::new(false),
+            holding: AtomicBool::new(false),
         })
     }
 
@@ -791,6 +825,24 @@ impl Completions {
             self.waits.missed();
         }
         finished
+    }
+
+    /// Until [`Completions::release`], RPC calls submitted through this queue that gain from
+    /// a batch queue without waking a worker thread, so that the calls of one turn of the
+    /// event loop are taken by one worker, together. The loop holds only while other calls
+    /// of its are in flight, and schedules the release as it holds.
+    fn hold(&self) {
+        self.holding.store(true, Ordering::SeqCst);
+    }
+
+    /// Ends [`Completions::hold`]: wakes a worker for the calls queued meanwhile (unless a
+    /// worker awake will take them).
+    fn release(&self) {
+        self.holding.store(false, Ordering::SeqCst);
+        let pool = state().pool;
+        if let Some(pool) = pool {
+            pool.wake_for_queued();
+        }
     }
 
     /// The file descriptor that becomes readable when calls have finished.
@@ -843,7 +895,7 @@ where
     W: FnOnce() -> T + Send + 'static,
     F: FnOnce(Python<'_>, T) -> PyResult<Py<PyAny>> + Send + 'static,
 {
-    enqueue(done, |pool, in_flight, completions, future| {
+    enqueue(done, false, |pool, in_flight, completions, future| {
         Job::Work(Box::new(move || {
             let _in_flight = in_flight;
             CALL_CPU.store(current_cpu(), Ordering::Relaxed);
@@ -861,17 +913,21 @@ where
 }
 
 /// Counts one more call in flight (on `done`'s queue too) and hands the job `make` builds
-/// (from the pool, the count, the queue and the future) to the pool.
+/// (from the pool, the count, the queue and the future) to the pool; a call that gains
+/// from a batch (`batches`) is held when its queue holds wake-ups ([`Completions::hold`]).
 fn enqueue(
     done: Done,
+    batches: bool,
     make: impl FnOnce(&'static Pool, InFlight, Py<Completions>, Py<PyAny>) -> Job,
 ) -> PyResult<()> {
     let (pool, in_flight) = start_call();
     let (completions, future) = done;
-    let running = Arc::clone(&completions.get().running);
+    let queue = completions.get();
+    let running = Arc::clone(&queue.running);
+    let held = batches && queue.holding.load(Ordering::SeqCst);
     running.fetch_add(1, Ordering::SeqCst);
     LOOP_CPU.store(current_cpu(), Ordering::Relaxed);
-    let submitted = pool.submit(make(pool, in_flight, completions, future));
+    let submitted = pool.submit(make(pool, in_flight, completions, future), held);
     if submitted.is_err() {
         running.fetch_sub(1, Ordering::SeqCst);
     }
@@ -898,7 +954,7 @@ where
     A: FnOnce(attrflow::Result<RpcOutput>) -> T + Send + 'static,
     F: FnOnce(Python<'_>, T) -> PyResult<Py<PyAny>> + Send + 'static,
 {
-    enqueue(done, |_, in_flight, completions, future| {
+    enqueue(done, batches, |_, in_flight, completions, future| {
         let report = Box::new(move |result| {
             let value = after(result);
             Finished {
