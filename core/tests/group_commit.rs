@@ -38,13 +38,32 @@ use serde_json::{json, Value};
 
 const FLOW_TYPE: &str = "Grouped";
 
-/// Each flow holds a value `v`, and `w`; every RPC locks `v` except `Read` and `Increment`,
-/// which are lock-free. `Swap` sets `v` and answers the value it replaced; `Note` sets `w` and
-/// `Peek` answers it, without its lock.
+/// Each flow holds a value `v`, `w`, and a map `m`; every RPC locks `v` except `Read` and
+/// `Increment`, which are lock-free. `Swap` sets `v` and answers the value it replaced; `Note`
+/// sets `w` and `Peek` answers it, without its lock; `Mark` adds an instance to `m`, and
+/// `Tally` loads `m` whole, answers its instances and sets `v` to how many there are.
 fn grouped(first: Pause, second: Pause) -> FlowDefinition {
     FlowDefinition::builder(FLOW_TYPE)
         .attribute("v")
         .attribute("w")
+        .map("m")
+        .rpc(
+            RpcDefinition::new("Mark", |ctx, input| {
+                let instance = input.as_str().unwrap_or_default().to_owned();
+                ctx.set_map_instance("m", &instance, json!(true))?;
+                Ok(Value::Null)
+            })
+            .lock_attribute("v"),
+        )
+        .rpc(
+            RpcDefinition::new("Tally", |ctx, _| {
+                let instances = ctx.map_instance_keys("m")?;
+                ctx.set_attribute("v", json!(instances.len()))?;
+                Ok(json!(instances))
+            })
+            .lock_attribute("v")
+            .load_map("m"),
+        )
         .rpc(
             RpcDefinition::new("Hold", move |ctx, input| {
                 ctx.set_attribute("v", input)?;
@@ -1425,42 +1444,102 @@ fn a_call_on_its_own_reads_the_values_it_does_not_lock_as_it_opens() {
     assert_eq!(t.stored_values("f0")["v"], 3);
 }
 
-/// PostgreSQL only: calls on many flows queued together are opened in one round trip with
-/// the values they read, those they do not lock too; with the COMMIT, two in all.
-#[test]
-#[ignore = "PostgreSQL only"]
-fn a_group_of_calls_on_many_flows_reading_what_they_do_not_lock_costs_two_round_trips() {
+/// [`through_a_proxy`], with 8 flows (`f1` to `f8`) started, each then prepared by
+/// `prepare(runtime, index, flow)`.
+fn eight_flows_through_a_proxy(
+    prepare: impl Fn(&Runtime, usize, &str),
+) -> (
+    TestStore,
+    CommitCutter,
+    Arc<PostgresStore>,
+    Runtime,
+    Vec<String>,
+) {
     let (_unused, first) = common::checkpoint();
     let (_unused_too, second) = common::checkpoint();
-    let (_t, counter, store, runtime) = through_a_proxy(first, second);
+    let (t, counter, store, runtime) = through_a_proxy(first, second);
     let flows: Vec<String> = (1..=8).map(|n| format!("f{n}")).collect();
     for (n, flow) in flows.iter().enumerate() {
         runtime
             .start_flow(FLOW_TYPE, flow, &StartFlowOptions::new())
             .unwrap();
-        call(&runtime, flow, "Note", json!(format!("noted {n}"))).unwrap();
+        prepare(&runtime, n, flow);
     }
+    (t, counter, store, runtime, flows)
+}
+
+/// One call of `rpc` (without input) on each of `flows`, queued together: their results and
+/// the round trips they cost, once checked that they committed as one group.
+fn one_group(
+    counter: &CommitCutter,
+    store: &PostgresStore,
+    runtime: &Runtime,
+    flows: &[String],
+    rpc: &str,
+) -> (Vec<attrflow::Result<Value>>, u64) {
     let before = (
         store.group_stats(),
         counter.round_trips.load(Ordering::SeqCst),
     );
+    let requests = flows.iter().map(|flow| request(flow, rpc, Value::Null));
+    let results = runtime.invoke_rpcs(requests.collect());
+    let round_trips = counter.round_trips.load(Ordering::SeqCst) - before.1;
+    assert_eq!(
+        store.group_stats().commits - before.0.commits,
+        1,
+        "one group"
+    );
+    (results, round_trips)
+}
+
+/// PostgreSQL only: calls on many flows queued together are opened in one round trip with
+/// the values they read, those they do not lock too; with the COMMIT, two in all.
+#[test]
+#[ignore = "PostgreSQL only"]
+fn a_group_of_calls_on_many_flows_reading_what_they_do_not_lock_costs_two_round_trips() {
+    let (_t, counter, store, runtime, flows) = eight_flows_through_a_proxy(|runtime, n, flow| {
+        call(runtime, flow, "Note", json!(format!("noted {n}"))).unwrap();
+    });
 
     // `Peek` locks `v` and returns `w`, which it reads without its lock.
-    let results = runtime.invoke_rpcs(
-        (flows.iter())
-            .map(|flow| request(flow, "Peek", Value::Null))
-            .collect(),
-    );
+    let (results, round_trips) = one_group(&counter, &store, &runtime, &flows, "Peek");
 
-    let round_trips = counter.round_trips.load(Ordering::SeqCst) - before.1;
     let expected: Vec<attrflow::Result<Value>> =
         (0..8).map(|n| Ok(json!(format!("noted {n}")))).collect();
     assert_eq!(results, expected);
-    assert_eq!(store.group_stats().commits - before.0.commits, 1);
     assert_eq!(
         round_trips, 2,
         "one to open the 8 flows (their `v` locked, `v` and `w` read), one to COMMIT"
     );
+}
+
+/// PostgreSQL only: a group member that loads a map whole (which no opening reads ahead)
+/// reads it in the round trip that carries what waits before it: its own savepoint and the
+/// writes of the member before it. 8 calls on 8 flows queued together: one round trip opens
+/// them, one per call reads its map, and one holds the last writes and the COMMIT.
+#[test]
+#[ignore = "PostgreSQL only"]
+fn a_group_member_loading_a_map_whole_reads_it_with_the_statements_waiting_before_it() {
+    let (t, counter, store, runtime, flows) = eight_flows_through_a_proxy(|runtime, n, flow| {
+        for instance in (0..=n).map(|i| format!("i{i}")) {
+            call(runtime, flow, "Mark", json!(instance)).unwrap();
+        }
+    });
+
+    let (results, round_trips) = one_group(&counter, &store, &runtime, &flows, "Tally");
+
+    let expected: Vec<attrflow::Result<Value>> = (0..8)
+        .map(|n| Ok(json!((0..=n).map(|i| format!("i{i}")).collect::<Vec<_>>())))
+        .collect();
+    assert_eq!(results, expected);
+    assert_eq!(
+        round_trips, 10,
+        "one to open the 8 flows, one per call for its map (with the savepoint and the writes \
+         waiting before it), one for the last writes and the COMMIT"
+    );
+    for (n, flow) in flows.iter().enumerate() {
+        assert_eq!(t.stored_values(flow)["v"], n + 1, "{flow}");
+    }
 }
 
 /// PostgreSQL only: a lock-free read costs two round trips, one to start its snapshot and

@@ -22,7 +22,9 @@
 //! statement the group sends (an opening, a read of a value the group does not hold, or
 //! the `COMMIT`) in one simple-query round trip; a value written again by a later member of
 //! the same batch goes once. So a group of appends costs two round trips, whether its
-//! calls go to one flow or to many, and whether or not they read values they do not lock.
+//! calls go to one flow or to many, and whether or not they read values they do not lock;
+//! a member that reads what no opening read (a map loaded whole) costs one more, which
+//! carries what waited before it.
 //!
 //! Savepoints are numbered (`m0`, `m1`, …): a member's batch runs `SAVEPOINT mN`, its
 //! statements, and later `RELEASE SAVEPOINT mN`, so a batch that failed says by itself

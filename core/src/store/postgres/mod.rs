@@ -988,6 +988,36 @@ impl<'a, C: GenericClient> TxReader<'a, C> {
         }
         Ok(())
     }
+
+    /// In a group: the statements still waiting, then `query` (an `EXECUTE` of
+    /// `attrflow_values` or `attrflow_range`, answering one row per value: its name in hex,
+    /// the value), in one simple-query round trip; the names and values. `None` outside a
+    /// group, or without a `query` (a NUL in the flow ID, which a simple query cannot
+    /// carry): the caller then sends what waits and reads with a prepared statement.
+    fn read_behind_unsent(
+        &mut self,
+        query: Option<String>,
+        doing: &'static str,
+    ) -> Result<Option<Vec<(String, String)>>> {
+        let (Some(unsent), Some(query)) = (self.unsent.as_deref_mut(), query) else {
+            return Ok(None);
+        };
+        let batch = unsent.take_batch(Some(&query)).unwrap_or(query);
+        let messages = self
+            .tx
+            .simple_query(&batch)
+            .map_err(self.errors.doing(doing))?;
+        let malformed = || self.store.unexpected_answer(&self.flow.flow_id);
+        rows_of(&messages)
+            .into_iter()
+            .map(|row| {
+                let name = from_hex(row.get(0).ok_or_else(malformed)?).ok_or_else(malformed)?;
+                let value = row.get(1).ok_or_else(malformed)?;
+                Ok((self.store.text(name)?, value.to_owned()))
+            })
+            .collect::<Result<Vec<_>>>()
+            .map(Some)
+    }
 }
 
 impl<C: GenericClient> SnapshotReader for TxReader<'_, C> {
@@ -1008,33 +1038,49 @@ impl<C: GenericClient> SnapshotReader for TxReader<'_, C> {
         if missing.is_empty() {
             return Ok(found);
         }
-        self.send_unsent()?;
-        let rows = self
-            .tx
-            .query(
-                &self.statements.read_values,
-                &[&self.flow.flow_id, &as_bytes(&missing)],
-            )
-            .map_err(self.errors.doing("reading values"))?;
-        let in_group = self.unsent.is_some();
-        if in_group {
+        let query = execute_on_flow("attrflow_values", &self.flow.flow_id, &[&missing]);
+        let read = match self.read_behind_unsent(query, "reading values")? {
+            Some(read) => read,
+            None => {
+                self.send_unsent()?;
+                let rows = self
+                    .tx
+                    .query(
+                        &self.statements.read_values,
+                        &[&self.flow.flow_id, &as_bytes(&missing)],
+                    )
+                    .map_err(self.errors.doing("reading values"))?;
+                rows.into_iter()
+                    .map(|row| Ok((self.store.text(row.get(0))?, row.get(1))))
+                    .collect::<Result<Vec<_>>>()?
+            }
+        };
+        if self.unsent.is_some() {
             // Kept with the values read ahead: a group remembers what its members read.
             for name in missing {
                 self.prefetched.insert(name, None);
             }
-        }
-        for row in rows {
-            let (name, value): (String, String) = (self.store.text(row.get(0))?, row.get(1));
-            if in_group {
+            for (name, value) in &read {
                 self.prefetched.insert(name.clone(), Some(value.clone()));
             }
-            found.push((name, value));
         }
+        found.extend(read);
         Ok(found)
     }
 
     fn read_map(&mut self, map: &str) -> Result<Vec<(String, String)>> {
         let (from, to) = crate::store::map_name_range(map);
+        let query = (!self.flow.flow_id.contains('\0')).then(|| {
+            format!(
+                "EXECUTE attrflow_range({}, {}, {})",
+                quote(&self.flow.flow_id),
+                bytea(&from),
+                bytea(&to)
+            )
+        });
+        if let Some(read) = self.read_behind_unsent(query, "reading a map")? {
+            return Ok(read);
+        }
         self.send_unsent()?;
         let rows = self
             .tx
@@ -1252,7 +1298,9 @@ mod tests {
                     "BEGIN; EXECUTE attrflow_open('{flow}', ARRAY['\\x6e'::bytea]); \
                      EXECUTE attrflow_open_reading('{flow}', ARRAY['\\x6e'::bytea], \
                      ARRAY['\\x77'::bytea]); ROLLBACK; \
-                     EXECUTE attrflow_peek('{flow}', ARRAY['\\x6e'::bytea, '\\x77'::bytea])"
+                     EXECUTE attrflow_peek('{flow}', ARRAY['\\x6e'::bytea, '\\x77'::bytea]); \
+                     EXECUTE attrflow_values('{flow}', ARRAY['\\x6e'::bytea]); \
+                     EXECUTE attrflow_range('{flow}', '\\x6d2f'::bytea, '\\x6d30'::bytea)"
                 ))
                 .expect("the opening statements run");
             let names: &[&[u8]] = &[b"n"];
@@ -1272,9 +1320,9 @@ mod tests {
             .iter()
             .map(|row| (row.get(0), row.get(1), row.get(2)))
             .collect();
-        // Planned per call, each would have five custom plans at least (the two openings,
-        // the peek and the read of values).
-        assert_eq!(plans.len(), 4, "{plans:?}");
+        // Planned per call, each of the six (the two openings, the peek, a group's two
+        // reads and the read of values) would have custom plans.
+        assert_eq!(plans.len(), 6, "{plans:?}");
         assert!(
             plans
                 .iter()

@@ -114,7 +114,9 @@ const CREATE_LOCK_ROWS: &str = "
 /// `attrflow_open` (`open_rpc` as one row per value found, names and flow types in hex),
 /// sent in one batch behind the previous member's writes, or `attrflow_open_reading` when
 /// the member also reads names it does not lock (`$3`); a lock-free read starts with
-/// `attrflow_peek`, the same rows without locks (`postgres/snapshot.rs`).
+/// `attrflow_peek`, the same rows without locks (`postgres/snapshot.rs`). A group member
+/// reading what its opening did not (a map loaded whole, with `attrflow_range`, or other
+/// values, with `attrflow_values`) reads it behind the statements waiting in the group.
 fn batch_statements() -> String {
     let open = open_locks_and_values("$2");
     let open_reading = open_locks_and_values("$2 || $3");
@@ -132,7 +134,13 @@ fn batch_statements() -> String {
              SELECT encode(f.flow_type, 'hex'), f.run_id, 0, encode(k.name, 'hex'), k.value,
                     f.closed_run
              FROM flows f LEFT JOIN attribute_values k ON k.flow_id = $1 AND k.name = ANY($2)
-             WHERE f.flow_id = $1"
+             WHERE f.flow_id = $1;
+         PREPARE attrflow_values (text, bytea[]) AS
+             SELECT encode(name, 'hex'), value FROM attribute_values
+             WHERE flow_id = $1 AND name = ANY($2);
+         PREPARE attrflow_range (text, bytea, bytea) AS
+             SELECT encode(name, 'hex'), value FROM attribute_values
+             WHERE flow_id = $1 AND name >= $2 AND name < $3 ORDER BY name"
     )
 }
 
