@@ -1002,11 +1002,19 @@ impl<'a, C: GenericClient> TxReader<'a, C> {
         let (Some(unsent), Some(query)) = (self.unsent.as_deref_mut(), query) else {
             return Ok(None);
         };
-        let batch = unsent.take_batch(Some(&query)).unwrap_or(query);
+        let batch = unsent
+            .take_batch(Some(&query))
+            .unwrap_or_else(|| query.clone());
+        // A failure may lie in the writes that waited as well as in the read.
+        let doing = if batch.len() > query.len() {
+            format!("writing values, then {doing}")
+        } else {
+            doing.to_owned()
+        };
         let messages = self
             .tx
             .simple_query(&batch)
-            .map_err(self.errors.doing(doing))?;
+            .map_err(self.errors.doing(&doing))?;
         let malformed = || self.store.unexpected_answer(&self.flow.flow_id);
         rows_of(&messages)
             .into_iter()
