@@ -625,6 +625,13 @@ fn through_a_proxy(
     (t, proxy, store, runtime)
 }
 
+/// [`through_a_proxy`], for a test whose calls never pause (their pauses are released).
+fn counting_round_trips() -> (TestStore, CommitCutter, Arc<PostgresStore>, Runtime) {
+    let (_released, first) = common::checkpoint();
+    let (_released_too, second) = common::checkpoint();
+    through_a_proxy(first, second)
+}
+
 /// Client to server: the startup message, then typed messages, each simple query and sync
 /// counted; an armed cutter marks the connection whose simple query ends in `COMMIT`
 /// before passing it on.
@@ -1320,9 +1327,7 @@ fn calls_after_a_stop_or_a_new_run_in_the_same_group_see_it() {
 #[test]
 #[ignore = "PostgreSQL only"]
 fn a_group_of_calls_on_one_flow_costs_two_round_trips() {
-    let (_unused, first) = common::checkpoint();
-    let (_unused_too, second) = common::checkpoint();
-    let (t, counter, store, runtime) = through_a_proxy(first, second);
+    let (t, counter, store, runtime) = counting_round_trips();
     call(&runtime, "f0", "Set", json!(0)).unwrap();
     let before = (
         store.group_stats(),
@@ -1363,9 +1368,7 @@ fn a_group_of_calls_on_one_flow_costs_two_round_trips() {
 #[test]
 #[ignore = "PostgreSQL only"]
 fn a_group_of_appends_costs_two_round_trips_on_one_archive_or_many() {
-    let (_unused, first) = common::checkpoint();
-    let (_unused_too, second) = common::checkpoint();
-    let (_t, counter, store, runtime) = through_a_proxy(first, second);
+    let (_t, counter, store, runtime) = counting_round_trips();
     let archives: Vec<String> = (0..8).map(|n| format!("a{n}")).collect();
     for flow in &archives {
         let archive = SubscriberArchive::new(&runtime, flow);
@@ -1425,9 +1428,7 @@ fn a_group_of_appends_costs_two_round_trips_on_one_archive_or_many() {
 #[test]
 #[ignore = "PostgreSQL only"]
 fn a_call_on_its_own_reads_the_values_it_does_not_lock_as_it_opens() {
-    let (_unused, first) = common::checkpoint();
-    let (_unused_too, second) = common::checkpoint();
-    let (t, counter, _store, runtime) = through_a_proxy(first, second);
+    let (t, counter, _store, runtime) = counting_round_trips();
     call(&runtime, "f0", "Note", json!("noted")).unwrap();
     call(&runtime, "f0", "Set", json!(1)).unwrap();
     let round_trips = |rpc: &str, input: Value| {
@@ -1455,9 +1456,7 @@ fn eight_flows_through_a_proxy(
     Runtime,
     Vec<String>,
 ) {
-    let (_unused, first) = common::checkpoint();
-    let (_unused_too, second) = common::checkpoint();
-    let (t, counter, store, runtime) = through_a_proxy(first, second);
+    let (t, counter, store, runtime) = counting_round_trips();
     let flows: Vec<String> = (1..=8).map(|n| format!("f{n}")).collect();
     for (n, flow) in flows.iter().enumerate() {
         runtime
@@ -1548,9 +1547,7 @@ fn a_group_member_loading_a_map_whole_reads_it_with_the_statements_waiting_befor
 #[test]
 #[ignore = "PostgreSQL only"]
 fn a_lock_free_read_costs_two_round_trips() {
-    let (_unused, first) = common::checkpoint();
-    let (_unused_too, second) = common::checkpoint();
-    let (_t, counter, _store, runtime) = through_a_proxy(first, second);
+    let (_t, counter, _store, runtime) = counting_round_trips();
     call(&runtime, "f0", "Set", json!("stored")).unwrap();
     let archive = SubscriberArchive::new(&runtime, "a0");
     archive.start().unwrap();
