@@ -270,7 +270,7 @@ def _reads(results: Results) -> list[str]:
         "",
         "Page reads on the same server (`pg-readers`: each thread reads pages one at a time, "
         "taking turns between an archived page of 100 subscribers and `current`; each read "
-        "is a lock-free RPC on one snapshot, two round trips):",
+        "is a lock-free RPC on one snapshot, one round trip):",
         "",
         "| threads | pages/s | mean latency (µs) |",
         "| --- | --- | --- |",

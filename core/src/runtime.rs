@@ -318,7 +318,8 @@ impl Runtime {
     ) -> Result<Option<String>> {
         self.check_process()?;
         validate_flow_id(flow_id)?;
-        let (_, value, _) = self.read_committed_value(flow_id, |flow| {
+        let ahead = physical_name_by_rules(target).ok();
+        let (_, value, _) = self.read_committed_value(flow_id, ahead, |flow| {
             check_run_id(flow, run_id)?;
             self.readable_name(flow, target)
         })?;
@@ -377,8 +378,11 @@ impl Runtime {
             timeout,
             || self.store.watch_changes(),
             || {
-                let (_, value, closed) =
-                    self.read_committed_value(flow_id, |flow| self.readable_name(flow, target))?;
+                let (_, value, closed) = self.read_committed_value(
+                    flow_id,
+                    physical_name_by_rules(target).ok(),
+                    |flow| self.readable_name(flow, target),
+                )?;
                 if let Some(closed) = closed {
                     return Err(closed.not_active(flow_id));
                 }
@@ -621,25 +625,34 @@ impl Runtime {
     /// The flow's record and where its run stands, read lock-free.
     fn read_run(&self, flow_id: &str) -> Result<(FlowRecord, RunState)> {
         let (flow, stored, _) =
-            self.read_committed_value(flow_id, |_| Ok(RUN_STATE_NAME.to_owned()))?;
+            self.read_committed_value(flow_id, None, |_| Ok(RUN_STATE_NAME.to_owned()))?;
         let state = RunState::parse(flow_id, stored.as_deref())?;
         Ok((flow, state))
     }
 
     /// The flow's record, the stored JSON text of the one value `name` picks for it (or
     /// `None`) and its closed run, if it was stopped, read lock-free from one snapshot of
-    /// committed state, as a lock-free RPC reads its snapshot.
+    /// committed state, as a lock-free RPC reads its snapshot. `ahead` is the name expected
+    /// before the flow is read (by the names' own rules), which the store may read with it.
     fn read_committed_value(
         &self,
         flow_id: &str,
+        ahead: Option<String>,
         name: impl Fn(&FlowRecord) -> Result<String> + Sync,
     ) -> Result<(FlowRecord, Option<String>, Option<ClosedRun>)> {
         let mut found = None;
-        // The name may depend on the flow's type; the run state is read in any case.
-        let reads = vec![RUN_STATE_NAME.to_owned()];
+        // The name is checked against the flow's type once read; the run state is read in
+        // any case.
+        let reads = ahead
+            .into_iter()
+            .chain([RUN_STATE_NAME.to_owned()])
+            .collect();
         self.store.run_rpc(
             flow_id,
-            &Isolation::Shared { reads },
+            &Isolation::Shared {
+                reads,
+                maps: Vec::new(),
+            },
             &mut |reader: &mut dyn SnapshotReader| {
                 let flow = reader.flow().clone();
                 let name = name(&flow)?;
@@ -718,7 +731,10 @@ impl CallPlan {
         )?);
         let reads = loads.into_iter().collect();
         let isolation = if !takes_locks(rpc, options) {
-            Isolation::Shared { reads }
+            Isolation::Shared {
+                reads,
+                maps: rpc.map_loads().to_vec(),
+            }
         } else {
             Isolation::Exclusive {
                 locks: locks.into_iter().collect(),
@@ -736,11 +752,14 @@ impl CallPlan {
     /// Makes this plan an inspection's: lock-free, serving a stopped flow, writing nothing.
     fn inspect(&mut self) {
         let reads = match &mut self.isolation {
-            Isolation::Exclusive { reads, .. } | Isolation::Shared { reads } => {
+            Isolation::Exclusive { reads, .. } | Isolation::Shared { reads, .. } => {
                 std::mem::take(reads)
             }
         };
-        self.isolation = Isolation::Shared { reads };
+        self.isolation = Isolation::Shared {
+            reads,
+            maps: self.map_loads.clone(),
+        };
         self.inspecting = true;
     }
 
@@ -748,7 +767,7 @@ impl CallPlan {
     /// AttributeMap instances.
     fn loads(&self) -> &[String] {
         match &self.isolation {
-            Isolation::Exclusive { reads, .. } | Isolation::Shared { reads } => reads,
+            Isolation::Exclusive { reads, .. } | Isolation::Shared { reads, .. } => reads,
         }
     }
 

@@ -261,13 +261,14 @@ pub trait GroupBackend {
         replace: &ReplaceRun<'_>,
     ) -> Result<StartOutcome>;
     /// Runs `body` on a snapshot of committed state (outside any group, on a connection of
-    /// its own) and returns the writes it staged, uncommitted. `reads` are the names the
-    /// body will read first ([`Isolation::Shared`]), which the backend may read with the
-    /// flow. Fails with [`Error::FlowNotFound`] for an unknown flow.
+    /// its own) and returns the writes it staged, uncommitted. `ahead` holds the names the
+    /// body will read first and the AttributeMaps it will load whole
+    /// ([`Isolation::Shared`]), which the backend may read with the flow. Fails with
+    /// [`Error::FlowNotFound`] for an unknown flow.
     fn read_committed(
         &self,
         flow_id: &str,
-        reads: &[String],
+        ahead: (&[String], &[String]),
         body: &mut RpcBody<'_>,
     ) -> Result<Vec<Write>>;
     /// Commits the group durably.
@@ -501,14 +502,14 @@ impl<G: Send + 'static> GroupCommit<G> {
                         .map(|bytes| ((), bytes))
                 })
             }
-            Isolation::Shared { reads: ahead } => {
+            Isolation::Shared { reads: ahead, maps } => {
                 let (flow, reads, writes) = {
                     // A lock-free handler may read its own store but not write to it.
                     let _inside = self.enter();
                     let mut seen = None;
                     let writes = backend.read_committed(
                         flow_id,
-                        ahead,
+                        (ahead, maps),
                         &mut |reader: &mut dyn SnapshotReader| {
                             let mut recording = RecordingReader::new(reader);
                             let writes = body(&mut recording)?;

@@ -76,6 +76,10 @@ pub enum Isolation {
         /// save round trips). Only a hint: the body may read other names too, and absent
         /// ones are left out as in any read.
         reads: Vec<String>,
+        /// The AttributeMaps the body will load whole ([`SnapshotReader::read_map`]), as
+        /// planned: a store may read them in the same snapshot before the body asks
+        /// (PostgreSQL does). Only a hint, as `reads` is.
+        maps: Vec<String>,
     },
 }
 

@@ -106,7 +106,7 @@ impl GroupBackend for Logged {
     fn read_committed(
         &self,
         flow_id: &str,
-        _: &[String],
+        _: (&[String], &[String]),
         body: &mut RpcBody<'_>,
     ) -> Result<Vec<Write>> {
         self.step("read committed");
@@ -170,7 +170,10 @@ fn a_lock_free_call_reads_committed_state_and_joins_a_group_only_to_write() {
         .run_rpc(
             &backend,
             "f",
-            &Isolation::Shared { reads: Vec::new() },
+            &Isolation::Shared {
+                reads: Vec::new(),
+                maps: Vec::new(),
+            },
             &mut |_| Ok(Vec::new()),
         )
         .unwrap();
@@ -178,7 +181,10 @@ fn a_lock_free_call_reads_committed_state_and_joins_a_group_only_to_write() {
         .run_rpc(
             &backend,
             "f",
-            &Isolation::Shared { reads: Vec::new() },
+            &Isolation::Shared {
+                reads: Vec::new(),
+                maps: Vec::new(),
+            },
             &mut |_| Ok(write("m")),
         )
         .unwrap();

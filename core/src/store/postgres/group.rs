@@ -497,10 +497,10 @@ impl GroupBackend for PostgresStore {
     fn read_committed(
         &self,
         flow_id: &str,
-        reads: &[String],
+        ahead: (&[String], &[String]),
         body: &mut RpcBody<'_>,
     ) -> Result<Vec<Write>> {
-        self.read_snapshot(flow_id, reads, body)
+        self.read_snapshot(flow_id, ahead, body)
     }
 
     fn commit_group(&self, group: PostgresGroup) -> Result<()> {

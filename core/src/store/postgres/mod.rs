@@ -23,7 +23,7 @@
 //!   writing into a stopped or a new run. Values are read, the handler runs, and its
 //!   writes commit together, or they are rolled back and nothing is written;
 //! - a shared RPC reads one consistent snapshot (`REPEATABLE READ READ ONLY`) on a pooled
-//!   connection of its own, in two round trips (`postgres/snapshot.rs`), and commits any
+//!   connection of its own, in one round trip (`postgres/snapshot.rs`), and commits any
 //!   writes afterwards: grouped, only if every value it read is unchanged by then; with
 //!   `group_commit=off`, in a transaction of its own, last writer wins, if the flow's run
 //!   is still the one it read and not stopped.
@@ -739,10 +739,15 @@ impl PostgresStore {
     /// A lock-free RPC without group commit: the body runs on a snapshot, and its writes
     /// commit afterwards in a transaction of their own (last writer wins), only into the
     /// run the body read and only while that run is not stopped.
-    fn run_shared(&self, flow_id: &str, reads: &[String], body: &mut RpcBody<'_>) -> Result<()> {
+    fn run_shared(
+        &self,
+        flow_id: &str,
+        ahead: (&[String], &[String]),
+        body: &mut RpcBody<'_>,
+    ) -> Result<()> {
         let mut seen = None;
         let writes =
-            self.read_snapshot(flow_id, reads, &mut |reader: &mut dyn SnapshotReader| {
+            self.read_snapshot(flow_id, ahead, &mut |reader: &mut dyn SnapshotReader| {
                 let run_id = reader.flow().run_id.clone();
                 let run_state = reader
                     .read(&[RUN_STATE_NAME.to_owned()])?
@@ -825,7 +830,7 @@ impl Store for PostgresStore {
             Isolation::Exclusive { locks, reads } => {
                 self.run_exclusive(flow_id, (locks, reads), body)
             }
-            Isolation::Shared { reads } => self.run_shared(flow_id, reads, body),
+            Isolation::Shared { reads, maps } => self.run_shared(flow_id, (reads, maps), body),
         }
     }
 
@@ -1015,15 +1020,8 @@ impl<'a, C: GenericClient> TxReader<'a, C> {
             .tx
             .simple_query(&batch)
             .map_err(self.errors.doing(&doing))?;
-        let malformed = || self.store.unexpected_answer(&self.flow.flow_id);
-        rows_of(&messages)
-            .into_iter()
-            .map(|row| {
-                let name = from_hex(row.get(0).ok_or_else(malformed)?).ok_or_else(malformed)?;
-                let value = row.get(1).ok_or_else(malformed)?;
-                Ok((self.store.text(name)?, value.to_owned()))
-            })
-            .collect::<Result<Vec<_>>>()
+        self.store
+            .named_values(&self.flow.flow_id, &rows_of(&messages))
             .map(Some)
     }
 }
@@ -1077,18 +1075,11 @@ impl<C: GenericClient> SnapshotReader for TxReader<'_, C> {
     }
 
     fn read_map(&mut self, map: &str) -> Result<Vec<(String, String)>> {
-        let (from, to) = crate::store::map_name_range(map);
-        let query = (!self.flow.flow_id.contains('\0')).then(|| {
-            format!(
-                "EXECUTE attrflow_range({}, {}, {})",
-                quote(&self.flow.flow_id),
-                bytea(&from),
-                bytea(&to)
-            )
-        });
+        let query = execute_range(&self.flow.flow_id, map);
         if let Some(read) = self.read_behind_unsent(query, "reading a map")? {
             return Ok(read);
         }
+        let (from, to) = crate::store::map_name_range(map);
         self.send_unsent()?;
         let rows = self
             .tx
@@ -1232,6 +1223,22 @@ fn execute_on_flow(prepared: &str, flow_id: &str, lists: &[&[String]]) -> Option
     }
     sql.push(')');
     Some(sql)
+}
+
+/// `EXECUTE attrflow_range(…)` of the instances of `map` in the flow `flow_id` (one row per
+/// instance: its name in hex, its value, in name order); `None` when the flow ID holds a NUL
+/// character, which a simple query cannot carry.
+fn execute_range(flow_id: &str, map: &str) -> Option<String> {
+    if flow_id.contains('\0') {
+        return None;
+    }
+    let (from, to) = crate::store::map_name_range(map);
+    Some(format!(
+        "EXECUTE attrflow_range({}, {}, {})",
+        quote(flow_id),
+        bytea(&from),
+        bytea(&to)
+    ))
 }
 
 /// `text` as an SQL string literal (standard conforming strings).

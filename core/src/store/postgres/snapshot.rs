@@ -1,36 +1,50 @@
-//! Lock-free reads of committed state on PostgreSQL, in as few round trips as the server
-//! allows.
+//! Lock-free reads of committed state on PostgreSQL, in one round trip.
 //!
 //! A lock-free RPC ([`crate::store::Isolation::Shared`]) reads one snapshot: its flow, the
 //! values the runtime planned for it (the flow's Attributes, its run state, the AttributeMap
-//! instances it loads), and whatever else its body asks for. One simple-query round trip
-//! starts the read-only `REPEATABLE READ` transaction and runs `attrflow_peek`, which reads
-//! the flow's row with those values; the body's reads are answered from them, and anything
-//! else it asks for (a whole AttributeMap, a name the plan did not list) is read in the same
-//! transaction, so every read sees the same snapshot. A second round trip ends it. A page
-//! read costs two round trips, where reading the flow, then the values, each in its own
-//! statement, cost four with the transaction's start and end.
+//! instances it loads) and the AttributeMaps it loads whole. One simple-query batch starts a
+//! read-only `REPEATABLE READ` transaction, runs `attrflow_peek` (the flow's row with those
+//! values), one `attrflow_range` per map and `COMMIT`: the whole read is one round trip, and
+//! the connection goes back to the pool before the body runs, its answers taken from what
+//! the batch read.
+//!
+//! The plan is a hint: a body that reads anything else (a name or a map the plan did not
+//! list) cannot be answered from that snapshot, which has ended. Its run is then discarded
+//! (the runtime's bodies read before their handler runs, so no handler has run) and the
+//! body runs again on a transaction held open for it: the same batch without the
+//! `COMMIT`, its other reads in that transaction, a second round trip to end it. A flow ID
+//! holding a NUL character, which a simple query cannot carry, is read statement by
+//! statement.
 
-use postgres::SimpleQueryRow;
+use std::cell::Cell;
+use std::collections::HashMap;
 
+use postgres::{SimpleQueryMessage, SimpleQueryRow};
+
+use super::errors::Errors;
 use super::OpenTransaction;
-use super::{execute_on_flow, from_hex, prefetch_slots, rows_of, unlocked_reads};
+use super::{execute_on_flow, execute_range, from_hex, prefetch_slots, unlocked_reads};
 use super::{IsolationLevel, PostgresStore, Prefetched, TxReader};
 use crate::error::{Error, Result};
-use crate::store::{FlowRecord, RpcBody, Write};
+use crate::store::{FlowRecord, RpcBody, SnapshotReader, Write};
 
 impl PostgresStore {
     /// Runs `body` on a snapshot of committed state and returns the writes it staged,
-    /// uncommitted: `reads` are read with the flow, in one round trip with the
-    /// transaction's start. Fails with [`Error::FlowNotFound`] for an unknown flow.
+    /// uncommitted. `ahead` holds the names and the AttributeMaps the body will read, as
+    /// planned, which are read with the flow. Fails with [`Error::FlowNotFound`] for an
+    /// unknown flow.
     pub(super) fn read_snapshot(
         &self,
         flow_id: &str,
-        reads: &[String],
+        (reads, maps): (&[String], &[String]),
         body: &mut RpcBody<'_>,
     ) -> Result<Vec<Write>> {
         let reads = &unlocked_reads(&[], reads);
-        let Some(peek) = execute_on_flow("attrflow_peek", flow_id, &[reads]) else {
+        let ranges: Option<Vec<String>> =
+            maps.iter().map(|map| execute_range(flow_id, map)).collect();
+        let (Some(peek), Some(ranges)) =
+            (execute_on_flow("attrflow_peek", flow_id, &[reads]), ranges)
+        else {
             // A NUL in the flow ID, which a simple query cannot carry: statement by statement.
             return self.read_only(IsolationLevel::RepeatableRead, |tx, statements, errors| {
                 let (flow, run_state) = self.require_flow(tx, statements, errors, flow_id)?;
@@ -44,32 +58,81 @@ impl PostgresStore {
                 ))
             });
         };
-        let batch = format!("START TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY; {peek}");
+        let mut batch =
+            format!("START TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY; {peek}");
+        for range in &ranges {
+            batch.push_str("; ");
+            batch.push_str(range);
+        }
+        if let Some(writes) = self.read_in_one_round_trip(flow_id, (reads, maps), &batch, body)? {
+            return Ok(writes);
+        }
         self.with_connection(|client, statements, errors, untouched| {
             // Rolled back if anything below fails, the start included.
-            let mut open = OpenTransaction {
-                client,
-                done: false,
-            };
-            let messages = open
-                .client
-                .simple_query(&batch)
-                .map_err(errors.doing("reading a flow"))?;
-            untouched.set(false);
-            let (flow, prefetched) = self.flow_and_values(flow_id, reads, &rows_of(&messages))?;
+            let (mut open, messages) = start_reading(client, errors, untouched, &batch)?;
+            let peeked = self.peeked(flow_id, (reads, maps), &messages)?;
             let tx = &mut *open.client;
-            let writes = body(&mut TxReader::alone(
-                self,
-                tx,
-                (statements, errors),
-                flow,
-                prefetched,
-            ))?;
+            let mut reader =
+                TxReader::alone(self, tx, (statements, errors), peeked.flow, peeked.values);
+            let writes = body(&mut AheadReader {
+                maps: peeked.maps,
+                inner: &mut reader,
+            })?;
             open.client
                 .batch_execute("COMMIT")
                 .map_err(errors.doing("ending a read"))?;
             open.done = true;
             Ok(writes)
+        })
+    }
+
+    /// The read of `batch` (the transaction's start and the reads ahead) ended by a
+    /// `COMMIT` in the same round trip, and `body` run on what it read; `None` when the
+    /// body read something else, which that snapshot can no longer answer.
+    fn read_in_one_round_trip(
+        &self,
+        flow_id: &str,
+        ahead: (&[String], &[String]),
+        batch: &str,
+        body: &mut RpcBody<'_>,
+    ) -> Result<Option<Vec<Write>>> {
+        let batch = format!("{batch}; COMMIT");
+        let messages = self.with_connection(|client, _, errors, untouched| {
+            let (mut open, messages) = start_reading(client, errors, untouched, &batch)?;
+            open.done = true;
+            Ok(messages)
+        })?;
+        let mut reader = self.peeked(flow_id, ahead, &messages)?;
+        let writes = body(&mut reader);
+        if reader.missed {
+            return Ok(None);
+        }
+        writes.map(Some)
+    }
+
+    /// What a batch of [`Self::read_snapshot`] read: the flow with the values of `reads`,
+    /// then the instances of each of `maps`.
+    fn peeked(
+        &self,
+        flow_id: &str,
+        (reads, maps): (&[String], &[String]),
+        messages: &[SimpleQueryMessage],
+    ) -> Result<Peeked> {
+        // The answers of the statements after the transaction's start, in order.
+        let answers = answers_by_statement(messages);
+        let malformed = || self.unexpected_answer(flow_id);
+        let peek = answers.get(1).ok_or_else(malformed)?;
+        let (flow, values) = self.flow_and_values(flow_id, reads, peek)?;
+        let mut instances = HashMap::new();
+        for (at, map) in maps.iter().enumerate() {
+            let rows = answers.get(2 + at).ok_or_else(malformed)?;
+            instances.insert(map.clone(), self.named_values(flow_id, rows)?);
+        }
+        Ok(Peeked {
+            flow,
+            values,
+            maps: instances,
+            missed: false,
         })
     }
 
@@ -106,11 +169,136 @@ impl PostgresStore {
         Ok((flow, prefetched))
     }
 
+    /// The names and values of rows of `attrflow_values` or `attrflow_range` (the name in
+    /// hex, then the value).
+    pub(super) fn named_values(
+        &self,
+        flow_id: &str,
+        rows: &[&SimpleQueryRow],
+    ) -> Result<Vec<(String, String)>> {
+        let malformed = || self.unexpected_answer(flow_id);
+        rows.iter()
+            .map(|row| {
+                let name = from_hex(row.get(0).ok_or_else(malformed)?).ok_or_else(malformed)?;
+                let value = row.get(1).ok_or_else(malformed)?;
+                Ok((self.text(name)?, value.to_owned()))
+            })
+            .collect()
+    }
+
     /// The error of an answer that does not have the form the store's statements give.
     pub(super) fn unexpected_answer(&self, flow_id: &str) -> Error {
         Error::storage(format!(
             "store {}: an unexpected answer reading flow {flow_id:?}",
             self.location
         ))
+    }
+}
+
+/// Sends `batch`, which starts a transaction and reads in it: the transaction, rolled back
+/// when dropped before it is marked done (as when a statement of the batch fails), and the
+/// batch's answers.
+fn start_reading<'c>(
+    client: &'c mut postgres::Client,
+    errors: Errors<'_>,
+    untouched: &Cell<bool>,
+    batch: &str,
+) -> Result<(OpenTransaction<'c>, Vec<SimpleQueryMessage>)> {
+    let open = OpenTransaction {
+        client,
+        done: false,
+    };
+    let messages = open
+        .client
+        .simple_query(batch)
+        .map_err(errors.doing("reading a flow"))?;
+    untouched.set(false);
+    Ok((open, messages))
+}
+
+/// The rows each statement of a simple-query batch answered, one list per statement in
+/// order (a statement that answers no rows has an empty one).
+fn answers_by_statement(messages: &[SimpleQueryMessage]) -> Vec<Vec<&SimpleQueryRow>> {
+    let mut answers = vec![Vec::new()];
+    for message in messages {
+        match message {
+            SimpleQueryMessage::CommandComplete(_) => answers.push(Vec::new()),
+            SimpleQueryMessage::Row(row) => {
+                if let Some(last) = answers.last_mut() {
+                    last.push(row);
+                }
+            }
+            _ => {}
+        }
+    }
+    answers
+}
+
+/// A snapshot read in one round trip and ended: the body's reads are answered from what it
+/// read, and anything else marks the run as missed (its result is then discarded).
+struct Peeked {
+    flow: FlowRecord,
+    /// The values read ahead, `None` for a name read and found absent.
+    values: Prefetched,
+    /// The instances of each map read ahead.
+    maps: HashMap<String, Vec<(String, String)>>,
+    missed: bool,
+}
+
+impl Peeked {
+    fn miss(&mut self, what: &str) -> Error {
+        self.missed = true;
+        Error::storage(format!(
+            "flow {:?}: {what} was not read with the flow; read again",
+            self.flow.flow_id
+        ))
+    }
+}
+
+impl SnapshotReader for Peeked {
+    fn flow(&self) -> &FlowRecord {
+        &self.flow
+    }
+
+    fn read(&mut self, physical_names: &[String]) -> Result<Vec<(String, String)>> {
+        let mut found = Vec::new();
+        for name in physical_names {
+            match self.values.get(name) {
+                Some(Some(value)) => found.push((name.clone(), value.clone())),
+                Some(None) => {}
+                None => return Err(self.miss(&format!("value {name:?}"))),
+            }
+        }
+        Ok(found)
+    }
+
+    fn read_map(&mut self, map: &str) -> Result<Vec<(String, String)>> {
+        match self.maps.get(map) {
+            Some(instances) => Ok(instances.clone()),
+            None => Err(self.miss(&format!("AttributeMap {map:?}"))),
+        }
+    }
+}
+
+/// A reader of an open transaction whose maps read ahead are answered from what was read.
+struct AheadReader<'r> {
+    maps: HashMap<String, Vec<(String, String)>>,
+    inner: &'r mut dyn SnapshotReader,
+}
+
+impl SnapshotReader for AheadReader<'_> {
+    fn flow(&self) -> &FlowRecord {
+        self.inner.flow()
+    }
+
+    fn read(&mut self, physical_names: &[String]) -> Result<Vec<(String, String)>> {
+        self.inner.read(physical_names)
+    }
+
+    fn read_map(&mut self, map: &str) -> Result<Vec<(String, String)>> {
+        match self.maps.get(map) {
+            Some(instances) => Ok(instances.clone()),
+            None => self.inner.read_map(map),
+        }
     }
 }

@@ -274,7 +274,7 @@ impl GroupBackend for SqliteStore {
     fn read_committed(
         &self,
         flow_id: &str,
-        _reads: &[String],
+        _ahead: (&[String], &[String]),
         body: &mut RpcBody<'_>,
     ) -> Result<Vec<Write>> {
         let mut conn = self.checkout()?;
