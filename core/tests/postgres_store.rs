@@ -27,7 +27,7 @@ const FLOW: &str = "counter";
 
 /// `Bump` is transactional but takes no lock: it reads `count`, parks at `pause` the first
 /// time, and writes `count + 1`. `Hold` does the same holding the lock of `count`. `Peek`
-/// reads `count` without locks.
+/// reads `count` without locks, and `Glance` too, parking at `pause` the first time.
 fn counter(pause: Option<Pause>) -> FlowDefinition {
     let pause = Arc::new(Mutex::new(pause));
     let bump = |pause: Arc<Mutex<Option<Pause>>>| {
@@ -41,10 +41,19 @@ fn counter(pause: Option<Pause>) -> FlowDefinition {
             Ok(json!(count + 1))
         }
     };
+    let glance = Arc::clone(&pause);
     FlowDefinition::builder(FLOW_TYPE)
         .attribute("count")
         .rpc(RpcDefinition::new("Bump", bump(Arc::clone(&pause))).transactional())
         .rpc(RpcDefinition::new("Hold", bump(pause)).lock_attribute("count"))
+        .rpc(RpcDefinition::new("Glance", move |ctx, _| {
+            let count = ctx.attribute("count")?.cloned().unwrap_or(Value::Null);
+            let parked = glance.lock().unwrap_or_else(|e| e.into_inner()).take();
+            if let Some(pause) = parked {
+                pause.wait();
+            }
+            Ok(count)
+        }))
         .rpc(RpcDefinition::new("Peek", |ctx, _| {
             Ok(ctx.attribute("count")?.cloned().unwrap_or(Value::Null))
         }))
@@ -435,6 +444,34 @@ fn a_call_that_finds_every_pooled_connection_busy_waits_then_is_a_lock_conflict(
         json!(1),
         "the connection came back"
     );
+}
+
+/// A lock-free call's snapshot is read and ended before its handler runs, so the handler
+/// holds no pooled connection: with a pool of one, a call parked in a lock-free handler
+/// leaves the connection to the others, and answers what it read before them.
+#[test]
+#[ignore = "PostgreSQL only"]
+fn a_lock_free_handler_holds_no_pooled_connection_while_it_runs() {
+    let _server = sharing_the_server();
+    let (mut checkpoint, pause) = checkpoint();
+    let (_t, runtime) = postgres_counter(Some(pause), "&pool_max_size=1&pool_timeout_ms=50");
+    thread::scope(|s| {
+        let glance = s.spawn(|| call(&runtime, "Glance"));
+        checkpoint.wait_until_entered();
+        let (bumped, peeked) = (call(&runtime, "Bump"), call(&runtime, "Peek"));
+        checkpoint.release();
+        assert_eq!(
+            glance.join().unwrap().unwrap(),
+            json!(0),
+            "read before the bump"
+        );
+        assert_eq!(
+            bumped.unwrap(),
+            json!(1),
+            "the pool's one connection was free"
+        );
+        assert_eq!(peeked.unwrap(), json!(1));
+    });
 }
 
 #[test]
