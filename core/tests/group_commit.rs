@@ -1620,6 +1620,39 @@ fn a_lock_free_read_costs_one_round_trip() {
     assert_eq!(stopped, 1, "the read that finds the flow stopped");
 }
 
+/// PostgreSQL only: a read of one statement runs outside any transaction, as one statement
+/// reads one snapshot by itself: a health check is one round trip, a flow's description two
+/// (its run, then when it started). Listing flows and a flow's values (statements prepared
+/// as they go) read as before.
+#[test]
+#[ignore = "PostgreSQL only"]
+fn reads_of_one_statement_begin_and_end_no_transaction() {
+    let (_t, counter, store, runtime) = counting_round_trips();
+    call(&runtime, "f0", "Set", json!(1)).unwrap();
+    let round_trips = |read: &dyn Fn()| {
+        let before = counter.round_trips.load(Ordering::SeqCst);
+        read();
+        counter.round_trips.load(Ordering::SeqCst) - before
+    };
+
+    assert_eq!(round_trips(&|| runtime.health_check().unwrap()), 1);
+    let described = round_trips(&|| {
+        let summary = runtime.describe_flow("f0").unwrap();
+        assert_eq!(summary.flow_type, FLOW_TYPE);
+        assert!(summary.started_at_ms > 0);
+    });
+    assert_eq!(described, 2);
+    let flows = store.list_flows().unwrap();
+    assert_eq!(
+        flows.iter().map(|f| f.flow_id.as_str()).collect::<Vec<_>>(),
+        ["f0"]
+    );
+    assert_eq!(
+        store.stored_values("f0").unwrap(),
+        [("v".to_owned(), "1".to_owned())]
+    );
+}
+
 /// PostgreSQL only: a lock-free body that reads more than its plan said (a value and a map
 /// not listed) is not answered from the snapshot read in one round trip, which has ended: it
 /// runs again on a snapshot held open for it, and reads what it asks for there. Its answers

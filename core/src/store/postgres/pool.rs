@@ -20,6 +20,7 @@ use crate::error::{Error, Result};
 
 /// The statements every RPC uses, prepared once per connection.
 pub(crate) struct Statements {
+    /// Reads the type, run, run state and start time (ms since the epoch) of flow `$1`.
     pub load_flow: Statement,
     /// Reads the run of flow `$1` and its run state, taking a share lock on its row: a stop
     /// or a new run (which update the row) waits for the transaction to end.
@@ -148,8 +149,9 @@ impl Statements {
     fn prepare(client: &mut Client) -> Result<Self, postgres::Error> {
         client.batch_execute(&batch_statements())?;
         Ok(Statements {
-            load_flow: client
-                .prepare("SELECT flow_type, run_id, closed_run FROM flows WHERE flow_id = $1")?,
+            load_flow: client.prepare(
+                "SELECT flow_type, run_id, closed_run, started_at_ms FROM flows WHERE flow_id = $1",
+            )?,
             lock_flow: client
                 .prepare("SELECT run_id, closed_run FROM flows WHERE flow_id = $1 FOR SHARE")?,
             close_run: client.prepare("UPDATE flows SET closed_run = $2 WHERE flow_id = $1")?,
