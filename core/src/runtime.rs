@@ -437,6 +437,7 @@ impl Runtime {
         let isolation = Isolation::Exclusive {
             locks: vec![name.clone()],
             reads: run_state.to_vec(),
+            maps: Vec::new(),
         };
         RetryPolicy::DEFAULT
             .run(|| {
@@ -508,6 +509,7 @@ impl Runtime {
             &Isolation::Exclusive {
                 locks: Vec::new(),
                 reads: run_state.to_vec(),
+                maps: Vec::new(),
             },
             &mut |reader: &mut dyn SnapshotReader| {
                 if let Some(closed) = ClosedRun::find(flow_id, &reader.read(&run_state)?)? {
@@ -730,15 +732,14 @@ impl CallPlan {
             &options.load_attribute_map_instances,
         )?);
         let reads = loads.into_iter().collect();
+        let maps = rpc.map_loads().to_vec();
         let isolation = if !takes_locks(rpc, options) {
-            Isolation::Shared {
-                reads,
-                maps: rpc.map_loads().to_vec(),
-            }
+            Isolation::Shared { reads, maps }
         } else {
             Isolation::Exclusive {
                 locks: locks.into_iter().collect(),
                 reads,
+                maps,
             }
         };
         Ok(CallPlan {

@@ -39,11 +39,24 @@ use serde_json::{json, Value};
 
 const FLOW_TYPE: &str = "Grouped";
 
+/// An RPC named `name` that locks `attribute`, loads `m` whole, answers its instances and
+/// sets `attribute` to how many there are.
+fn tally(name: &str, attribute: &'static str) -> RpcDefinition {
+    RpcDefinition::new(name, move |ctx, _| {
+        let instances = ctx.map_instance_keys("m")?;
+        ctx.set_attribute(attribute, json!(instances.len()))?;
+        Ok(json!(instances))
+    })
+    .lock_attribute(attribute)
+    .load_map("m")
+}
+
 /// Each flow holds a value `v`, `w`, and a map `m`; every RPC locks `v` except `Read`,
-/// `Increment` and `Count`, which are lock-free. `Swap` sets `v` and answers the value it
-/// replaced; `Note` sets `w` and `Peek` answers it, without its lock; `Mark` adds an instance
-/// to `m`, `Tally` loads `m` whole, answers its instances and sets `v` to how many there are,
-/// and `Count` loads `m` whole and answers its instances with `v`.
+/// `Increment` and `Count`, which are lock-free, and `TallyW`, which locks `w`. `Swap` sets
+/// `v` and answers the value it replaced; `Note` sets `w` and `Peek` answers it, without its
+/// lock; `Mark` adds an instance to `m`, `Tally` (and `TallyW`) loads `m` whole, answers its
+/// instances and sets `v` (`w`) to how many there are, and `Count` loads `m` whole and
+/// answers its instances with `v`.
 fn grouped(first: Pause, second: Pause) -> FlowDefinition {
     FlowDefinition::builder(FLOW_TYPE)
         .attribute("v")
@@ -57,15 +70,8 @@ fn grouped(first: Pause, second: Pause) -> FlowDefinition {
             })
             .lock_attribute("v"),
         )
-        .rpc(
-            RpcDefinition::new("Tally", |ctx, _| {
-                let instances = ctx.map_instance_keys("m")?;
-                ctx.set_attribute("v", json!(instances.len()))?;
-                Ok(json!(instances))
-            })
-            .lock_attribute("v")
-            .load_map("m"),
-        )
+        .rpc(tally("Tally", "v"))
+        .rpc(tally("TallyW", "w"))
         .rpc(
             RpcDefinition::new("Hold", move |ctx, input| {
                 ctx.set_attribute("v", input)?;
@@ -1431,9 +1437,9 @@ fn a_group_of_appends_costs_two_round_trips_on_one_archive_or_many() {
 }
 
 /// PostgreSQL only: a call on its own reads every value it was planned to read as it takes
-/// its locks, those it does not lock too: two round trips (the opening with the BEGIN, the
-/// writes with the COMMIT). A lock-free call that writes costs one for its snapshot, then
-/// two for its writes, whose opening reads again what it read.
+/// its locks, those it does not lock too, and every map it loads whole: two round trips (the
+/// opening with the BEGIN, the writes with the COMMIT). A lock-free call that writes costs
+/// one for its snapshot, then two for its writes, whose opening reads again what it read.
 #[test]
 #[ignore = "PostgreSQL only"]
 fn a_call_on_its_own_reads_the_values_it_does_not_lock_as_it_opens() {
@@ -1452,6 +1458,43 @@ fn a_call_on_its_own_reads_the_values_it_does_not_lock_as_it_opens() {
     // Lock-free, reading and writing `v`.
     assert_eq!(round_trips("Increment", Value::Null), (json!(3), 3));
     assert_eq!(t.stored_values("f0")["v"], 3);
+    // `Tally` locks `v` and loads `m` whole.
+    for instance in ["y", "x"] {
+        call(&runtime, "f0", "Mark", json!(instance)).unwrap();
+    }
+    assert_eq!(round_trips("Tally", Value::Null), (json!(["x", "y"]), 2));
+    assert_eq!(t.stored_values("f0")["v"], 2);
+}
+
+/// PostgreSQL only: a group member opening on the server reads the maps it loads whole in
+/// that round trip, after the writes of the members before it: two `Mark`s queued behind a
+/// held call on one flow, then a `Tally`, which takes another lock than theirs (`w`) and so
+/// opens on the server, sees both.
+#[test]
+#[ignore = "PostgreSQL only"]
+fn a_member_opening_on_the_server_reads_its_maps_after_the_writes_before_it() {
+    let (t, counter, _store, runtime) = counting_round_trips();
+    call(&runtime, "f0", "Mark", json!("a")).unwrap();
+    // The lock row of `w` made, so that `TallyW` opens in one statement.
+    assert_eq!(
+        call(&runtime, "f0", "TallyW", Value::Null).unwrap(),
+        json!(["a"])
+    );
+    let before = counter.round_trips.load(Ordering::SeqCst);
+    let results = runtime.invoke_rpcs(vec![
+        request("f0", "Mark", json!("b")),
+        request("f0", "Mark", json!("c")),
+        request("f0", "TallyW", Value::Null),
+    ]);
+    let results: Vec<Value> = results.into_iter().map(Result::unwrap).collect();
+    assert_eq!(results[2], json!(["a", "b", "c"]));
+    assert_eq!(t.stored_values("f0")["w"], 3);
+    assert_eq!(
+        counter.round_trips.load(Ordering::SeqCst) - before,
+        3,
+        "the `Mark`s' opening with the BEGIN; `TallyW`'s with their writes and `m`; the \
+         COMMIT with its writes"
+    );
 }
 
 /// [`through_a_proxy`], with 8 flows (`f1` to `f8`) started, each then prepared by

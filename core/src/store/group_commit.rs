@@ -242,13 +242,15 @@ pub trait GroupBackend {
     fn rollback_to_savepoint(&self, group: &mut Self::Group) -> Result<()>;
     /// Runs one RPC in the open transaction: fails with [`Error::FlowNotFound`] for an
     /// unknown flow, takes whatever row locks the backend needs for the opening's locks
-    /// (the names it will read first may be read with them), hands `body` a reader on the
-    /// transaction and applies the writes it returns. Returns the bytes written.
+    /// (the names it will read first, and the AttributeMaps `maps` it will load whole, may
+    /// be read with them), hands `body` a reader on the transaction and applies the writes
+    /// it returns. Returns the bytes written.
     fn run_member(
         &self,
         group: &mut Self::Group,
         flow_id: &str,
         opening: Opening<'_>,
+        maps: &[String],
         body: &mut RpcBody<'_>,
     ) -> Result<usize>;
     /// Creates a flow with its initial values in the open transaction, or replaces the run
@@ -280,6 +282,16 @@ pub trait GroupBackend {
 /// What a member opens with: the names it locks, and the names it will read first, locked
 /// or not ([`Isolation::Exclusive`]).
 pub type Opening<'a> = (&'a [String], &'a [String]);
+
+/// A call of a batch run as a member: its place in the batch, its flow, its opening, the
+/// AttributeMaps it loads whole and its body.
+type Member<'m, 'b> = (
+    usize,
+    &'m str,
+    Opening<'m>,
+    &'m [String],
+    &'m mut RpcBody<'b>,
+);
 
 /// A member about to run, as [`GroupBackend::open_ahead`] is offered it: its flow, the
 /// names it locks and the names it will read.
@@ -496,9 +508,9 @@ impl<G: Send + 'static> GroupCommit<G> {
         body: &mut RpcBody<'_>,
     ) -> Result<()> {
         match isolation {
-            Isolation::Exclusive { locks, reads } => {
+            Isolation::Exclusive { locks, reads, maps } => {
                 self.execute(backend, flow_id, (locks, reads), |b, tx| {
-                    b.run_member(tx, flow_id, (locks, reads), body)
+                    b.run_member(tx, flow_id, (locks, reads), maps, body)
                         .map(|bytes| ((), bytes))
                 })
             }
@@ -530,7 +542,7 @@ impl<G: Send + 'static> GroupCommit<G> {
                         Ok(writes.clone())
                     };
                     // The planned reads are what the handler read: read again with the flow.
-                    b.run_member(tx, flow_id, (&[], ahead), &mut verify)
+                    b.run_member(tx, flow_id, (&[], ahead), maps, &mut verify)
                         .map(|bytes| ((), bytes))
                 })
             }
@@ -553,9 +565,9 @@ impl<G: Send + 'static> GroupCommit<G> {
         let mut members = Vec::new();
         for (at, call) in calls.iter_mut().enumerate() {
             match call.isolation {
-                Isolation::Exclusive { locks, reads } if !self.is_inside() => {
+                Isolation::Exclusive { locks, reads, maps } if !self.is_inside() => {
                     let opening = (locks.as_slice(), reads.as_slice());
-                    members.push((at, call.flow_id, opening, &mut *call.body));
+                    members.push((at, call.flow_id, opening, maps.as_slice(), &mut *call.body));
                 }
                 isolation => {
                     results[at] = Some(self.run_rpc(backend, call.flow_id, isolation, call.body));
@@ -579,23 +591,23 @@ impl<G: Send + 'static> GroupCommit<G> {
     fn run_members<'m, B: GroupBackend<Group = G> + Sync>(
         &self,
         backend: &B,
-        members: Vec<(usize, &'m str, Opening<'m>, &'m mut RpcBody<'_>)>,
+        members: Vec<Member<'m, '_>>,
     ) -> Vec<(usize, Result<()>)> {
         let keys: Vec<(usize, &str, Opening<'_>)> = members
             .iter()
-            .map(|(at, flow_id, opening, _)| (*at, *flow_id, *opening))
+            .map(|(at, flow_id, opening, _, _)| (*at, *flow_id, *opening))
             .collect();
         let table = backend.lock_table();
         let mut jobs: Vec<_> = members
             .into_iter()
-            .map(|(_, flow_id, (locks, reads), body)| {
+            .map(|(_, flow_id, (locks, reads), maps, body)| {
                 move |tx: &mut G, taken: Option<LockGuard>| -> Ran<()> {
                     let guard = match taken.map_or_else(|| table.try_lock_all(flow_id, locks), Ok) {
                         Ok(guard) => guard,
                         Err(error) => return Ran::Failed(error),
                     };
                     let ran = run_in_savepoint(backend, tx, |b, tx| {
-                        b.run_member(tx, flow_id, (locks, reads), &mut *body)
+                        b.run_member(tx, flow_id, (locks, reads), maps, &mut *body)
                             .map(|bytes| ((), bytes))
                     });
                     // Early lock release, as for a call on its own.

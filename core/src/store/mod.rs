@@ -66,6 +66,10 @@ pub enum Isolation {
         /// the call: a store may read them with the flow as it takes the locks (PostgreSQL
         /// does, to save round trips). Only a hint, as for [`Isolation::Shared`].
         reads: Vec<String>,
+        /// The AttributeMaps the body will load whole ([`SnapshotReader::read_map`]), as
+        /// planned: a store may read them as it takes the locks (PostgreSQL does when the
+        /// opening goes to the server). Only a hint, as `reads` is.
+        maps: Vec<String>,
     },
     /// Read a snapshot of committed state without locks; commit any writes afterwards,
     /// only if every value read is unchanged by then (otherwise a retryable

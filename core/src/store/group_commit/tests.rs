@@ -83,6 +83,7 @@ impl GroupBackend for Logged {
         group: &mut Staged,
         flow_id: &str,
         (locks, _): Opening<'_>,
+        _: &[String],
         body: &mut RpcBody<'_>,
     ) -> Result<usize> {
         self.step(format!(
@@ -133,6 +134,7 @@ fn a_lone_call_runs_in_a_savepoint_of_its_own_group_and_releases_its_locks() {
     let locks = Isolation::Exclusive {
         reads: Vec::new(),
         locks: vec!["a".to_owned()],
+        maps: Vec::new(),
     };
     pipeline
         .run_rpc(&backend, "f", &locks, &mut |_| Ok(write("a")))
@@ -210,6 +212,7 @@ fn members_run_for_queued_callers_answer_each_caller_with_its_own_result_or_pani
     let locks = Isolation::Exclusive {
         reads: Vec::new(),
         locks: vec!["v".to_owned()],
+        maps: Vec::new(),
     };
     let holding = std::sync::atomic::AtomicBool::new(false);
     let call = |flow: &str, body: &mut RpcBody<'_>| pipeline.run_rpc(&backend, flow, &locks, body);

@@ -23,8 +23,10 @@
 //! the `COMMIT`) in one simple-query round trip; a value written again by a later member of
 //! the same batch goes once. So a group of appends costs two round trips, whether its
 //! calls go to one flow or to many, and whether or not they read values they do not lock;
-//! a member that reads what no opening read (a map loaded whole) costs one more, which
-//! carries what waited before it.
+//! a member opening on the server reads the AttributeMaps it loads whole in the same round
+//! trip, after its opening statement; one that reads what no opening read (a map loaded
+//! whole by a member opened ahead or on what the group holds) costs one more, which carries
+//! what waited before it.
 //!
 //! Savepoints are numbered (`m0`, `m1`, …): a member's batch runs `SAVEPOINT mN`, its
 //! statements, and later `RELEASE SAVEPOINT mN`, so a batch that failed says by itself
@@ -53,14 +55,14 @@ use std::cell::Cell;
 use std::sync::Arc;
 use std::time::Duration;
 
-use postgres::{SimpleQueryMessage, SimpleQueryRow};
+use postgres::SimpleQueryRow;
 
 use super::errors::Errors;
 use super::held::HeldFlows;
 use super::pool::{Connection, Pool, Statements};
 use super::unsent::Unsent;
-use super::{execute_on_flow, open_error, rows_of, unlocked_reads};
-use super::{PostgresStore, Prefetched, TxReader};
+use super::{answers_by_statement, execute_on_flow, execute_range, open_error};
+use super::{unlocked_reads, AheadMaps, PostgresStore, Prefetched, TxReader};
 use crate::error::{Error, Result};
 use crate::store::fault::FaultPoint;
 use crate::store::group_commit::{GroupBackend, GroupLimits, Opening, Upcoming};
@@ -148,16 +150,23 @@ impl PostgresStore {
         sent
     }
 
-    /// Opens a member (see `open_member`) in one round trip with the statements waiting
-    /// (`Ok(None)` inside when some lock rows do not exist yet); `None` when the flow ID
-    /// holds a NUL character, which a simple query cannot carry.
+    /// Opens a member (see `open_member`) in one round trip with the statements waiting,
+    /// reading the AttributeMaps `maps` whole after it (`Ok(None)` inside when some lock
+    /// rows do not exist yet); `None` when the flow ID holds a NUL character, which a simple
+    /// query cannot carry. The maps read are the member's own: members before it in the
+    /// group sent their writes first, and none after it has run yet.
     fn open_in_batch(
         &self,
         group: &mut PostgresGroup,
         flow_id: &str,
         (locks, reads): Opening<'_>,
-    ) -> Option<Result<Option<(FlowRecord, Prefetched)>>> {
-        let open = open_statement(flow_id, (locks, reads))?;
+        maps: &[String],
+    ) -> Option<Result<Option<Opened>>> {
+        let mut open = open_statement(flow_id, (locks, reads))?;
+        for map in maps {
+            open.push_str("; ");
+            open.push_str(&execute_range(flow_id, map)?);
+        }
         let batch = group.unsent.take_batch(Some(&open)).unwrap_or_default();
         // A failure here is this member's when the writes before it ran; else the rollback
         // to its savepoint, which they set, fails and takes the group with it.
@@ -166,11 +175,22 @@ impl PostgresStore {
                 .simple_query(&batch)
                 .map_err(|e| open_error(self.errors(&conn.broken), flow_id, locks, e))
         });
-        Some(
-            messages.and_then(|messages| {
-                self.opened_rows(flow_id, (locks, reads), &rows_of(&messages))
-            }),
-        )
+        Some(messages.and_then(|messages| {
+            // The opening's rows, then each map's, are the last statements' answers.
+            let answers = answers_by_statement(&messages);
+            let at = (answers.len().checked_sub(maps.len() + 2))
+                .ok_or_else(|| self.unexpected_answer(flow_id))?;
+            let Some((flow, prefetched)) =
+                self.opened_rows(flow_id, (locks, reads), &answers[at])?
+            else {
+                return Ok(None);
+            };
+            let mut ahead = AheadMaps::new();
+            for (map, rows) in maps.iter().zip(&answers[at + 1..]) {
+                ahead.insert(map.clone(), self.named_values(flow_id, rows)?);
+            }
+            Ok(Some((flow, prefetched, ahead)))
+        }))
     }
 
     /// Opens the flows of `upcoming` members the group does not hold yet, two or more of
@@ -230,18 +250,7 @@ impl PostgresStore {
             }
         };
         // One list of rows per statement; the openings are the last but one.
-        let mut statements: Vec<Vec<&SimpleQueryRow>> = vec![Vec::new()];
-        for message in &messages {
-            match message {
-                SimpleQueryMessage::Row(row) => {
-                    if let Some(rows) = statements.last_mut() {
-                        rows.push(row);
-                    }
-                }
-                SimpleQueryMessage::CommandComplete(_) => statements.push(Vec::new()),
-                _ => {}
-            }
-        }
+        let mut statements = answers_by_statement(&messages);
         statements.pop();
         let Some(first) = statements.len().checked_sub(wanted.len() + 1) else {
             return;
@@ -255,22 +264,25 @@ impl PostgresStore {
 
     /// Opens a member on the server: takes and bumps its lock rows (creating the missing
     /// ones), reads the flow and the values of the names it locks or will read, after the
-    /// statements waiting.
+    /// statements waiting, and, when it can in the same round trip, the AttributeMaps
+    /// `maps` whole.
     fn open_on_server(
         &self,
         group: &mut PostgresGroup,
         flow_id: &str,
         (locks, reads): Opening<'_>,
-    ) -> Result<(FlowRecord, Prefetched)> {
+        maps: &[String],
+    ) -> Result<Opened> {
         let unread = unlocked_reads(locks, reads);
         let opening = (locks, unread.as_slice());
-        let opened = match self.open_in_batch(group, flow_id, opening) {
+        let opened = match self.open_in_batch(group, flow_id, opening, maps) {
             Some(opened) => opened?,
             None => {
                 // A NUL in the flow ID: what waits goes first, on its own.
                 self.send_unsent(group)?;
                 let (client, statements, errors) = self.parts(&mut group.conn);
                 self.open_member(client, statements, errors, flow_id, opening)?
+                    .map(|(flow, prefetched)| (flow, prefetched, AheadMaps::new()))
             }
         };
         if let Some(opened) = opened {
@@ -280,6 +292,7 @@ impl PostgresStore {
         let (client, statements, errors) = self.parts(&mut group.conn);
         self.create_lock_rows(client, statements, errors, flow_id, locks)?;
         self.open_member(client, statements, errors, flow_id, opening)?
+            .map(|(flow, prefetched)| (flow, prefetched, AheadMaps::new()))
             .ok_or_else(|| {
                 Error::storage(format!(
                     "store {}: lock rows of flow {flow_id:?} vanished right after they were created",
@@ -324,6 +337,9 @@ impl PostgresStore {
             .map(Some)
     }
 }
+
+/// A member opened: its flow, the values read ahead and the AttributeMaps read ahead whole.
+type Opened = (FlowRecord, Prefetched, AheadMaps);
 
 /// Adds to `all` the names of `more` it lacks.
 fn add_new(all: &mut Vec<String>, more: &[String]) {
@@ -445,14 +461,15 @@ impl GroupBackend for PostgresStore {
         group: &mut PostgresGroup,
         flow_id: &str,
         opening: Opening<'_>,
+        maps: &[String],
         body: &mut RpcBody<'_>,
     ) -> Result<usize> {
         let (locks, _) = opening;
-        let (flow, prefetched) = match group.held.open(flow_id, locks) {
+        let (flow, prefetched, ahead_maps) = match group.held.open(flow_id, locks) {
             // The transaction holds every lock already: the member opens on what it holds,
             // and its savepoint and the writes before it wait for the next round trip.
-            Some(held) => held,
-            None => self.open_on_server(group, flow_id, opening)?,
+            Some((flow, prefetched)) => (flow, prefetched, AheadMaps::new()),
+            None => self.open_on_server(group, flow_id, opening, maps)?,
         };
         let PostgresGroup { conn, unsent, .. } = &mut *group;
         let (client, statements, errors) = self.parts(conn);
@@ -463,6 +480,7 @@ impl GroupBackend for PostgresStore {
             errors,
             flow,
             prefetched,
+            maps: ahead_maps,
             unsent: Some(unsent),
         };
         let writes = body(&mut reader)?;

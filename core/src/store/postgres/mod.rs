@@ -840,7 +840,7 @@ impl Store for PostgresStore {
             return self.lane(flow_id).run_rpc(self, flow_id, isolation, body);
         }
         match isolation {
-            Isolation::Exclusive { locks, reads } => {
+            Isolation::Exclusive { locks, reads, .. } => {
                 self.run_exclusive(flow_id, (locks, reads), body)
             }
             Isolation::Shared { reads, maps } => self.run_shared(flow_id, (reads, maps), body),
@@ -944,6 +944,10 @@ impl Store for PostgresStore {
 /// Values read ahead in an RPC's snapshot, by name (`None`: no value stored).
 type Prefetched = HashMap<String, Option<String>>;
 
+/// The instances of AttributeMaps read ahead whole (names and values, in name order), by
+/// map.
+type AheadMaps = HashMap<String, Vec<(String, String)>>;
+
 /// The run state of a flow as its row holds it (a closed run, or the ID of a run that
 /// replaced another; `None`: a first run, running): the core's value [`RUN_STATE_NAME`],
 /// which this store keeps in the flow's row (schema version 3; the column is named
@@ -968,6 +972,9 @@ struct TxReader<'a, C: GenericClient> {
     flow: FlowRecord,
     /// Values read ahead in the same snapshot, and in a group those read since.
     prefetched: Prefetched,
+    /// AttributeMaps read ahead whole in the same snapshot, each answered once (a body
+    /// reads its maps before it writes).
+    maps: AheadMaps,
     /// A group's statements not sent yet (earlier members' writes), which go before this
     /// reader's first query.
     unsent: Option<&'a mut Unsent>,
@@ -989,8 +996,14 @@ impl<'a, C: GenericClient> TxReader<'a, C> {
             errors,
             flow,
             prefetched,
+            maps: AheadMaps::new(),
             unsent: None,
         }
+    }
+
+    /// This reader, answering the maps of `maps` from what was read ahead.
+    fn with_maps(self, maps: AheadMaps) -> Self {
+        TxReader { maps, ..self }
     }
 
     /// Sends the group's statements still waiting, so that a query sees their writes.
@@ -1085,6 +1098,9 @@ impl<C: GenericClient> SnapshotReader for TxReader<'_, C> {
     }
 
     fn read_map(&mut self, map: &str) -> Result<Vec<(String, String)>> {
+        if let Some(instances) = self.maps.remove(map) {
+            return Ok(instances);
+        }
         let query = execute_range(&self.flow.flow_id, map);
         if let Some(read) = self.read_behind_unsent(query, "reading a map")? {
             return Ok(read);
@@ -1217,6 +1233,24 @@ fn rows_of(messages: &[SimpleQueryMessage]) -> Vec<&SimpleQueryRow> {
             _ => None,
         })
         .collect()
+}
+
+/// The rows each statement of a simple-query batch answered, one list per statement in
+/// order, then an empty one (a statement that answers no rows has an empty list too).
+fn answers_by_statement(messages: &[SimpleQueryMessage]) -> Vec<Vec<&SimpleQueryRow>> {
+    let mut answers = vec![Vec::new()];
+    for message in messages {
+        match message {
+            SimpleQueryMessage::CommandComplete(_) => answers.push(Vec::new()),
+            SimpleQueryMessage::Row(row) => {
+                if let Some(last) = answers.last_mut() {
+                    last.push(row);
+                }
+            }
+            _ => {}
+        }
+    }
+    answers
 }
 
 /// `EXECUTE prepared('flow_id', ARRAY[…]::bytea[], …)`, one array of names as hex `bytea`

@@ -17,14 +17,14 @@
 //! statement.
 
 use std::cell::Cell;
-use std::collections::HashMap;
 
 use postgres::{SimpleQueryMessage, SimpleQueryRow};
 
 use super::errors::Errors;
+use super::unlocked_reads;
 use super::OpenTransaction;
-use super::{execute_on_flow, execute_range, from_hex, prefetch_slots, unlocked_reads};
-use super::{IsolationLevel, PostgresStore, Prefetched, TxReader};
+use super::{answers_by_statement, execute_on_flow, execute_range, from_hex, prefetch_slots};
+use super::{AheadMaps, IsolationLevel, PostgresStore, Prefetched, TxReader};
 use crate::error::{Error, Result};
 use crate::store::{FlowRecord, RpcBody, SnapshotReader, Write};
 
@@ -73,11 +73,9 @@ impl PostgresStore {
             let peeked = self.peeked(flow_id, (reads, maps), &messages)?;
             let tx = &mut *open.client;
             let mut reader =
-                TxReader::alone(self, tx, (statements, errors), peeked.flow, peeked.values);
-            let writes = body(&mut AheadReader {
-                maps: peeked.maps,
-                inner: &mut reader,
-            })?;
+                TxReader::alone(self, tx, (statements, errors), peeked.flow, peeked.values)
+                    .with_maps(peeked.maps);
+            let writes = body(&mut reader)?;
             open.client
                 .batch_execute("COMMIT")
                 .map_err(errors.doing("ending a read"))?;
@@ -123,7 +121,7 @@ impl PostgresStore {
         let malformed = || self.unexpected_answer(flow_id);
         let peek = answers.get(1).ok_or_else(malformed)?;
         let (flow, values) = self.flow_and_values(flow_id, reads, peek)?;
-        let mut instances = HashMap::new();
+        let mut instances = AheadMaps::new();
         for (at, map) in maps.iter().enumerate() {
             let rows = answers.get(2 + at).ok_or_else(malformed)?;
             instances.insert(map.clone(), self.named_values(flow_id, rows)?);
@@ -216,24 +214,6 @@ fn start_reading<'c>(
     Ok((open, messages))
 }
 
-/// The rows each statement of a simple-query batch answered, one list per statement in
-/// order (a statement that answers no rows has an empty one).
-fn answers_by_statement(messages: &[SimpleQueryMessage]) -> Vec<Vec<&SimpleQueryRow>> {
-    let mut answers = vec![Vec::new()];
-    for message in messages {
-        match message {
-            SimpleQueryMessage::CommandComplete(_) => answers.push(Vec::new()),
-            SimpleQueryMessage::Row(row) => {
-                if let Some(last) = answers.last_mut() {
-                    last.push(row);
-                }
-            }
-            _ => {}
-        }
-    }
-    answers
-}
-
 /// A snapshot read in one round trip and ended: the body's reads are answered from what it
 /// read, and anything else marks the run as missed (its result is then discarded).
 struct Peeked {
@@ -241,7 +221,7 @@ struct Peeked {
     /// The values read ahead, `None` for a name read and found absent.
     values: Prefetched,
     /// The instances of each map read ahead.
-    maps: HashMap<String, Vec<(String, String)>>,
+    maps: AheadMaps,
     missed: bool,
 }
 
@@ -276,29 +256,6 @@ impl SnapshotReader for Peeked {
         match self.maps.get(map) {
             Some(instances) => Ok(instances.clone()),
             None => Err(self.miss(&format!("AttributeMap {map:?}"))),
-        }
-    }
-}
-
-/// A reader of an open transaction whose maps read ahead are answered from what was read.
-struct AheadReader<'r> {
-    maps: HashMap<String, Vec<(String, String)>>,
-    inner: &'r mut dyn SnapshotReader,
-}
-
-impl SnapshotReader for AheadReader<'_> {
-    fn flow(&self) -> &FlowRecord {
-        self.inner.flow()
-    }
-
-    fn read(&mut self, physical_names: &[String]) -> Result<Vec<(String, String)>> {
-        self.inner.read(physical_names)
-    }
-
-    fn read_map(&mut self, map: &str) -> Result<Vec<(String, String)>> {
-        match self.maps.get(map) {
-            Some(instances) => Ok(instances.clone()),
-            None => self.inner.read_map(map),
         }
     }
 }

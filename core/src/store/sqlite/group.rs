@@ -195,6 +195,7 @@ impl GroupBackend for SqliteStore {
         group: &mut SqliteGroup,
         flow_id: &str,
         _: Opening<'_>,
+        _maps: &[String],
         body: &mut RpcBody<'_>,
     ) -> Result<usize> {
         let flow = self.group_flow(group, flow_id)?;
