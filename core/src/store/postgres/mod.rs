@@ -450,12 +450,12 @@ impl PostgresStore {
 
     fn load_flow(
         &self,
-        tx: &mut impl GenericClient,
+        client: &mut impl GenericClient,
         statements: &Statements,
         errors: Errors<'_>,
         flow_id: &str,
     ) -> Result<Option<(FlowRecord, RunState)>> {
-        let row = tx
+        let row = client
             .query_opt(&statements.load_flow, &[&flow_id])
             .map_err(errors.doing("reading a flow"))?;
         row.map(|row| {
@@ -944,6 +944,21 @@ impl Store for PostgresStore {
 /// Values read ahead in an RPC's snapshot, by name (`None`: no value stored).
 type Prefetched = HashMap<String, Option<String>>;
 
+/// The values of `names` that `prefetched` holds, and the names it does not know (a name
+/// known absent is in neither).
+fn look_up(prefetched: &Prefetched, names: &[String]) -> (Vec<(String, String)>, Vec<String>) {
+    let mut found = Vec::new();
+    let mut missing = Vec::new();
+    for name in names {
+        match prefetched.get(name) {
+            Some(Some(value)) => found.push((name.clone(), value.clone())),
+            Some(None) => {}
+            None => missing.push(name.clone()),
+        }
+    }
+    (found, missing)
+}
+
 /// The instances of AttributeMaps read ahead whole (names and values, in name order), by
 /// map.
 type AheadMaps = HashMap<String, Vec<(String, String)>>;
@@ -1055,15 +1070,7 @@ impl<C: GenericClient> SnapshotReader for TxReader<'_, C> {
     }
 
     fn read(&mut self, physical_names: &[String]) -> Result<Vec<(String, String)>> {
-        let mut found = Vec::new();
-        let mut missing = Vec::new();
-        for name in physical_names {
-            match self.prefetched.get(name) {
-                Some(Some(value)) => found.push((name.clone(), value.clone())),
-                Some(None) => {}
-                None => missing.push(name.clone()),
-            }
-        }
+        let (mut found, missing) = look_up(&self.prefetched, physical_names);
         if missing.is_empty() {
             return Ok(found);
         }

@@ -21,9 +21,10 @@ use std::cell::Cell;
 use postgres::{SimpleQueryMessage, SimpleQueryRow};
 
 use super::errors::Errors;
+use super::prefetch_slots;
 use super::unlocked_reads;
 use super::OpenTransaction;
-use super::{answers_by_statement, execute_on_flow, execute_range, from_hex, prefetch_slots};
+use super::{answers_by_statement, execute_on_flow, execute_range, from_hex, look_up};
 use super::{AheadMaps, IsolationLevel, PostgresStore, Prefetched, TxReader};
 use crate::error::{Error, Result};
 use crate::store::{FlowRecord, RpcBody, SnapshotReader, Write};
@@ -241,15 +242,11 @@ impl SnapshotReader for Peeked {
     }
 
     fn read(&mut self, physical_names: &[String]) -> Result<Vec<(String, String)>> {
-        let mut found = Vec::new();
-        for name in physical_names {
-            match self.values.get(name) {
-                Some(Some(value)) => found.push((name.clone(), value.clone())),
-                Some(None) => {}
-                None => return Err(self.miss(&format!("value {name:?}"))),
-            }
+        let (found, missing) = look_up(&self.values, physical_names);
+        match missing.first() {
+            Some(name) => Err(self.miss(&format!("value {name:?}"))),
+            None => Ok(found),
         }
-        Ok(found)
     }
 
     fn read_map(&mut self, map: &str) -> Result<Vec<(String, String)>> {
