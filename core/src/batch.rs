@@ -143,6 +143,29 @@ impl Runtime {
         };
         takes_locks(rpc, options)
     }
+
+    /// Whether a call of `rpc_name` of `flow_type` with `options` waits for nothing but its
+    /// own reads, so that a caller that must not wait (an event loop's thread) may run it
+    /// itself instead of handing it to another thread: the RPC is declared read-only
+    /// ([`RpcDefinition::read_only`](crate::RpcDefinition::read_only)), the call takes no
+    /// locks, and its store reads in this process without waiting for other writers
+    /// ([`Store::reads_without_waiting`]). It can still take as long as its reads do.
+    pub fn reads_in_place(
+        &self,
+        flow_type: &str,
+        rpc_name: &str,
+        options: &RpcInvokeOptions,
+    ) -> bool {
+        if !self.store().reads_without_waiting() {
+            return false;
+        }
+        let Ok(definition) = self.definition(flow_type) else {
+            return false;
+        };
+        definition
+            .rpc(rpc_name)
+            .is_ok_and(|rpc| rpc.is_read_only() && !takes_locks(rpc, options))
+    }
 }
 
 /// One call of [`Runtime::invoke_rpcs`]: what [`Runtime::invoke_rpc`] takes.

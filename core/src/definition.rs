@@ -58,6 +58,7 @@ pub struct RpcDefinition {
     loads: Vec<MapInstance>,
     map_loads: Vec<String>,
     transactional: bool,
+    read_only: bool,
     handler: RpcHandler,
 }
 
@@ -69,6 +70,7 @@ impl fmt::Debug for RpcDefinition {
             .field("loads", &self.loads)
             .field("map_loads", &self.map_loads)
             .field("transactional", &self.transactional)
+            .field("read_only", &self.read_only)
             .finish_non_exhaustive()
     }
 }
@@ -112,6 +114,7 @@ impl RpcDefinition {
             loads: Vec::new(),
             map_loads: Vec::new(),
             transactional: false,
+            read_only: false,
             handler: Arc::new(handler),
         }
     }
@@ -159,6 +162,15 @@ impl RpcDefinition {
         self
     }
 
+    /// Declares that the handler only reads: a call that stages a write fails with
+    /// [`Error::HandlerFailure`] and stores nothing. A read-only call that takes no locks
+    /// waits for no writer, so a binding may run it on a thread that must not wait
+    /// ([`Runtime::reads_in_place`](crate::Runtime::reads_in_place)).
+    pub fn read_only(mut self) -> Self {
+        self.read_only = true;
+        self
+    }
+
     /// The RPC's name.
     pub fn name(&self) -> &str {
         &self.name
@@ -182,6 +194,11 @@ impl RpcDefinition {
     /// Whether calls are isolated from other writers even without locks.
     pub fn is_transactional(&self) -> bool {
         self.transactional
+    }
+
+    /// Whether the handler was declared to only read ([`RpcDefinition::read_only`]).
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
     }
 
     pub(crate) fn handler(&self) -> &RpcHandler {

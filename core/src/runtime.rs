@@ -810,13 +810,20 @@ impl CallPlan {
             .in_scope(|| catch_unwind(AssertUnwindSafe(|| handler(&mut ctx, input))))
             .map_err(|panic| panicked(rpc.name(), panic.as_ref()))??;
         let writes = checked_writes(ctx.into_writes()?)?;
-        if self.inspecting && !writes.is_empty() {
+        if !writes.is_empty() && (self.inspecting || rpc.is_read_only()) {
             let names: Vec<&str> = writes.iter().map(|(name, _)| name.as_str()).collect();
-            return Err(Error::invalid_input(format!(
-                "an inspection only reads, but RPC {:?} staged writes to {}",
-                rpc.name(),
-                names.join(", ")
-            )));
+            let names = names.join(", ");
+            return Err(if rpc.is_read_only() {
+                Error::handler(format!(
+                    "RPC {:?} is declared read-only, but staged writes to {names}",
+                    rpc.name()
+                ))
+            } else {
+                Error::invalid_input(format!(
+                    "an inspection only reads, but RPC {:?} staged writes to {names}",
+                    rpc.name()
+                ))
+            });
         }
         Ok((output, writes))
     }

@@ -4,8 +4,8 @@ Values cross as JSON text, or are built straight into Python values by a :class:
 errors are raised as the classes of :mod:`attrflow.errors`. Every method that touches the
 store releases the GIL while it runs; given ``done`` (a :class:`Completions` and an asyncio
 future), ``Runtime.start_flow``, ``Runtime.call_rpc`` and the ``tail`` methods run it on the
-module's own worker threads instead and queue the result on the :class:`Completions`, whose
-``drain`` (on the event loop's thread) yields it.
+module's own worker threads instead, return that future, and queue the result on the
+:class:`Completions`, whose ``drain`` (on the event loop's thread) yields it.
 """
 
 from typing import Any, Callable, final, overload
@@ -123,7 +123,7 @@ DEFAULT_IDEMPOTENCY_MAX_AGE_MS: int
 
 _Lock = tuple[str, str | None]
 _Load = tuple[str, str | None]
-_Rpc = tuple[str, list[_Lock], list[_Load], bool, Callable[[RpcContext, str], str]]
+_Rpc = tuple[str, list[_Lock], list[_Load], bool, Callable[[RpcContext, str], str], bool]
 
 @final
 class Completions:
@@ -252,7 +252,7 @@ class Runtime:
         id_reuse_policy: str | None = None,
         *,
         done: _Done,
-    ) -> None:
+    ) -> Any:
         """Starts a flow on a worker thread; ``done``'s future receives the run ID."""
     @overload
     def call_rpc(
@@ -290,8 +290,11 @@ class Runtime:
         *,
         as_json: bool = False,
         done: _Done,
-    ) -> None:
-        """Invokes an RPC on a worker thread; ``done``'s future receives the output."""
+        in_place: bool = False,
+    ) -> Any:
+        """Invokes an RPC on a worker thread and returns ``done``'s future, which receives the
+        output; with ``in_place``, a lone read that waits for no writer runs here instead and
+        its output is returned."""
     @overload
     def get_attribute(
         self,
@@ -313,7 +316,7 @@ class Runtime:
         run_id: str = ...,
         *,
         done: _Done,
-    ) -> None:
+    ) -> Any:
         """Reads on a worker thread; ``done``'s future receives the text or None."""
     @overload
     def set_attribute(
@@ -337,7 +340,7 @@ class Runtime:
         run_id: str = ...,
         *,
         done: _Done,
-    ) -> None:
+    ) -> Any:
         """Writes on a worker thread; ``done``'s future receives None."""
     @overload
     def wait_for_attribute_equal(
@@ -361,7 +364,7 @@ class Runtime:
         timeout: float,
         *,
         done: _Done,
-    ) -> None:
+    ) -> Any:
         """Waits on a worker thread; ``done``'s future receives True or False."""
     @overload
     def stop_flow(
@@ -369,13 +372,13 @@ class Runtime:
     ) -> None:
         """Stops a flow; ``stop`` is ``"cancel"``, ``"terminate"`` or ``"fail"``."""
     @overload
-    def stop_flow(self, flow_id: str, stop: str, reason: str | None = None, *, done: _Done) -> None:
+    def stop_flow(self, flow_id: str, stop: str, reason: str | None = None, *, done: _Done) -> Any:
         """Stops a flow on a worker thread."""
     @overload
     def health_check(self, *, done: None = None) -> None:
         """Checks that the store answers."""
     @overload
-    def health_check(self, *, done: _Done) -> None:
+    def health_check(self, *, done: _Done) -> Any:
         """Checks on a worker thread; ``done``'s future receives None."""
     @overload
     def describe_flow(
@@ -383,7 +386,7 @@ class Runtime:
     ) -> tuple[str, str, str, str, int, int | None, str | None]:
         """``(flow_id, run_id, flow_type, status, started_at_ms, closed_at_ms, reason)``."""
     @overload
-    def describe_flow(self, flow_id: str, *, done: _Done) -> None:
+    def describe_flow(self, flow_id: str, *, done: _Done) -> Any:
         """Describes a flow on a worker thread; ``done``'s future receives the tuple."""
     @overload
     def wait_for_flow(
@@ -392,7 +395,7 @@ class Runtime:
         """Waits up to ``timeout`` seconds for the flow's run to close: ``describe_flow``'s
         tuple once it is, None when the time runs out."""
     @overload
-    def wait_for_flow(self, flow_id: str, timeout: float, *, done: _Done) -> None:
+    def wait_for_flow(self, flow_id: str, timeout: float, *, done: _Done) -> Any:
         """Waits on a worker thread; ``done``'s future receives the tuple or None."""
     def register_flow(
         self, flow_type: str, attributes: list[str], maps: list[str], rpcs: list[_Rpc]
@@ -484,7 +487,7 @@ class AppLog:
         *,
         run_id: str | None = None,
         done: _Done,
-    ) -> None: ...
+    ) -> Any: ...
 
 @final
 class SubscriberArchive:
@@ -511,7 +514,7 @@ class SubscriberArchive:
     @overload
     def tail(
         self, after: int, limit: int, timeout: float, *, run_id: str | None = None, done: _Done
-    ) -> None: ...
+    ) -> Any: ...
 
 @final
 class CustomerDirectory:

@@ -8,7 +8,11 @@ wakes the loop through a socket the loop watches (``loop.add_reader``), without 
 GIL. The loop drains the queue in one go, decoding each output and completing the awaited
 futures, so calls finishing together cost the loop one wake-up. While other calls are in
 flight, the writing RPCs its tasks make in one turn of the loop are handed to one worker
-when that turn is over, and run together (see :func:`_call`).
+when that turn is over, and run together (see :func:`_call`). One exception: a read that
+waits for no writer (a read-only RPC of a built-in flow, such as a page read, taking no
+locks, on the embedded store) made while the loop has nothing else to do runs on the loop's
+thread with the GIL released, as the blocking ``Client`` runs it, since handing it to a
+worker would only add two thread hand-offs to the wait.
 
 Cancellation: cancelling a task that awaits a call does not stop the call. The call runs to
 its end in the core and may commit its writes (a registration may be stored); its result,
@@ -286,7 +290,7 @@ class AsyncClient:
         and may commit; its result is dropped."""
         arguments = self._client._rpc_call(rpc, flow_id, input, run_id, options)
         try:
-            output: O = await _call(self._client._runtime.call_rpc, *arguments)
+            output: O = await _call(self._client._runtime.call_rpc, *arguments, in_place=True)
         except DexServiceError as error:
             annotated(error, "invoke_rpc", flow_id)
             raise
@@ -311,7 +315,9 @@ class AsyncClient:
         arguments = self._client._rpc_call(rpc, flow_id, input, run_id, options)
         try:
             output: bytes = await _call(
-                functools.partial(self._client._runtime.call_rpc, as_json=True), *arguments
+                functools.partial(self._client._runtime.call_rpc, as_json=True),
+                *arguments,
+                in_place=True,
             )
         except DexServiceError as error:
             annotated(error, "invoke_rpc_json", flow_id)
@@ -359,7 +365,7 @@ class _Watch:
     own; other loops, uvloop's say, expose neither, and their lone calls are not waited
     for)."""
 
-    __slots__ = ("completions", "holding", "inline", "loop", "ready", "selector")
+    __slots__ = ("completions", "holding", "inline", "loop", "ready", "selector", "unused")
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.completions = _native.Completions()
@@ -368,6 +374,8 @@ class _Watch:
         """Calls :func:`_call` returned at once since it last gave the loop a turn."""
         self.holding = False
         """Whether the queue holds wake-ups until the loop's next turn (see :func:`_call`)."""
+        self.unused: tuple[_native.Completions, asyncio.Future[Any]] | None = None
+        """A ``done`` whose future a call run in place did not need, for the next one."""
         ready = getattr(loop, "_ready", None)
         selector = getattr(getattr(loop, "_selector", None), "fileno", None)
         if ready is not None and callable(selector):
@@ -415,8 +423,16 @@ def _submit(start: Callable[..., object], *arguments: Any) -> asyncio.Future[Any
     return future
 
 
-async def _call(start: Callable[..., object], *arguments: Any) -> Any:
+async def _call(start: Callable[..., object], *arguments: Any, in_place: bool = False) -> Any:
     """The result of ``start(*arguments, done=...)``, a call run on a worker thread.
+
+    With ``in_place`` (``start`` is the native ``call_rpc``), a call made when none of the
+    loop's calls is in flight and the loop has nothing else ready is offered to run on the
+    loop's own thread: one that waits for nothing but its own reads (a read-only RPC taking
+    no locks, on the embedded store: ``Runtime.reads_in_place`` in the core) runs there as
+    the blocking ``Client`` runs it, with no thread hand-off, and its output is returned.
+    Reads that have been taking longer than the loop watches for a lone call (200 µs) go to
+    workers for a while instead.
 
     A call that has finished by the time it is handed over (its worker ran at once) returns
     at once, as awaiting a finished future does. When the call is the loop's only one and
@@ -424,10 +440,11 @@ async def _call(start: Callable[..., object], *arguments: Any) -> Any:
     without the GIL, stopping early if I/O arrives) instead of going to sleep, and a call
     that finishes meanwhile returns at once too: a program awaiting one call at a time then
     pays neither a thread wake-up nor two turns of the loop per call. Every
-    ``_INLINE_TURNS``-th such call still gives the loop a turn, so that a task awaiting
-    calls in a loop cannot keep I/O and timers waiting; a timer falling due during a watch
-    runs after it, as it would after any other step of 200 µs. Otherwise the task awaits a
-    future the loop completes when the call has finished.
+    ``_INLINE_TURNS``-th call returned at once (or run in place) still gives the loop a
+    turn, so that a task awaiting calls in a loop cannot keep I/O and timers waiting; a
+    timer falling due during a watch runs after it, as it would after any other step of
+    200 µs. Otherwise the task awaits a future the loop completes when the call has
+    finished.
 
     A call made while other calls of the loop are in flight (many tasks at once) has its
     worker wake-up held until this turn of the loop is over: the writing RPCs that the
@@ -435,14 +452,28 @@ async def _call(start: Callable[..., object], *arguments: Any) -> Any:
     commit group on SQLite), instead of a worker taking the first alone and the loop
     waking a thread for nearly every call."""
     loop = asyncio.get_running_loop()
-    future: asyncio.Future[Any] = loop.create_future()
-    watch = _watch(loop)
+    watch = _last
+    if watch is None or watch.loop is not loop:
+        watch = _watch(loop)
     completions = watch.completions
-    if not watch.holding and completions.running:
-        watch.holding = True
-        completions.hold()
-        loop.call_soon(_release, watch)
-    start(*arguments, done=(completions, future))
+    if in_place and not completions.running and watch.ready is not None and not watch.ready:
+        # The future is needed only if the call is handed over: one not needed is kept.
+        done = watch.unused or (completions, loop.create_future())
+        result = start(*arguments, done=done, in_place=True)
+        future: asyncio.Future[Any] = done[1]
+        if result is not future:
+            watch.unused = done
+            if _takes_turn(watch):
+                await asyncio.sleep(0)
+            return result
+        watch.unused = None
+    else:
+        future = loop.create_future()
+        if completions.running and not watch.holding:
+            watch.holding = True
+            completions.hold()
+            loop.call_soon(_release, watch)
+        start(*arguments, done=(completions, future))
     running = completions.running
     if running == 0 or (
         running == 1
@@ -452,10 +483,7 @@ async def _call(start: Callable[..., object], *arguments: Any) -> Any:
     ):
         own = _drain(completions, future)
         if own is not None:
-            watch.inline += 1
-            if watch.inline == _INLINE_TURNS:
-                # Now and then the loop gets its turn, as if the task had awaited.
-                watch.inline = 0
+            if _takes_turn(watch):
                 await asyncio.sleep(0)
             value, error = own
             if error is not None:
@@ -464,6 +492,16 @@ async def _call(start: Callable[..., object], *arguments: Any) -> Any:
     elif running == 1 and watch.ready:
         loop.call_soon(_wait_for_lone_call, watch)
     return await future
+
+
+def _takes_turn(watch: _Watch) -> bool:
+    """Counts a call returned without the loop's turn; every ``_INLINE_TURNS``-th must give
+    the loop its turn (as if the task had awaited)."""
+    watch.inline += 1
+    if watch.inline < _INLINE_TURNS:
+        return False
+    watch.inline = 0
+    return True
 
 
 def _release(watch: _Watch) -> None:

@@ -22,7 +22,9 @@ from attrflow.rpc import HandlerRpc, LockSelector
 
 __all__ = ["is_built_in", "register", "register_flow"]
 
-NativeRpc = tuple[str, list[tuple[str, "str | None"]], list[tuple[str, "str | None"]], bool, Any]
+NativeRpc = tuple[
+    str, list[tuple[str, "str | None"]], list[tuple[str, "str | None"]], bool, Any, bool
+]
 
 
 def is_built_in(flow: Flow[Any]) -> bool:
@@ -103,7 +105,14 @@ def _native_rpc(flow: Flow[Any], rpc: RpcDescriptor[Any, Any]) -> NativeRpc:
         (attribute_map.name, None) for attribute_map in rpc.map_loads
     ]
     loads += [(load.attribute_map.name, load.instance) for load in rpc.loads]
-    return (rpc.definition.name, locks, loads, rpc.is_transactional, rpc.dispatcher(flow))
+    return (
+        rpc.definition.name,
+        locks,
+        loads,
+        rpc.is_transactional,
+        rpc.dispatcher(flow),
+        rpc.is_read_only,
+    )
 
 
 def _check_type(flow: Flow[Any], what: str, tp: Any) -> None:

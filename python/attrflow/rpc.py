@@ -58,6 +58,7 @@ class HandlerRpc(RpcDescriptor[I, O]):
         "_name",
         "_resolved",
         "function",
+        "is_read_only",
         "is_transactional",
         "loads",
         "locks",
@@ -70,6 +71,7 @@ class HandlerRpc(RpcDescriptor[I, O]):
     loads: tuple[AttributeMapLoad, ...]
     map_loads: tuple[AttributeMap[Any], ...]
     is_transactional: bool
+    is_read_only: bool
     takes_input: bool
 
     def __init__(
@@ -80,6 +82,7 @@ class HandlerRpc(RpcDescriptor[I, O]):
         loads: tuple[AttributeMapLoad, ...],
         is_transactional: bool,
         map_loads: tuple[AttributeMap[Any], ...] = (),
+        is_read_only: bool = False,
     ) -> None:
         _native.validate_definition_name("RPC", name)
         self._name = name
@@ -92,6 +95,7 @@ class HandlerRpc(RpcDescriptor[I, O]):
         self.loads = loads
         self.map_loads = map_loads
         self.is_transactional = is_transactional
+        self.is_read_only = is_read_only
         self.takes_input = _takes_input(function, name)
 
     @property
@@ -139,6 +143,7 @@ def rpc(
     load_attribute_maps: Sequence[AttributeMap[Any]] = (),
     load_attribute_map_instances: Sequence[AttributeMapLoad] = (),
     is_transactional: bool = False,
+    is_read_only: bool = False,
     timeout: timedelta | float | None = None,
 ) -> Callable[[Callable[..., RPCResult[O] | None]], HandlerRpc[Any, O]]: ...
 
@@ -152,6 +157,7 @@ def rpc(
     load_attribute_maps: Sequence[AttributeMap[Any]] = (),
     load_attribute_map_instances: Sequence[AttributeMapLoad] = (),
     is_transactional: bool = False,
+    is_read_only: bool = False,
     timeout: timedelta | float | None = None,
 ) -> Any:
     """Declares a method of a :class:`~attrflow.Flow` as an RPC handler.
@@ -170,6 +176,11 @@ def rpc(
         load_attribute_map_instances: Map instances every call loads into its snapshot:
             ``attribute_map.load(instance)``. Callers may add more per call.
         is_transactional: Run calls isolated from other writers even without locks.
+        is_read_only: attrflow's own, not Dex's: declares that the handler only reads. A
+            call that writes fails with ``WorkerInvocationError`` and stores nothing. On the
+            embedded store, ``AsyncClient`` runs a read-only call that takes no locks on
+            the event loop's thread when the loop has nothing else to do (it waits for no
+            writer), sparing it two thread hand-offs.
         timeout: The Dex SDK's handler budget: a ``timedelta`` (or seconds), not negative.
             Accepted and checked for compatibility; attrflow runs a handler in the
             caller's process, to completion.
@@ -182,6 +193,8 @@ def rpc(
     )
     if not isinstance(is_transactional, bool):
         raise TypeError("is_transactional must be a bool")
+    if not isinstance(is_read_only, bool):
+        raise TypeError("is_read_only must be a bool")
 
     def decorate(method: Callable[..., Any]) -> HandlerRpc[Any, Any]:
         if not callable(method):
@@ -189,7 +202,7 @@ def rpc(
         rpc_name = method.__name__ if name is None else name
         if not isinstance(rpc_name, str):
             raise TypeError("the RPC name must be a str")
-        return HandlerRpc(method, rpc_name, locks, loads, is_transactional, map_loads)
+        return HandlerRpc(method, rpc_name, locks, loads, is_transactional, map_loads, is_read_only)
 
     return decorate if function is None else decorate(function)
 

@@ -58,7 +58,9 @@ class Core:
         self.flow_id = flow_id
         self.runtime.start_flow(flow_type, flow_id)
         self.probe = _native.Runtime(store_url, None, False)
-        self.probe.register_flow(flow_type, attributes, maps, [("Read", [], [], False, _read)])
+        self.probe.register_flow(
+            flow_type, attributes, maps, [("Read", [], [], False, _read, True)]
+        )
 
     def call(self, name: str, value: object, *, locks: Any = (), loads: Any = ()) -> Any:
         text = json.dumps(value)

@@ -35,6 +35,13 @@
 //! `synchronous=FULL` a worker otherwise took the first call of each turn alone and the
 //! loop woke a thread for nearly every call (bench/notes/3b-python.md).
 //!
+//! A read that waits for no writer (`Runtime::reads_in_place`: a read-only RPC taking no
+//! locks, on SQLite) is not handed over when it is its event loop's only call and the loop
+//! has nothing else ready: the loop's thread runs it with the GIL released
+//! ([`Completions::run_in_place`]), as a blocking call runs, since a worker would only add
+//! two hand-offs and the trips of its data between CPUs to the loop's wait. Such reads
+//! that outlast the loop's watch for a lone call go to workers for a while (a [`BackOff`]).
+//!
 //! The Python package calls [`wait_for_calls`] at exit: it waits (detached) until every
 //! submitted call has finished, as `concurrent.futures` waits for its workers, so that calls
 //! whose callers were cancelled still run to their end.
@@ -623,6 +630,9 @@ pub(crate) struct Completions {
     running: Arc<AtomicUsize>,
     /// When a lone call is made without waiting for it, after waits outlasted their calls.
     waits: BackOff,
+    /// When a lone read that could run in place runs on a worker instead, after reads run in
+    /// place outlasted [`LONE_CALL_WAIT`] (see [`Completions::run_in_place`]).
+    in_place: BackOff,
     reader: UnixStream,
     writer: UnixStream,
     /// Raised after a wake-up is written to `writer`, lowered by the drain that reads the
@@ -702,6 +712,34 @@ impl BackOff {
 }
 
 impl Completions {
+    /// Whether a call that waits for nothing but its own reads may run in place, on the
+    /// event loop's thread, instead of on a worker: it is the loop's only call (none of
+    /// this queue's calls is running), and in-place runs have not been outlasting
+    /// [`LONE_CALL_WAIT`] (a chance is counted: see [`BackOff`]).
+    pub(crate) fn may_run_in_place(&self) -> bool {
+        self.running.load(Ordering::SeqCst) == 0 && !self.in_place.skip()
+    }
+
+    /// Runs `work` here with the GIL released (see [`Completions::may_run_in_place`]). A run
+    /// longer than [`LONE_CALL_WAIT`], the most the loop watches for a lone call, counts as
+    /// a miss: after two in a row, the next lone reads run on workers for a while, so a
+    /// store whose reads have grown slow (a map of many instances loaded whole) keeps the
+    /// loop waiting no more than watching for them would.
+    pub(crate) fn run_in_place<T: Send>(
+        &self,
+        py: Python<'_>,
+        work: impl FnOnce() -> T + Send,
+    ) -> T {
+        let started = Instant::now();
+        let result = py.detach(work);
+        if started.elapsed() > LONE_CALL_WAIT {
+            self.in_place.missed();
+        } else {
+            self.in_place.hit();
+        }
+        result
+    }
+
     fn push(&self, finished: Finished) {
         self.push_all(vec![finished]);
     }
@@ -782,6 +820,7 @@ impl Completions {
             finished: AtomicUsize::new(0),
             running: Arc::new(AtomicUsize::new(0)),
             waits: BackOff::new(),
+            in_place: BackOff::new(),
             reader,
             writer,
             written: AtomicBool::new(false),
@@ -885,6 +924,16 @@ type Settled = (Py<PyAny>, Py<PyAny>, Py<PyAny>);
 
 /// Where a submitted call reports: the event loop's queue and the future to complete.
 pub(crate) type Done = (Py<Completions>, Py<PyAny>);
+
+/// `done`'s future, once `hand` has handed the call to a worker thread that completes it.
+pub(crate) fn submitted<'py>(
+    py: Python<'py>,
+    done: Done,
+    hand: impl FnOnce(Done) -> PyResult<()>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let future = done.1.clone_ref(py).into_bound(py);
+    hand(done).map(|()| future)
+}
 
 /// Runs `work` on a worker thread, then queues it on `done`'s [`Completions`]; the event
 /// loop's thread later runs `finish` (turning the result into a Python value) and completes

@@ -247,7 +247,7 @@ pub(crate) fn wait_timeout(py: Python<'_>, timeout: f64) -> PyResult<Duration> {
 
 /// Runs `work` (a tail, which may wait long) now with the GIL released and returns its
 /// JSON text; or with `done` on a worker thread of the binding's pool ([`executor`]),
-/// returning `None` at once and later completing `done`'s future with the text or the
+/// returning `done`'s future at once and later completing it with the text or the
 /// exception.
 fn run_or_submit<'py>(
     py: Python<'py>,
@@ -262,7 +262,7 @@ fn run_or_submit<'py>(
             .unbind())
     };
     match done {
-        Some(done) => executor::submit(done, work, finish).map(|()| py.None().into_bound(py)),
+        Some(done) => executor::submitted(py, done, |done| executor::submit(done, work, finish)),
         None => Ok(finish(py, py.detach(work))?.into_bound(py)),
     }
 }

@@ -25,9 +25,9 @@ pub(crate) type LockArg = (String, Option<String>);
 /// whole).
 pub(crate) type LoadArg = (String, Option<String>);
 
-/// An RPC as Python passes it: name, locks, loads, whether it is transactional, and the
-/// callable `(context, input_json) -> output_json`.
-pub(crate) type RpcArg = (String, Vec<LockArg>, Vec<LoadArg>, bool, Py<PyAny>);
+/// An RPC as Python passes it: name, locks, loads, whether it is transactional, the
+/// callable `(context, input_json) -> output_json`, and whether it is read-only.
+pub(crate) type RpcArg = (String, Vec<LockArg>, Vec<LoadArg>, bool, Py<PyAny>, bool);
 
 /// The core definition of a Python flow type, checked by the core's builder.
 pub(crate) fn definition(
@@ -43,7 +43,7 @@ pub(crate) fn definition(
     for map in maps {
         builder = builder.map(map);
     }
-    for (name, locks, loads, transactional, handler) in rpcs {
+    for (name, locks, loads, transactional, handler, read_only) in rpcs {
         let mut rpc = RpcDefinition::new_with_output(name, move |ctx, input| {
             call_python(&handler, ctx, input)
         });
@@ -61,6 +61,9 @@ pub(crate) fn definition(
         }
         if transactional {
             rpc = rpc.transactional();
+        }
+        if read_only {
+            rpc = rpc.read_only();
         }
         builder = builder.rpc(rpc);
     }

@@ -74,8 +74,8 @@ impl NativeRuntime {
     /// `id_reuse_policy` names an ID reuse policy as Dex's Python SDK does (`DISALLOW`, …;
     /// `None` is the default).
     ///
-    /// With `done`, the start runs on a worker thread instead: this returns `None` at once
-    /// and `done`'s future is later completed with the run ID or the exception.
+    /// With `done`, the start runs on a worker thread instead: this returns `done`'s future
+    /// at once, later completed with the run ID or the exception.
     #[pyo3(signature = (
         flow_type,
         flow_id,
@@ -119,8 +119,8 @@ impl NativeRuntime {
     /// the AttributeMap `name`) of the flow `flow_id`, or `None` when it holds no value. A
     /// non-empty `run_id` must be the flow's run.
     ///
-    /// With `done`, the read runs on a worker thread instead: this returns `None` at once
-    /// and `done`'s future is later completed with the text or the exception.
+    /// With `done`, the read runs on a worker thread instead: this returns `done`'s future
+    /// at once, later completed with the text or the exception.
     #[pyo3(signature = (flow_id, name, instance = None, run_id = Text::default(), *, done = None))]
     fn get_attribute<'py>(
         &self,
@@ -150,8 +150,8 @@ impl NativeRuntime {
     /// `instance`, to that instance of the AttributeMap `name`) of the flow `flow_id`, as
     /// the core's `Runtime::set_attribute` does. A non-empty `run_id` must be the flow's run.
     ///
-    /// With `done`, the write runs on a worker thread instead: this returns `None` at once
-    /// and `done`'s future is later completed with `None` or the exception.
+    /// With `done`, the write runs on a worker thread instead: this returns `done`'s future
+    /// at once, later completed with `None` or the exception.
     #[pyo3(signature = (flow_id, name, instance, json, run_id = Text::default(), *, done = None))]
     #[allow(clippy::too_many_arguments)]
     fn set_attribute<'py>(
@@ -182,8 +182,8 @@ impl NativeRuntime {
     /// `Runtime::wait_for_attribute_equal` does: `True` once it does, `False` when the time
     /// runs out first.
     ///
-    /// With `done`, the wait runs on a worker thread instead: this returns `None` at once
-    /// and `done`'s future is later completed with the outcome or the exception.
+    /// With `done`, the wait runs on a worker thread instead: this returns `done`'s future
+    /// at once, later completed with the outcome or the exception.
     #[pyo3(signature = (flow_id, name, instance, expected, timeout, *, done = None))]
     #[allow(clippy::too_many_arguments)]
     fn wait_for_attribute_equal<'py>(
@@ -216,8 +216,8 @@ impl NativeRuntime {
     /// Stops the flow `flow_id`: `stop` is `"cancel"`, `"terminate"` or `"fail"`, and
     /// `reason`, if given, is kept with the closed run.
     ///
-    /// With `done`, the stop runs on a worker thread instead: this returns `None` at once
-    /// and `done`'s future is later completed with `None` or the exception.
+    /// With `done`, the stop runs on a worker thread instead: this returns `done`'s future
+    /// at once, later completed with `None` or the exception.
     #[pyo3(signature = (flow_id, stop, reason = None, *, done = None))]
     fn stop_flow<'py>(
         &self,
@@ -249,8 +249,8 @@ impl NativeRuntime {
 
     /// Checks that the store answers (the core's `Runtime::health_check`).
     ///
-    /// With `done`, the check runs on a worker thread instead: this returns `None` at once
-    /// and `done`'s future is later completed with `None` or the exception.
+    /// With `done`, the check runs on a worker thread instead: this returns `done`'s future
+    /// at once, later completed with `None` or the exception.
     #[pyo3(signature = (*, done = None))]
     fn health_check<'py>(
         &self,
@@ -269,8 +269,8 @@ impl NativeRuntime {
     /// Where the flow `flow_id` stands: `(flow_id, run_id, flow_type, status,
     /// started_at_ms, closed_at_ms, reason)`, the last two `None` while it runs.
     ///
-    /// With `done`, the read runs on a worker thread instead: this returns `None` at once
-    /// and `done`'s future is later completed with the tuple or the exception.
+    /// With `done`, the read runs on a worker thread instead: this returns `done`'s future
+    /// at once, later completed with the tuple or the exception.
     #[pyo3(signature = (flow_id, *, done = None))]
     fn describe_flow<'py>(
         &self,
@@ -290,8 +290,8 @@ impl NativeRuntime {
     /// core's `Runtime::wait_for_flow` does: the closed flow as `describe_flow`'s tuple, or
     /// `None` when the time runs out first.
     ///
-    /// With `done`, the wait runs on a worker thread instead: this returns `None` at once
-    /// and `done`'s future is later completed with the outcome or the exception.
+    /// With `done`, the wait runs on a worker thread instead: this returns `done`'s future
+    /// at once, later completed with the outcome or the exception.
     #[pyo3(signature = (flow_id, timeout, *, done = None))]
     fn wait_for_flow<'py>(
         &self,
@@ -322,9 +322,13 @@ impl NativeRuntime {
     /// `lock_instances` and `load_instances` are `(map, instance)` pairs added to the RPC's
     /// fixed locks and loads for this call. A non-empty `run_id` must be the flow's run.
     ///
-    /// With `done`, the call runs on a worker thread instead: this returns `None` at once
-    /// and `done`'s future is later completed with the output or the exception. The
+    /// With `done`, the call runs on a worker thread instead: this returns `done`'s future
+    /// at once, later completed with the output or the exception. The
     /// call runs to its end (and may commit) whatever becomes of the caller meanwhile.
+    /// With `in_place` too (the event loop has nothing else to do), a call that waits for
+    /// nothing but its own reads (`Runtime::reads_in_place`) and is the loop's only one runs
+    /// here instead, as without `done`, and this returns its output (see
+    /// `Completions::run_in_place` for when such calls go to workers all the same).
     #[pyo3(signature = (
         decoder,
         what,
@@ -339,6 +343,7 @@ impl NativeRuntime {
         *,
         as_json = false,
         done = None,
+        in_place = false,
     ))]
     #[allow(clippy::too_many_arguments)]
     fn call_rpc<'py>(
@@ -356,6 +361,7 @@ impl NativeRuntime {
         input_type: Option<PyRef<'py, Decoder>>,
         as_json: bool,
         done: Option<executor::Done>,
+        in_place: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         let input_json = match input_type {
             None => input.extract::<JsonText>()?.0,
@@ -371,58 +377,48 @@ impl NativeRuntime {
             load_instances,
             run_id.0,
         )?;
+        let done = match done {
+            // A lone read that waits for no writer runs here, as without `done`.
+            Some((completions, _))
+                if in_place && call.reads_in_place() && completions.get().may_run_in_place() =>
+            {
+                return call_here(py, call, &decoder, &what, as_json, Some(completions.get()));
+            }
+            Some(done) => done,
+            None => return call_here(py, call, &decoder, &what, as_json, None),
+        };
+        let (runtime, batches) = call.handed_over();
+        let request = move || call.into_request();
         if as_json {
-            // Encoded on the worker (or with the GIL released): no interpreter needed.
+            // Encoded on the worker: no interpreter needed.
             let encoder = decoder.clone_ref(py);
+            let after = move |output| transcode::encode_output(output, encoder.get());
             let finish = move |py: Python<'_>, output: transcode::Encoded| {
                 Ok(transcode::encoded(py, output, &what)?.unbind())
             };
-            return match done {
-                Some(done) => {
-                    let (runtime, batches) = call.handed_over();
-                    let after = move |output| transcode::encode_output(output, encoder.get());
-                    let request = move || call.into_request();
-                    submitted(
-                        py,
-                        executor::submit_rpc(done, runtime, batches, request, after, finish),
-                    )
+            executor::submitted(py, done, |done| {
+                executor::submit_rpc(done, runtime, batches, request, after, finish)
+            })
+        } else {
+            let finish = move |py: Python<'_>, output: attrflow::Result<RpcOutput>| {
+                let output = output.into_py_result(py)?;
+                let decoded = decode_output(py, &output, decoder.get(), &what);
+                if matches!(&output, RpcOutput::Value(value) if holds_a_list(value)) {
+                    // A page's tree of values is freed by a worker thread, not the loop's.
+                    executor::dispose(output);
                 }
-                None => {
-                    let output =
-                        py.detach(move || transcode::encode_output(call.run(), encoder.get()));
-                    Ok(finish(py, output)?.into_bound(py))
-                }
+                Ok(decoded?.unbind())
             };
-        }
-        match done {
-            Some(done) => {
-                let finish = move |py: Python<'_>, output: attrflow::Result<RpcOutput>| {
-                    let output = output.into_py_result(py)?;
-                    let decoded = decode_output(py, &output, decoder.get(), &what);
-                    if matches!(&output, RpcOutput::Value(value) if holds_a_list(value)) {
-                        // A page's tree of values is freed by a worker thread, not the loop's.
-                        executor::dispose(output);
-                    }
-                    Ok(decoded?.unbind())
-                };
-                let (runtime, batches) = call.handed_over();
-                let request = move || call.into_request();
-                submitted(
-                    py,
-                    executor::submit_rpc(done, runtime, batches, request, |output| output, finish),
-                )
-            }
-            None => {
-                let output = py.detach(move || call.run()).into_py_result(py)?;
-                decode_output(py, &output, decoder.get(), &what)
-            }
+            executor::submitted(py, done, |done| {
+                executor::submit_rpc(done, runtime, batches, request, |output| output, finish)
+            })
         }
     }
 
     /// Registers a flow type defined in Python. `rpcs` lists
-    /// `(name, locks, loads, transactional, handler)`; a lock is `(name, instance or None)`,
-    /// a load `(map, instance or None)` (`None` loads the map whole), and
-    /// `handler(context, input_json)` returns the output as JSON text. The core checks the
+    /// `(name, locks, loads, transactional, handler, read_only)`; a lock is
+    /// `(name, instance or None)`, a load `(map, instance or None)` (`None` loads the map
+    /// whole), and `handler(context, input_json)` returns the output as JSON text. The core checks the
     /// definition: an unknown lock or load target, a map lock without an instance, a
     /// duplicate or a bad name raises `InvalidInputError`.
     fn register_flow(
@@ -510,6 +506,12 @@ impl RpcCall {
         (Arc::clone(&self.runtime), batches)
     }
 
+    /// Whether the call waits for nothing but its own reads ([`Runtime::reads_in_place`]).
+    fn reads_in_place(&self) -> bool {
+        self.runtime
+            .reads_in_place(&self.flow_type, &self.rpc_name, &self.options)
+    }
+
     /// The request, or why the input is no request (it is not JSON): parsed on the thread
     /// that runs the call.
     fn into_request(self) -> attrflow::Result<RpcRequest> {
@@ -571,7 +573,8 @@ fn open(url: &str, synchronous: Option<&str>, built_in_flows: bool) -> attrflow:
 }
 
 /// Runs `work` here with the GIL released and returns what `finish` makes of its result,
-/// or with `done` hands both to a worker thread ([`executor::submit`]) and returns `None`.
+/// or with `done` hands both to a worker thread ([`executor::submit`]) and returns `done`'s
+/// future.
 fn here_or_on_a_worker<'py, T, W, F>(
     py: Python<'py>,
     done: Option<executor::Done>,
@@ -584,7 +587,7 @@ where
     F: FnOnce(Python<'_>, T) -> PyResult<Py<PyAny>> + Send + 'static,
 {
     match done {
-        Some(done) => submitted(py, executor::submit(done, work, finish)),
+        Some(done) => executor::submitted(py, done, |done| executor::submit(done, work, finish)),
         None => Ok(finish(py, py.detach(work))?.into_bound(py)),
     }
 }
@@ -610,9 +613,37 @@ fn summary_tuple(py: Python<'_>, summary: FlowSummary) -> PyResult<Py<PyAny>> {
         .unbind())
 }
 
-/// `None`, once a call is handed to a worker thread.
-fn submitted(py: Python<'_>, handed: PyResult<()>) -> PyResult<Bound<'_, PyAny>> {
-    handed.map(|()| py.None().into_bound(py))
+/// Runs an RPC call on this thread with the GIL released (`in_place`: timed as a lone read
+/// of the event loop's, [`executor::Completions::run_in_place`]) and returns its output
+/// decoded by `decoder`, or with `as_json` written along its type as compact JSON bytes.
+fn call_here<'py>(
+    py: Python<'py>,
+    call: RpcCall,
+    decoder: &Py<Decoder>,
+    what: &str,
+    as_json: bool,
+    in_place: Option<&executor::Completions>,
+) -> PyResult<Bound<'py, PyAny>> {
+    fn run<T: Send>(
+        py: Python<'_>,
+        in_place: Option<&executor::Completions>,
+        work: impl FnOnce() -> T + Send,
+    ) -> T {
+        match in_place {
+            Some(queue) => queue.run_in_place(py, work),
+            None => py.detach(work),
+        }
+    }
+    if as_json {
+        let encoder = decoder.get();
+        let output = run(py, in_place, move || {
+            transcode::encode_output(call.run(), encoder)
+        });
+        transcode::encoded(py, output, what)
+    } else {
+        let output = run(py, in_place, move || call.run()).into_py_result(py)?;
+        decode_output(py, &output, decoder.get(), what)
+    }
 }
 
 fn start_flow(

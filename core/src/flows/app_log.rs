@@ -186,7 +186,7 @@ pub fn definition() -> FlowDefinition {
             APPEND_LOG_RECORD,
             append_log_record,
         ))
-        .rpc(RpcDefinition::new_with_output(GET_LOG_PAGE, get_log_page))
+        .rpc(RpcDefinition::new_with_output(GET_LOG_PAGE, get_log_page).read_only())
         .rpc(RpcDefinition::new_with_output(
             APPEND_LOG_RECORDS,
             appends::append_log_records,
@@ -199,10 +199,7 @@ pub fn definition() -> FlowDefinition {
             TRIM_LOG,
             retention::trim_log,
         ))
-        .rpc(RpcDefinition::new_with_output(
-            READ_LOG_FROM,
-            retention::read_log_from,
-        ))
+        .rpc(RpcDefinition::new_with_output(READ_LOG_FROM, retention::read_log_from).read_only())
         .rpc(RpcDefinition::new_with_output(
             SET_LOG_RETENTION,
             retention::set_log_retention,

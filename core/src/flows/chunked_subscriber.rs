@@ -144,10 +144,7 @@ pub fn definition() -> FlowDefinition {
             REGISTER_SUBSCRIBER,
             register_subscriber,
         )))
-        .rpc(RpcDefinition::new_with_output(
-            GET_SUBSCRIBER_PAGE,
-            get_subscriber_page,
-        ))
+        .rpc(RpcDefinition::new_with_output(GET_SUBSCRIBER_PAGE, get_subscriber_page).read_only())
         .rpc(appends::register_subscribers_rpc())
         .rpc(appends::register_subscriber_once_rpc())
         .rpc(layout::change_chunk_size_rpc())

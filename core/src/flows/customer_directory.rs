@@ -128,10 +128,13 @@ pub fn definition() -> FlowDefinition {
             UPSERT_CUSTOMER_PROFILE,
             upsert_customer_profile,
         ))
-        .rpc(RpcDefinition::new_with_output(
-            GET_CUSTOMER_PROFILE_BY_EMAIL,
-            get_customer_profile_by_email,
-        ))
+        .rpc(
+            RpcDefinition::new_with_output(
+                GET_CUSTOMER_PROFILE_BY_EMAIL,
+                get_customer_profile_by_email,
+            )
+            .read_only(),
+        )
         .rpc(RpcDefinition::new_with_output(
             DELETE_CUSTOMER_PROFILE,
             delete_customer_profile,

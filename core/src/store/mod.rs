@@ -167,6 +167,13 @@ pub trait Store: Send + Sync + 'static {
         false
     }
 
+    /// Whether a lock-free read runs in this process against local files, on a snapshot
+    /// that waits for no writer, server or other call (an embedded store): a caller that
+    /// must not wait may then run one itself ([`crate::Runtime::reads_in_place`]).
+    fn reads_without_waiting(&self) -> bool {
+        false
+    }
+
     /// The flow with this ID, if it exists.
     fn flow(&self, flow_id: &str) -> Result<Option<FlowRecord>>;
 

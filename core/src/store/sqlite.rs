@@ -657,6 +657,12 @@ impl Store for SqliteStore {
         true
     }
 
+    fn reads_without_waiting(&self) -> bool {
+        // A read opens its own snapshot of the WAL on a connection of its own: writers,
+        // including another process's, never hold it up.
+        true
+    }
+
     fn flow(&self, flow_id: &str) -> Result<Option<FlowRecord>> {
         let mut conn = self.checkout()?;
         let tx = self.begin(&mut conn, TransactionBehavior::Deferred)?;

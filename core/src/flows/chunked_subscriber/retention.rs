@@ -55,7 +55,7 @@ pub(super) fn trim_subscribers_rpc() -> RpcDefinition {
 }
 
 pub(super) fn read_subscribers_from_rpc() -> RpcDefinition {
-    RpcDefinition::new_with_output(READ_SUBSCRIBERS_FROM, read_subscribers_from)
+    RpcDefinition::new_with_output(READ_SUBSCRIBERS_FROM, read_subscribers_from).read_only()
 }
 
 pub(super) fn set_subscriber_retention_rpc() -> RpcDefinition {
