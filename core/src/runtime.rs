@@ -326,6 +326,13 @@ impl Runtime {
         Ok(value)
     }
 
+    /// Whether [`Runtime::get_attribute`] waits for nothing but its own read: the store
+    /// reads without waiting for writers ([`Store::reads_without_waiting`]), so a caller
+    /// that must not wait (an event loop's thread) may read in place.
+    pub fn reads_values_in_place(&self) -> bool {
+        self.store().reads_without_waiting()
+    }
+
     /// The physical name of `target` in `flow`, checked against what the flow's type
     /// declares when this runtime knows the type, and by the names' own rules otherwise.
     fn readable_name(&self, flow: &FlowRecord, target: &LockTarget) -> Result<String> {

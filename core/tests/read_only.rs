@@ -1,7 +1,8 @@
 //! Read-only RPCs: a handler declared read-only that stages a write fails, and nothing of it
 //! is stored; a read-only call that takes no locks, on a store whose reads wait for no
 //! writer (SQLite), may be run in place by a caller that must not wait
-//! (`Runtime::reads_in_place`), and no other call may.
+//! (`Runtime::reads_in_place`, and `reads_values_in_place` for a value read alone), and no
+//! other call may.
 
 mod common;
 
@@ -108,6 +109,8 @@ fn only_a_lock_free_read_only_call_on_the_embedded_store_reads_in_place() {
     // An unknown RPC or flow type is left to fail where the call runs.
     assert!(!t.runtime.reads_in_place(LEDGER, "Nothing", &plain));
     assert!(!t.runtime.reads_in_place("Nothing", "Peek", &plain));
+    // A value read alone (get_attribute) likewise.
+    assert_eq!(t.runtime.reads_values_in_place(), embedded);
 }
 
 #[test]

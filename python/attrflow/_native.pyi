@@ -316,8 +316,11 @@ class Runtime:
         run_id: str = ...,
         *,
         done: _Done,
+        in_place: bool = False,
     ) -> Any:
-        """Reads on a worker thread; ``done``'s future receives the text or None."""
+        """Reads on a worker thread and returns ``done``'s future, which receives the text
+        or None; with ``in_place``, a lone read on a store whose reads wait for no writer
+        runs here instead and its text is returned."""
     @overload
     def set_attribute(
         self,

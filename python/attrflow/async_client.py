@@ -175,7 +175,9 @@ class AsyncClient:
         """See :meth:`attrflow.Client.get_attribute`."""
         arguments, what = _attribute_arguments(flow_id, attribute, instance, run_id)
         try:
-            text: str | None = await _call(self._client._runtime.get_attribute, *arguments)
+            text: str | None = await _call(
+                self._client._runtime.get_attribute, *arguments, in_place=True
+            )
         except DexServiceError as error:
             annotated(error, "get_attribute", flow_id)
             raise
@@ -426,11 +428,12 @@ def _submit(start: Callable[..., object], *arguments: Any) -> asyncio.Future[Any
 async def _call(start: Callable[..., object], *arguments: Any, in_place: bool = False) -> Any:
     """The result of ``start(*arguments, done=...)``, a call run on a worker thread.
 
-    With ``in_place`` (``start`` is the native ``call_rpc``), a call made when none of the
-    loop's calls is in flight and the loop has nothing else ready is offered to run on the
-    loop's own thread: one that waits for nothing but its own reads (a read-only RPC taking
-    no locks, on the embedded store: ``Runtime.reads_in_place`` in the core) runs there as
-    the blocking ``Client`` runs it, with no thread hand-off, and its output is returned.
+    With ``in_place`` (``start`` is the native ``call_rpc`` or ``get_attribute``), a call
+    made when none of the loop's calls is in flight and the loop has nothing else ready is
+    offered to run on the loop's own thread: one that waits for nothing but its own reads (a
+    read-only RPC taking no locks, or a read of one value, on the embedded store:
+    ``Runtime.reads_in_place`` and ``reads_values_in_place`` in the core) runs there as the
+    blocking ``Client`` runs it, with no thread hand-off, and its output is returned.
     Reads that have been taking longer than the loop watches for a lone call (200 µs) go to
     workers for a while instead.
 

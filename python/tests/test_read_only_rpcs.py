@@ -1,6 +1,7 @@
 """Read-only RPCs (``@rpc(is_read_only=True)``): a call that writes fails and stores nothing,
-and on the embedded store ``AsyncClient`` runs a lone read-only call on the event loop's own
-thread, while every other call, and every call on PostgreSQL, runs on a worker thread."""
+and on the embedded store ``AsyncClient`` runs a lone read-only call (or ``get_attribute``)
+on the event loop's own thread, while every other call, and every call on PostgreSQL, runs
+on a worker thread."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from attrflow import (
     RPCResult,
     StartFlowOptions,
     WorkerInvocationError,
+    async_client,
     rpc,
 )
 
@@ -109,6 +111,29 @@ def test_a_lone_read_only_call_runs_on_the_event_loop_thread_on_the_embedded_sto
     assert (loop_thread in peeks) is embedded
     # Not declared read-only, or taking a lock: a worker's, on either store.
     assert loop_thread not in others
+
+
+def test_a_lone_attribute_read_runs_in_place_on_the_embedded_store(store_url: str) -> None:
+    """The native read, given a loop's queue and a future: the value at once (run here) on
+    SQLite, the future (handed to a worker) on PostgreSQL."""
+    flow = ReaderFlow()
+    embedded = not store_url.startswith("postgresql:")
+
+    async def main() -> tuple[bool, object]:
+        async with await AsyncClient.open(store_url, built_in_flows=False) as client:
+            await client.start_flow(flow, FLOW_ID, None, start_options(flow))
+            loop = asyncio.get_running_loop()
+            done = (async_client._watch(loop).completions, loop.create_future())
+            runtime = client._client._runtime
+            result = runtime.get_attribute(FLOW_ID, "counter", done=done, in_place=True)
+            handed_over = result is done[1]
+            text = await done[1] if handed_over else result
+            assert await client.get_attribute(FLOW_ID, flow.counter) == 7
+            return handed_over, text
+
+    handed_over, text = asyncio.run(main())
+    assert handed_over is not embedded
+    assert text == "7"
 
 
 def test_read_only_calls_made_together_run_on_workers(store_url: str) -> None:

@@ -112,7 +112,7 @@ impl NativeRuntime {
                 .into_any()
                 .unbind())
         };
-        here_or_on_a_worker(py, done, start, finish)
+        here_or_on_a_worker(py, done, false, start, finish)
     }
 
     /// The stored JSON text of the Attribute `name` (with `instance`, of that instance of
@@ -120,8 +120,14 @@ impl NativeRuntime {
     /// non-empty `run_id` must be the flow's run.
     ///
     /// With `done`, the read runs on a worker thread instead: this returns `done`'s future
-    /// at once, later completed with the text or the exception.
-    #[pyo3(signature = (flow_id, name, instance = None, run_id = Text::default(), *, done = None))]
+    /// at once, later completed with the text or the exception. With `in_place` too, on a
+    /// store whose reads wait for no writer (`Runtime::reads_values_in_place`), a read that
+    /// is its event loop's only call runs here instead and this returns the text, as
+    /// `call_rpc` runs a lone read-only RPC.
+    #[pyo3(signature = (
+        flow_id, name, instance = None, run_id = Text::default(), *, done = None, in_place = false
+    ))]
+    #[allow(clippy::too_many_arguments)]
     fn get_attribute<'py>(
         &self,
         py: Python<'py>,
@@ -130,8 +136,10 @@ impl NativeRuntime {
         instance: Option<Text>,
         run_id: Text,
         done: Option<executor::Done>,
+        in_place: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         let runtime = self.runtime().into_py_result(py)?;
+        let in_place = in_place && runtime.reads_values_in_place();
         let read = move || {
             let run_id = Some(&*run_id).filter(|id| !id.is_empty());
             runtime.get_attribute(&flow_id, &value_target(name, instance), run_id)
@@ -143,7 +151,7 @@ impl NativeRuntime {
                 .into_any()
                 .unbind())
         };
-        here_or_on_a_worker(py, done, read, finish)
+        here_or_on_a_worker(py, done, in_place, read, finish)
     }
 
     /// Writes `json` (a value's JSON text; `null` deletes it) to the Attribute `name` (with
@@ -173,7 +181,7 @@ impl NativeRuntime {
             written.into_py_result(py)?;
             Ok(py.None())
         };
-        here_or_on_a_worker(py, done, write, finish)
+        here_or_on_a_worker(py, done, false, write, finish)
     }
 
     /// Waits up to `timeout` seconds for the committed value of the Attribute `name` (with
@@ -210,7 +218,7 @@ impl NativeRuntime {
                 .into_any()
                 .unbind())
         };
-        here_or_on_a_worker(py, done, wait, finish)
+        here_or_on_a_worker(py, done, false, wait, finish)
     }
 
     /// Stops the flow `flow_id`: `stop` is `"cancel"`, `"terminate"` or `"fail"`, and
@@ -244,7 +252,7 @@ impl NativeRuntime {
             stopped.into_py_result(py)?;
             Ok(py.None())
         };
-        here_or_on_a_worker(py, done, run, finish)
+        here_or_on_a_worker(py, done, false, run, finish)
     }
 
     /// Checks that the store answers (the core's `Runtime::health_check`).
@@ -263,7 +271,7 @@ impl NativeRuntime {
             checked.into_py_result(py)?;
             Ok(py.None())
         };
-        here_or_on_a_worker(py, done, check, finish)
+        here_or_on_a_worker(py, done, false, check, finish)
     }
 
     /// Where the flow `flow_id` stands: `(flow_id, run_id, flow_type, status,
@@ -283,7 +291,7 @@ impl NativeRuntime {
         let finish = |py: Python<'_>, described: attrflow::Result<FlowSummary>| {
             summary_tuple(py, described.into_py_result(py)?)
         };
-        here_or_on_a_worker(py, done, read, finish)
+        here_or_on_a_worker(py, done, false, read, finish)
     }
 
     /// Waits at most `timeout` seconds for the run of the flow `flow_id` to close, as the
@@ -307,7 +315,7 @@ impl NativeRuntime {
             let closed = closed.into_py_result(py)?;
             closed.map_or_else(|| Ok(py.None()), |summary| summary_tuple(py, summary))
         };
-        here_or_on_a_worker(py, done, wait, finish)
+        here_or_on_a_worker(py, done, false, wait, finish)
     }
 
     /// Invokes an RPC and returns its output decoded by `decoder` (`what` names the output
@@ -574,10 +582,12 @@ fn open(url: &str, synchronous: Option<&str>, built_in_flows: bool) -> attrflow:
 
 /// Runs `work` here with the GIL released and returns what `finish` makes of its result,
 /// or with `done` hands both to a worker thread ([`executor::submit`]) and returns `done`'s
-/// future.
+/// future; with `done` and `in_place` (work that waits for no writer), runs it here when it
+/// is the event loop's only call ([`executor::Completions::may_run_in_place`]).
 fn here_or_on_a_worker<'py, T, W, F>(
     py: Python<'py>,
     done: Option<executor::Done>,
+    in_place: bool,
     work: W,
     finish: F,
 ) -> PyResult<Bound<'py, PyAny>>
@@ -587,6 +597,10 @@ where
     F: FnOnce(Python<'_>, T) -> PyResult<Py<PyAny>> + Send + 'static,
 {
     match done {
+        Some((completions, _)) if in_place && completions.get().may_run_in_place() => {
+            let result = completions.get().run_in_place(py, work);
+            Ok(finish(py, result)?.into_bound(py))
+        }
         Some(done) => executor::submitted(py, done, |done| executor::submit(done, work, finish)),
         None => Ok(finish(py, py.detach(work))?.into_bound(py)),
     }

@@ -109,7 +109,7 @@ class LogEntry:
     """One record of a log; ``sequence`` counts from 1 without gaps."""
 
     # Pages hold a hundred at a time: slots make each cheaper to build, free and keep.
-    __slots__ = ("sequence", "record")
+    __slots__ = ("record", "sequence")
 
     sequence: int
     record: Any

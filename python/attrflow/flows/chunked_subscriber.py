@@ -173,7 +173,7 @@ class Subscriber:
     """One archived subscriber; ``sequence`` counts from 1 without gaps."""
 
     # Pages hold a hundred at a time: slots make each cheaper to build, free and keep.
-    __slots__ = ("sequence", "subscriber_id", "delivery_address")
+    __slots__ = ("delivery_address", "sequence", "subscriber_id")
 
     sequence: int
     subscriber_id: str
