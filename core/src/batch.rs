@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::definition::FlowDefinition;
+use crate::definition::{FlowDefinition, RpcDefinition};
 use crate::error::{Error, Result};
 use crate::options::RpcInvokeOptions;
 use crate::output::RpcOutput;
@@ -132,39 +132,38 @@ impl Runtime {
     /// snapshot in parallel with others, which a batch would serialise; an unknown flow
     /// type or RPC is left to fail on its own.
     pub fn batches(&self, flow_type: &str, rpc_name: &str, options: &RpcInvokeOptions) -> bool {
-        if !self.store().groups_batches() {
-            return false;
-        }
-        let Ok(definition) = self.definition(flow_type) else {
-            return false;
-        };
-        let Ok(rpc) = definition.rpc(rpc_name) else {
-            return false;
-        };
-        takes_locks(rpc, options)
+        self.store().groups_batches()
+            && self.known_rpc_is(flow_type, rpc_name, |rpc| takes_locks(rpc, options))
     }
 
     /// Whether a call of `rpc_name` of `flow_type` with `options` waits for nothing but its
     /// own reads, so that a caller that must not wait (an event loop's thread) may run it
     /// itself instead of handing it to another thread: the RPC is declared read-only
-    /// ([`RpcDefinition::read_only`](crate::RpcDefinition::read_only)), the call takes no
-    /// locks, and its store reads in this process without waiting for other writers
-    /// ([`Store::reads_without_waiting`]). It can still take as long as its reads do.
+    /// ([`RpcDefinition::read_only`]), the call takes no locks, and its store reads in this
+    /// process without waiting for other writers ([`Store::reads_without_waiting`]). It can
+    /// still take as long as its reads do. An unknown flow type or RPC is left to fail where
+    /// the call runs.
     pub fn reads_in_place(
         &self,
         flow_type: &str,
         rpc_name: &str,
         options: &RpcInvokeOptions,
     ) -> bool {
-        if !self.store().reads_without_waiting() {
-            return false;
-        }
-        let Ok(definition) = self.definition(flow_type) else {
-            return false;
-        };
-        definition
-            .rpc(rpc_name)
-            .is_ok_and(|rpc| rpc.is_read_only() && !takes_locks(rpc, options))
+        self.store().reads_without_waiting()
+            && self.known_rpc_is(flow_type, rpc_name, |rpc| {
+                rpc.is_read_only() && !takes_locks(rpc, options)
+            })
+    }
+
+    /// Whether `rpc_name` of `flow_type` is a registered RPC that passes `test`.
+    fn known_rpc_is(
+        &self,
+        flow_type: &str,
+        rpc_name: &str,
+        test: impl FnOnce(&RpcDefinition) -> bool,
+    ) -> bool {
+        self.definition(flow_type)
+            .is_ok_and(|definition| definition.rpc(rpc_name).is_ok_and(test))
     }
 }
 
