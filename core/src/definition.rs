@@ -50,13 +50,87 @@ impl MapInstance {
     }
 }
 
-/// One RPC of a flow type: its name, fixed locks and loads, and handler.
+/// What one call of an RPC locks and loads beyond its definition's fixed locks and loads,
+/// as its [`RpcPlanner`] derives it from the call's input.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RpcPlan {
+    /// Map instances the call locks.
+    pub locks: Vec<MapInstance>,
+    /// Map instances the call loads into its snapshot.
+    pub loads: Vec<MapInstance>,
+}
+
+/// How an RPC plans a call from its input when the caller names no locks or loads of its
+/// own ([`RpcDefinition::planned_by`]): the one place a flow type says which instances a
+/// call of it needs (an app log's `<log>.current`, a directory's partition), so no client
+/// or binding derives them again. A bad input fails the call with the typed error the
+/// planner returns, before anything is read.
+///
+/// ```
+/// use attrflow::definition::{MapInstance, RpcPlan, RpcPlanner};
+/// use serde_json::{json, Value};
+/// fn plan(input: &Value) -> attrflow::Result<RpcPlan> {
+///     let key = input.as_str().unwrap_or("current");
+///     Ok(RpcPlan { locks: vec![], loads: vec![MapInstance::new("chunks", key)] })
+/// }
+/// let planner = RpcPlanner::loading(plan);
+/// assert!(!planner.locks());
+/// assert_eq!(planner.plan(&json!("x")).unwrap().loads, [MapInstance::new("chunks", "x")]);
+/// ```
+#[derive(Clone, Copy)]
+pub struct RpcPlanner {
+    plan: fn(&Value) -> Result<RpcPlan>,
+    locks: bool,
+}
+
+impl RpcPlanner {
+    /// A planner whose plans may lock: its calls count as calls that take locks (they run
+    /// as members of a commit group and batch; see [`crate::Runtime::batches`]).
+    pub const fn locking(plan: fn(&Value) -> Result<RpcPlan>) -> Self {
+        RpcPlanner { plan, locks: true }
+    }
+
+    /// A planner whose plans only load: a call it plans stays lock-free (a read-only one
+    /// may run in place, [`crate::Runtime::reads_in_place`]); a plan naming a lock is
+    /// refused as a storage error, a fault of the definition.
+    pub const fn loading(plan: fn(&Value) -> Result<RpcPlan>) -> Self {
+        RpcPlanner { plan, locks: false }
+    }
+
+    /// Whether the plans may lock.
+    pub fn locks(&self) -> bool {
+        self.locks
+    }
+
+    /// The plan of a call with `input`.
+    pub fn plan(&self, input: &Value) -> Result<RpcPlan> {
+        let plan = (self.plan)(input)?;
+        if !self.locks && !plan.locks.is_empty() {
+            return Err(Error::storage(
+                "a loading planner planned a lock; declare it RpcPlanner::locking",
+            ));
+        }
+        Ok(plan)
+    }
+}
+
+impl fmt::Debug for RpcPlanner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RpcPlanner")
+            .field("locks", &self.locks)
+            .finish_non_exhaustive()
+    }
+}
+
+/// One RPC of a flow type: its name, fixed locks and loads, how it plans a call's own
+/// locks and loads, and its handler.
 #[derive(Clone)]
 pub struct RpcDefinition {
     name: String,
     locks: Vec<LockTarget>,
     loads: Vec<MapInstance>,
     map_loads: Vec<String>,
+    planner: Option<RpcPlanner>,
     transactional: bool,
     read_only: bool,
     handler: RpcHandler,
@@ -69,6 +143,7 @@ impl fmt::Debug for RpcDefinition {
             .field("locks", &self.locks)
             .field("loads", &self.loads)
             .field("map_loads", &self.map_loads)
+            .field("planner", &self.planner)
             .field("transactional", &self.transactional)
             .field("read_only", &self.read_only)
             .finish_non_exhaustive()
@@ -113,6 +188,7 @@ impl RpcDefinition {
             locks: Vec::new(),
             loads: Vec::new(),
             map_loads: Vec::new(),
+            planner: None,
             transactional: false,
             read_only: false,
             handler: Arc::new(handler),
@@ -154,6 +230,21 @@ impl RpcDefinition {
     pub fn load_map(mut self, map: impl Into<String>) -> Self {
         self.map_loads.push(map.into());
         self
+    }
+
+    /// Plans each call by `planner` from its input: a call given no per-call locks or loads
+    /// (`RpcInvokeOptions` with none) takes and loads what the plan names, besides the
+    /// fixed ones. A call that names any of its own (as Dex code passes them) takes exactly
+    /// those instead: explicit options win.
+    pub fn planned_by(mut self, planner: RpcPlanner) -> Self {
+        self.planner = Some(planner);
+        self
+    }
+
+    /// How the RPC plans a call's own locks and loads, when it does
+    /// ([`RpcDefinition::planned_by`]).
+    pub fn planner(&self) -> Option<&RpcPlanner> {
+        self.planner.as_ref()
     }
 
     /// Runs every call isolated from other writers even when it takes no locks.

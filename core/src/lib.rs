@@ -61,7 +61,7 @@ pub mod typed;
 
 pub use batch::RpcRequest;
 pub use context::RpcContext;
-pub use definition::{FlowDefinition, LockTarget, MapInstance, RpcDefinition};
+pub use definition::{FlowDefinition, LockTarget, MapInstance, RpcDefinition, RpcPlan, RpcPlanner};
 pub use error::{Error, ErrorKind, Result};
 pub use lifecycle::{FlowStatus, FlowSummary, StopType};
 pub use options::{IdReusePolicy, RpcInvokeOptions, StartFlowOptions};

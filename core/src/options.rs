@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::definition::MapInstance;
+use crate::definition::{MapInstance, RpcPlan};
 use crate::lifecycle::FlowStatus;
 
 /// Whether a start may begin a new run under a flow ID that already has one, as Dex's
@@ -204,5 +204,15 @@ impl RpcInvokeOptions {
         self.load_attribute_map_instances
             .push(MapInstance::new(map, instance));
         self
+    }
+}
+
+impl From<RpcInvokeOptions> for RpcPlan {
+    /// The locks and loads of `options`, without its run.
+    fn from(options: RpcInvokeOptions) -> Self {
+        RpcPlan {
+            locks: options.lock_attribute_map_instances,
+            loads: options.load_attribute_map_instances,
+        }
     }
 }

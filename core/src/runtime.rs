@@ -1,6 +1,7 @@
 //! The runtime: a registry of flow types over one store, and the RPC invocation path
 //! (lock → load → handler → commit).
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
@@ -10,7 +11,7 @@ use serde_json::Value;
 
 use crate::commits::CommitSignal;
 use crate::context::RpcContext;
-use crate::definition::{FlowDefinition, LockTarget, MapInstance, RpcDefinition};
+use crate::definition::{FlowDefinition, LockTarget, MapInstance, RpcDefinition, RpcPlanner};
 use crate::error::{Error, Result};
 use crate::lifecycle::{
     ClosedRun, FlowStatus, FlowSummary, ReplacedRun, RunState, StopType, RUN_STATE_NAME,
@@ -220,6 +221,10 @@ impl Runtime {
     /// instances plus `options`', runs the handler on that snapshot and commits all of its
     /// writes atomically, or none when it fails. Returns the handler's output as a JSON
     /// value. Each call is counted and traced ([`crate::metrics`]).
+    ///
+    /// When `options` name no lock or load and the RPC plans its calls
+    /// ([`RpcDefinition::planned_by`], as every built-in flow's RPCs do), the call takes and
+    /// loads what the plan derives from `input` instead; `options`' run still applies.
     pub fn invoke_rpc(
         &self,
         flow_type: &str,
@@ -694,7 +699,8 @@ impl Runtime {
         let definition = self.definition(flow_type)?;
         let rpc = definition.rpc(rpc_name)?;
         crate::limits::check_rpc_input(rpc_name, input)?;
-        let plan = CallPlan::new(&definition, rpc, options)?;
+        let options = planned_options(rpc, input, options)?;
+        let plan = CallPlan::new(&definition, rpc, &options)?;
         Ok((definition, plan))
     }
 }
@@ -877,10 +883,41 @@ fn check_run_id(flow: &FlowRecord, run_id: Option<&str>) -> Result<()> {
 /// Whether a call of `rpc` with `options` takes fail-fast locks (or asks for a transaction
 /// of its own), so it runs exclusively, as a member of a commit group; otherwise it runs
 /// lock-free on a snapshot ([`Isolation::Shared`]).
+/// A call planned by its RPC's planner counts as taking locks when the planner's plans may.
 pub(crate) fn takes_locks(rpc: &RpcDefinition, options: &RpcInvokeOptions) -> bool {
     rpc.is_transactional()
         || !rpc.locks().is_empty()
         || !options.lock_attribute_map_instances.is_empty()
+        || (is_planned(rpc, options) && rpc.planner().is_some_and(RpcPlanner::locks))
+}
+
+/// Whether a call of `rpc` with `options` runs by its RPC's plan: the RPC plans its calls
+/// ([`RpcDefinition::planned_by`]) and `options` name no lock or load of their own
+/// (explicit options win).
+fn is_planned(rpc: &RpcDefinition, options: &RpcInvokeOptions) -> bool {
+    rpc.planner().is_some()
+        && options.lock_attribute_map_instances.is_empty()
+        && options.load_attribute_map_instances.is_empty()
+}
+
+/// The options a call runs with: `options` themselves, unless the call runs by its RPC's
+/// plan ([`is_planned`]): then the plan's locks and loads for `input`, with `options`' run.
+fn planned_options<'o>(
+    rpc: &RpcDefinition,
+    input: &Value,
+    options: &'o RpcInvokeOptions,
+) -> Result<Cow<'o, RpcInvokeOptions>> {
+    match rpc.planner() {
+        Some(planner) if is_planned(rpc, options) => {
+            let plan = planner.plan(input)?;
+            Ok(Cow::Owned(RpcInvokeOptions {
+                lock_attribute_map_instances: plan.locks,
+                load_attribute_map_instances: plan.loads,
+                run_id: options.run_id.clone(),
+            }))
+        }
+        _ => Ok(Cow::Borrowed(options)),
+    }
 }
 
 fn per_call_names(

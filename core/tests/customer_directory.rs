@@ -179,12 +179,13 @@ fn reading_or_upserting_without_loading_the_partition_fails_as_not_loaded() {
     };
     let wrong_bucket = upsert_raw(&t, profile, "partition-146").unwrap_err();
     assert_eq!(wrong_bucket, not_loaded);
+    // Options naming a load win over the RPC's own plan (which loads partition-145).
     let read = t.runtime.invoke_rpc(
         FLOW_TYPE,
         FLOW_ID,
         GET_CUSTOMER_PROFILE_BY_EMAIL,
         json!("bob@example.com"),
-        &RpcInvokeOptions::new(),
+        &RpcInvokeOptions::new().load_attribute_map_instance(PROFILES_MAP, "partition-146"),
     );
     assert_eq!(read.unwrap_err(), not_loaded);
     assert!(t.stored_values(FLOW_ID).is_empty());

@@ -14,7 +14,8 @@
 //!   `AppendLogRecords` with a key), as for every chunked log ([`crate::chunked_log`]).
 //!
 //! Each log is a [`ChunkedLog::named`] log, so it appends, batches and pages exactly as
-//! the subscriber archive does; only its locks and loads are per call.
+//! the subscriber archive does; only its locks and loads are per call, planned by each
+//! RPC from its input (`plans`), so callers pass no options.
 //!
 //! Page tokens follow the same rules as every chunked log: `""` or `current`, else the
 //! 20-digit first sequence of an archived chunk. `TrimLog` drops a log's oldest archived
@@ -39,6 +40,7 @@
 //! ```
 
 mod appends;
+mod plans;
 mod retention;
 
 pub use appends::{AppendLogRecordOnceInput, AppendLogRecordsInput, AppendedLogEntries};
@@ -182,28 +184,35 @@ pub fn definition() -> FlowDefinition {
         .map(LOG_CHUNKS_MAP)
         .check_start(check_start)
         .written_by_rpcs_only()
-        .rpc(RpcDefinition::new_with_output(
-            APPEND_LOG_RECORD,
-            append_log_record,
-        ))
-        .rpc(RpcDefinition::new_with_output(GET_LOG_PAGE, get_log_page).read_only())
-        .rpc(RpcDefinition::new_with_output(
-            APPEND_LOG_RECORDS,
-            appends::append_log_records,
-        ))
-        .rpc(RpcDefinition::new_with_output(
-            APPEND_LOG_RECORD_ONCE,
-            appends::append_log_record_once,
-        ))
-        .rpc(RpcDefinition::new_with_output(
-            TRIM_LOG,
-            retention::trim_log,
-        ))
-        .rpc(RpcDefinition::new_with_output(READ_LOG_FROM, retention::read_log_from).read_only())
-        .rpc(RpcDefinition::new_with_output(
-            SET_LOG_RETENTION,
-            retention::set_log_retention,
-        ))
+        .rpc(
+            RpcDefinition::new_with_output(APPEND_LOG_RECORD, append_log_record)
+                .planned_by(plans::APPEND),
+        )
+        .rpc(
+            RpcDefinition::new_with_output(GET_LOG_PAGE, get_log_page)
+                .read_only()
+                .planned_by(plans::PAGE),
+        )
+        .rpc(
+            RpcDefinition::new_with_output(APPEND_LOG_RECORDS, appends::append_log_records)
+                .planned_by(plans::APPEND_BATCH),
+        )
+        .rpc(
+            RpcDefinition::new_with_output(APPEND_LOG_RECORD_ONCE, appends::append_log_record_once)
+                .planned_by(plans::APPEND_ONCE),
+        )
+        .rpc(
+            RpcDefinition::new_with_output(TRIM_LOG, retention::trim_log).planned_by(plans::APPEND),
+        )
+        .rpc(
+            RpcDefinition::new_with_output(READ_LOG_FROM, retention::read_log_from)
+                .read_only()
+                .planned_by(plans::READ_FROM),
+        )
+        .rpc(
+            RpcDefinition::new_with_output(SET_LOG_RETENTION, retention::set_log_retention)
+                .planned_by(plans::APPEND),
+        )
         .build()
         .unwrap_or_else(|e| unreachable!("the built-in definition is valid: {e}"))
 }
@@ -350,7 +359,7 @@ impl<'r> AppLog<'r> {
             self.flow_id,
             APPEND_LOG_RECORD,
             encode("input", &input)?,
-            &append_options(log),
+            &RpcInvokeOptions::new(),
         )?;
         output.decode(APPEND_LOG_RECORD)
     }
@@ -386,8 +395,10 @@ impl<'r> AppLog<'r> {
         run_id: Option<&str>,
         read: ReadRpc,
     ) -> Result<LogPage> {
-        let mut options = page_options(log, page_token)?;
-        options.run_id = run_id.map(str::to_owned);
+        let options = RpcInvokeOptions {
+            run_id: run_id.map(str::to_owned),
+            ..RpcInvokeOptions::new()
+        };
         let input = GetLogPageInput {
             log: log.to_owned(),
             page_token: page_token.to_owned(),

@@ -25,7 +25,7 @@ use crate::chunked_log::{
     archive_token, normalize_page_token, ChunkedLog, PageToken, CURRENT_CHUNK,
 };
 use crate::context::RpcContext;
-use crate::definition::{FlowDefinition, RpcDefinition};
+use crate::definition::{FlowDefinition, MapInstance, RpcDefinition, RpcPlan, RpcPlanner};
 use crate::error::{Error, Result};
 use crate::options::RpcInvokeOptions;
 use crate::output::RpcOutput;
@@ -144,7 +144,11 @@ pub fn definition() -> FlowDefinition {
             REGISTER_SUBSCRIBER,
             register_subscriber,
         )))
-        .rpc(RpcDefinition::new_with_output(GET_SUBSCRIBER_PAGE, get_subscriber_page).read_only())
+        .rpc(
+            RpcDefinition::new_with_output(GET_SUBSCRIBER_PAGE, get_subscriber_page)
+                .read_only()
+                .planned_by(RpcPlanner::loading(page_plan)),
+        )
         .rpc(appends::register_subscribers_rpc())
         .rpc(appends::register_subscriber_once_rpc())
         .rpc(layout::change_chunk_size_rpc())
@@ -178,6 +182,21 @@ fn check_required_fields(subscriber_id: &str, delivery_address: &str) -> Result<
         return Err(Error::invalid_input("deliveryAddress is required"));
     }
     Ok(())
+}
+
+/// The plan of a `GetSubscriberPage` call: load the chunk its token names (`current` for
+/// `""`), after checking the token's form; which boundaries exist depends on the stored
+/// layout history, which the handler checks. An input that is no page input gets no
+/// plan, and the handler refuses it.
+fn page_plan(input: &Value) -> Result<RpcPlan> {
+    let Ok(input) = GetSubscriberPageInput::deserialize(input) else {
+        return Ok(RpcPlan::default());
+    };
+    let key = PageToken::parse(&input.page_token)?.instance_key();
+    Ok(RpcPlan {
+        locks: Vec::new(),
+        loads: vec![MapInstance::new(SUBSCRIBER_CHUNKS_MAP, key)],
+    })
 }
 
 fn get_subscriber_page(ctx: &mut RpcContext<'_>, input: Value) -> Result<RpcOutput> {
@@ -283,11 +302,9 @@ impl<'r> SubscriberArchive<'r> {
         run_id: Option<&str>,
         read: ReadRpc,
     ) -> Result<SubscriberPage> {
-        // Only the form here: which boundaries exist depends on the stored layout
-        // history, which the RPC checks.
-        let key = PageToken::parse(page_token)?.instance_key();
+        // The RPC plans the chunk's load from the token (`page_plan`).
         let input = GetSubscriberPageInput {
-            page_token: key.clone(),
+            page_token: page_token.to_owned(),
         };
         let output = read(
             self.runtime,
@@ -297,7 +314,7 @@ impl<'r> SubscriberArchive<'r> {
             encode("input", &input)?,
             &RpcInvokeOptions {
                 run_id: run_id.map(str::to_owned),
-                ..RpcInvokeOptions::new().load_attribute_map_instance(SUBSCRIBER_CHUNKS_MAP, key)
+                ..RpcInvokeOptions::new()
             },
         )?;
         output.decode(GET_SUBSCRIBER_PAGE)

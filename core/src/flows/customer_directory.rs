@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::context::RpcContext;
-use crate::definition::{FlowDefinition, RpcDefinition};
+use crate::definition::{FlowDefinition, RpcDefinition, RpcPlan, RpcPlanner};
 use crate::error::{Error, Result};
 use crate::hash_partition::HashPartitions;
 use crate::options::RpcInvokeOptions;
@@ -124,23 +124,56 @@ pub fn definition() -> FlowDefinition {
     FlowDefinition::builder(FLOW_TYPE)
         .map(PROFILES_MAP)
         .written_by_rpcs_only()
-        .rpc(RpcDefinition::new_with_output(
-            UPSERT_CUSTOMER_PROFILE,
-            upsert_customer_profile,
-        ))
+        .rpc(
+            RpcDefinition::new_with_output(UPSERT_CUSTOMER_PROFILE, upsert_customer_profile)
+                .planned_by(RpcPlanner::locking(upsert_plan)),
+        )
         .rpc(
             RpcDefinition::new_with_output(
                 GET_CUSTOMER_PROFILE_BY_EMAIL,
                 get_customer_profile_by_email,
             )
-            .read_only(),
+            .read_only()
+            .planned_by(RpcPlanner::loading(read_plan)),
         )
-        .rpc(RpcDefinition::new_with_output(
-            DELETE_CUSTOMER_PROFILE,
-            delete_customer_profile,
-        ))
+        .rpc(
+            RpcDefinition::new_with_output(DELETE_CUSTOMER_PROFILE, delete_customer_profile)
+                .planned_by(RpcPlanner::locking(delete_plan)),
+        )
         .build()
         .unwrap_or_else(|e| unreachable!("the built-in definition is valid: {e}"))
+}
+
+/// The email address a call names: an upsert's profile's, a read's or a delete's input
+/// itself; `None` for an input of another shape, which the handler refuses.
+fn planned_email(input: &Value, in_profile: bool) -> Option<&str> {
+    let email = if in_profile {
+        input.get("emailAddress")?
+    } else {
+        input
+    };
+    email.as_str()
+}
+
+/// The plan of an upsert: lock and load the email's partition ([`upsert_options`]).
+fn upsert_plan(input: &Value) -> Result<RpcPlan> {
+    planned_email(input, true).map_or(Ok(RpcPlan::default()), |email| {
+        upsert_options(email).map(RpcPlan::from)
+    })
+}
+
+/// The plan of a delete: lock and load the email's partition ([`upsert_options`]).
+fn delete_plan(input: &Value) -> Result<RpcPlan> {
+    planned_email(input, false).map_or(Ok(RpcPlan::default()), |email| {
+        upsert_options(email).map(RpcPlan::from)
+    })
+}
+
+/// The plan of a read: load the email's partition ([`read_options`]).
+fn read_plan(input: &Value) -> Result<RpcPlan> {
+    planned_email(input, false).map_or(Ok(RpcPlan::default()), |email| {
+        read_options(email).map(RpcPlan::from)
+    })
 }
 
 fn upsert_customer_profile(ctx: &mut RpcContext<'_>, input: Value) -> Result<RpcOutput> {
@@ -274,13 +307,12 @@ impl<'r> CustomerDirectory<'r> {
     /// returns it as stored. A concurrent upsert to the same bucket gives a retryable
     /// [`Error::LockConflict`]; see [`CustomerDirectory::upsert_with_retry`].
     pub fn upsert(&self, profile: &CustomerProfile) -> Result<CustomerProfile> {
-        let options = upsert_options(&profile.email_address)?;
         let output = self.runtime.invoke_rpc_output(
             FLOW_TYPE,
             self.flow_id,
             UPSERT_CUSTOMER_PROFILE,
             encode("input", profile)?,
-            &options,
+            &RpcInvokeOptions::new(),
         )?;
         output.decode(UPSERT_CUSTOMER_PROFILE)
     }
@@ -293,13 +325,12 @@ impl<'r> CustomerDirectory<'r> {
     /// The profile of `email_address` (any case, surrounding whitespace allowed), loading
     /// its bucket; [`Error::RecordNotFound`] when none is stored.
     pub fn get(&self, email_address: &str) -> Result<CustomerProfile> {
-        let options = read_options(email_address)?;
         let output = self.runtime.invoke_rpc_output(
             FLOW_TYPE,
             self.flow_id,
             GET_CUSTOMER_PROFILE_BY_EMAIL,
             Value::String(email_address.to_owned()),
-            &options,
+            &RpcInvokeOptions::new(),
         )?;
         output.decode(GET_CUSTOMER_PROFILE_BY_EMAIL)
     }
@@ -307,15 +338,12 @@ impl<'r> CustomerDirectory<'r> {
     /// Deletes the profile of `email_address`, locking and loading its bucket, and returns
     /// it; [`Error::RecordNotFound`] when none is stored.
     pub fn delete(&self, email_address: &str) -> Result<CustomerProfile> {
-        let partition = profile_partition(email_address)?;
         let output = self.runtime.invoke_rpc_output(
             FLOW_TYPE,
             self.flow_id,
             DELETE_CUSTOMER_PROFILE,
             Value::String(email_address.to_owned()),
-            &RpcInvokeOptions::new()
-                .lock_attribute_map_instance(PROFILES_MAP, partition.clone())
-                .load_attribute_map_instance(PROFILES_MAP, partition),
+            &RpcInvokeOptions::new(),
         )?;
         output.decode(DELETE_CUSTOMER_PROFILE)
     }

@@ -13,8 +13,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{
-    append_options, idempotent_append_options, log_entry, named_log, validate_log_name, AppLog,
-    LogEntry, APPEND_LOG_RECORDS, APPEND_LOG_RECORD_ONCE, FLOW_TYPE,
+    log_entry, named_log, validate_log_name, AppLog, LogEntry, APPEND_LOG_RECORDS,
+    APPEND_LOG_RECORD_ONCE, FLOW_TYPE,
 };
 use crate::context::RpcContext;
 use crate::error::Result;
@@ -97,12 +97,7 @@ impl AppLog<'_> {
             records,
             idempotency_key: idempotency_key.unwrap_or_default().to_owned(),
         };
-        let options = if idempotency_key.is_some() {
-            idempotent_append_options(log)
-        } else {
-            append_options(log)
-        };
-        let output = self.invoke(APPEND_LOG_RECORDS, encode("input", &input)?, &options)?;
+        let output = self.invoke(APPEND_LOG_RECORDS, encode("input", &input)?)?;
         let appended: AppendedLogEntries = output.decode(APPEND_LOG_RECORDS)?;
         Ok(appended.entries)
     }
@@ -116,21 +111,14 @@ impl AppLog<'_> {
             idempotency_key: idempotency_key.to_owned(),
             record,
         };
-        let output = self.invoke(
-            APPEND_LOG_RECORD_ONCE,
-            encode("input", &input)?,
-            &idempotent_append_options(log),
-        )?;
+        let output = self.invoke(APPEND_LOG_RECORD_ONCE, encode("input", &input)?)?;
         output.decode(APPEND_LOG_RECORD_ONCE)
     }
 
-    pub(super) fn invoke(
-        &self,
-        rpc: &str,
-        input: Value,
-        options: &crate::options::RpcInvokeOptions,
-    ) -> Result<RpcOutput> {
+    /// Invokes `rpc` with no options: it plans its own locks and loads from `input`.
+    pub(super) fn invoke(&self, rpc: &str, input: Value) -> Result<RpcOutput> {
+        let options = crate::options::RpcInvokeOptions::new();
         self.runtime
-            .invoke_rpc_output(FLOW_TYPE, self.flow_id, rpc, input, options)
+            .invoke_rpc_output(FLOW_TYPE, self.flow_id, rpc, input, &options)
     }
 }

@@ -13,8 +13,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{
-    append_options, named_log, validate_log_name, AppLog, LogEntry, FLOW_TYPE, READ_LOG_FROM,
-    SET_LOG_RETENTION, TRIM_LOG,
+    named_log, validate_log_name, AppLog, LogEntry, FLOW_TYPE, READ_LOG_FROM, SET_LOG_RETENTION,
+    TRIM_LOG,
 };
 use crate::chunked_log::{
     tail_start, validate_read_limit, validate_read_start, wait_for_records, ReadFromInput,
@@ -123,7 +123,7 @@ impl AppLog<'_> {
             log: log.to_owned(),
             trim: trim.into(),
         };
-        let output = self.invoke(TRIM_LOG, encode("input", &input)?, &append_options(log))?;
+        let output = self.invoke(TRIM_LOG, encode("input", &input)?)?;
         output.decode(TRIM_LOG)
     }
 
@@ -135,11 +135,7 @@ impl AppLog<'_> {
             log: log.to_owned(),
             retention: RetentionInput { keep_newest },
         };
-        let output = self.invoke(
-            SET_LOG_RETENTION,
-            encode("input", &input)?,
-            &append_options(log),
-        )?;
+        let output = self.invoke(SET_LOG_RETENTION, encode("input", &input)?)?;
         output.decode(SET_LOG_RETENTION)
     }
 
