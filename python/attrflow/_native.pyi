@@ -65,14 +65,10 @@ __all__ = [
     "Runtime",
     "SubscriberArchive",
     "__version__",
-    "app_log_append_plan",
     "app_log_page_chunk_key",
-    "app_log_page_plan",
     "archive_chunk_token",
     "canonical_email",
     "cli_main",
-    "customer_directory_read_plan",
-    "customer_directory_upsert_plan",
     "customer_profile_partition",
     "instance_physical_name",
     "metrics_snapshot",
@@ -423,13 +419,6 @@ def validate_page_token_form(token: str) -> str: ...
 def validate_idempotency_key(key: str) -> None: ...
 def app_log_page_chunk_key(log: str, page_token: str) -> str: ...
 def cli_main(argv: list[bytes]) -> int: ...
-
-_Plan = tuple[list[tuple[str, str]], list[tuple[str, str]]]
-
-def app_log_append_plan(log: str, idempotent: bool) -> _Plan: ...
-def app_log_page_plan(log: str, page_token: str) -> _Plan: ...
-def customer_directory_upsert_plan(email_address: str) -> _Plan: ...
-def customer_directory_read_plan(email_address: str) -> _Plan: ...
 
 @final
 class RetryPolicy:

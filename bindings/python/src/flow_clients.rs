@@ -1,10 +1,9 @@
 //! The core's flow clients for Python: the typed clients of the app log and the customer
 //! directory as objects (`AppLog`, `CustomerDirectory`) whose `*_with_retry` calls retry by
-//! the core's [`RetryPolicy`], the per-call lock and load plans of both, and the policy
-//! itself, so `attrflow.flows` and the example service derive none of them again.
-//!
-//! A plan crosses as two lists of `(map, instance)` pairs, locks then loads, exactly as the
-//! core's `RpcInvokeOptions` holds them; records and results cross as JSON text.
+//! the core's [`RetryPolicy`], and the policy itself, so `attrflow.flows` and the example
+//! service derive none of them again. What a call locks and loads is planned by the core's
+//! definitions from the call's input, so no plan crosses; records and results cross as JSON
+//! text.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,8 +15,6 @@ use attrflow::chunked_log::{
 use attrflow::flows::app_log::AppLog as CoreAppLog;
 use attrflow::flows::chunked_subscriber::SubscriberArchive as CoreArchive;
 use attrflow::flows::customer_directory::{CustomerDirectory as CoreDirectory, CustomerProfile};
-use attrflow::flows::{app_log, customer_directory};
-use attrflow::options::RpcInvokeOptions;
 use attrflow::retry::RetryPolicy as CorePolicy;
 use attrflow::Runtime;
 use pyo3::prelude::*;
@@ -27,61 +24,6 @@ use crate::executor;
 use crate::integers::{optional_unsigned, unsigned};
 use crate::runtime::NativeRuntime;
 use crate::text::{JsonText, Text};
-
-/// Locks and loads of one call, as `(map, instance)` pairs.
-type Plan = (Vec<(String, String)>, Vec<(String, String)>);
-
-fn plan(options: RpcInvokeOptions) -> Plan {
-    let pairs = |instances: Vec<attrflow::MapInstance>| {
-        instances
-            .into_iter()
-            .map(|instance| (instance.map, instance.instance))
-            .collect()
-    };
-    (
-        pairs(options.lock_attribute_map_instances),
-        pairs(options.load_attribute_map_instances),
-    )
-}
-
-/// The locks and loads of an append to the app log `log` (`idempotent`: a keyed one, which
-/// also locks and loads `<log>.idempotency-keys`); raises `InvalidInputError` for a bad
-/// log name.
-#[pyfunction]
-fn app_log_append_plan(py: Python<'_>, log: Text, idempotent: bool) -> PyResult<Plan> {
-    app_log::validate_log_name(&log).into_py_result(py)?;
-    Ok(plan(if idempotent {
-        app_log::idempotent_append_options(&log)
-    } else {
-        app_log::append_options(&log)
-    }))
-}
-
-/// The loads of a read of the app log `log`'s page `page_token`; raises
-/// `InvalidInputError` for a bad log name and `InvalidPageTokenError` for a bad token.
-#[pyfunction]
-fn app_log_page_plan(py: Python<'_>, log: Text, page_token: Text) -> PyResult<Plan> {
-    app_log::page_options(&log, &page_token)
-        .map(plan)
-        .into_py_result(py)
-}
-
-/// The locks and loads of an upsert of `email_address`'s customer profile (its
-/// partition); raises `InvalidInputError` for an empty or non-ASCII address.
-#[pyfunction]
-fn customer_directory_upsert_plan(py: Python<'_>, email_address: Text) -> PyResult<Plan> {
-    customer_directory::upsert_options(&email_address)
-        .map(plan)
-        .into_py_result(py)
-}
-
-/// The loads of a read of `email_address`'s customer profile (its partition).
-#[pyfunction]
-fn customer_directory_read_plan(py: Python<'_>, email_address: Text) -> PyResult<Plan> {
-    customer_directory::read_options(&email_address)
-        .map(plan)
-        .into_py_result(py)
-}
 
 /// The core's retry policy for lock conflicts: at most `max_attempts` calls, pauses drawn
 /// at random below a bound doubling from `first_delay` to `max_delay` seconds, and no new
@@ -548,8 +490,5 @@ pub(crate) fn add_to(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<NativeAppLog>()?;
     m.add_class::<NativeSubscriberArchive>()?;
     m.add_class::<NativeCustomerDirectory>()?;
-    m.add_function(wrap_pyfunction!(app_log_append_plan, m)?)?;
-    m.add_function(wrap_pyfunction!(app_log_page_plan, m)?)?;
-    m.add_function(wrap_pyfunction!(customer_directory_upsert_plan, m)?)?;
-    m.add_function(wrap_pyfunction!(customer_directory_read_plan, m)?)
+    Ok(())
 }

@@ -13,14 +13,16 @@ the Rust core, so a store written here reads the same from Rust, Kotlin and Swif
         flow.append_log_record,
         "my-app",
         AppendLogRecordInput("audit", {"event": "login"}),
-        options=flow.append_options("audit"),
     )
     page = await client.invoke_rpc(
         flow.get_log_page,
         "my-app",
         GetLogPageInput("audit", page_token),
-        options=flow.page_options("audit", page_token),
     )
+
+Every call is planned by the core from its input (the log's state and chunks to lock and
+load), so none needs options; :meth:`ChunkedLogFlow.append_options` and its siblings only
+check their arguments and return no options of their own.
 
 An append locks only its own log's state and ``current`` chunk: concurrent appends to one
 log may raise ``RpcLockConflictError`` (retry), appends to different logs never conflict.
@@ -30,9 +32,7 @@ Batch and idempotent appends follow the subscriber archive's rules, per log:
 in one transaction, optionally under an idempotency key; ``AppendLogRecordOnce``
 (:attr:`ChunkedLogFlow.append_log_record_once`) appends one record under a required key. A
 retry with the same key and payload returns the first call's entries; the same key with
-another payload raises ``InvalidInputError``. Call both with
-:meth:`ChunkedLogFlow.idempotent_append_options` (plain :meth:`append_options` suffices
-for a batch without a key).
+another payload raises ``InvalidInputError``.
 """
 
 from __future__ import annotations
@@ -46,7 +46,6 @@ from attrflow import _native, codec
 from attrflow.async_client import _submit
 from attrflow.attribute import AttributeMap
 from attrflow.flow import Flow, core_rpc
-from attrflow.flows._plans import plan_options
 from attrflow.flows.chunked_subscriber import (
     FOLLOW_WAIT_SECONDS,
     MAX_TAIL_TIMEOUT_SECONDS,
@@ -222,33 +221,30 @@ class ChunkedLogFlow(Flow[None]):
     """The logs' chunks (``log_chunks``), by ``<log>.<page token>``."""
 
     append_log_record = core_rpc(APPEND_LOG_RECORD, AppendLogRecordInput, LogEntry)
-    """Appends a record and returns its entry; call it with :meth:`append_options`."""
+    """Appends a record and returns its entry."""
     get_log_page = core_rpc(GET_LOG_PAGE, GetLogPageInput, LogPage)
-    """Reads one page; call it with :meth:`page_options`."""
+    """Reads one page."""
     append_log_records = core_rpc(APPEND_LOG_RECORDS, AppendLogRecordsInput, AppendedLogEntries)
-    """Appends a batch and returns its entries; call it with :meth:`idempotent_append_options`
-    (or :meth:`append_options` when it has no key)."""
+    """Appends a batch and returns its entries."""
     append_log_record_once = core_rpc(APPEND_LOG_RECORD_ONCE, AppendLogRecordOnceInput, LogEntry)
-    """Appends a record under an idempotency key; call it with
-    :meth:`idempotent_append_options`."""
-
-    def _maps(self) -> dict[str, AttributeMap[Any]]:
-        return {LOG_STATES_MAP: self.log_states, LOG_CHUNKS_MAP: self.log_chunks}
+    """Appends a record under an idempotency key."""
 
     def append_options(self, log: str) -> RPCInvokeOptions:
-        """The locks and loads an append to ``log`` needs (its state and open chunk), as
-        the core plans them."""
-        return plan_options(_native.app_log_append_plan(log, False), self._maps())
+        """Options of an append to ``log``, after checking its name: none of their own, since
+        the core plans every app-log call's locks and loads from its input (calling without
+        options is the same). Raises ``InvalidInputError`` for a bad log name."""
+        page_chunk_key(log, "")
+        return RPCInvokeOptions()
 
     def idempotent_append_options(self, log: str) -> RPCInvokeOptions:
-        """:meth:`append_options` plus the lock and load of ``log``'s remembered idempotency
-        keys, as the core plans them."""
-        return plan_options(_native.app_log_append_plan(log, True), self._maps())
+        """As :meth:`append_options`: a keyed append is planned by the core too."""
+        return self.append_options(log)
 
     def page_options(self, log: str, page_token: str) -> RPCInvokeOptions:
-        """The loads a read of ``log``'s page ``page_token`` needs; raises
-        ``InvalidPageTokenError`` for a malformed token."""
-        return plan_options(_native.app_log_page_plan(log, page_token), self._maps())
+        """Options of a read of ``log``'s page ``page_token``, after checking both (the core
+        plans the read's loads); raises ``InvalidPageTokenError`` for a malformed token."""
+        page_chunk_key(log, page_token)
+        return RPCInvokeOptions()
 
 
 class AppLog:

@@ -3,25 +3,16 @@
 Customer profiles keyed by canonical email address (ASCII only, trimmed, A-Z lowercased),
 kept in one of :data:`PARTITION_COUNT` bucket instances of
 ``customer_profiles_by_email_partition`` chosen by the FNV-1a hash of that key. The RPCs
-run in the Rust core, which also owns the canonical form and the hash; callers compute the
-bucket with :func:`profile_partition` and lock and load it for an upsert, load it for a
-read::
+run in the Rust core, which also owns the canonical form and the hash, and plans each
+call's lock and load of the bucket (:func:`profile_partition`) from its input::
 
     flow = CustomerDirectoryFlow()
     await client.start_flow(flow, FLOW_ID, options=StartFlowOptions(ignore_already_started=True))
-    partition = profile_partition(profile.email_address)
-    saved = await client.invoke_rpc(
-        flow.upsert_customer_profile,
-        FLOW_ID,
-        profile,
-        options=RPCInvokeOptions(
-            lock_attribute_map_instances=(flow.profiles.lock(partition),),
-            load_attribute_map_instances=(flow.profiles.load(partition),),
-        ),
-    )
+    saved = await client.invoke_rpc(flow.upsert_customer_profile, FLOW_ID, profile)
 
-:func:`upsert_options` and :func:`read_options` build those options (a delete takes
-:func:`upsert_options`). A profile that is not stored raises ``RecordNotFoundError``
+Dex-style code may still pass the bucket's lock and load itself (explicit options win);
+:func:`upsert_options` and :func:`read_options` only check the address and return no
+options of their own. A profile that is not stored raises ``RecordNotFoundError``
 (``customer profile "<email>" not found``). The core limits each field (the email to 254
 bytes, the others to 256 bytes of UTF-8; longer raises ``InvalidInputError`` naming the
 field), so no caller can fill a bucket with a few huge profiles.
@@ -35,7 +26,6 @@ from typing import TYPE_CHECKING
 from attrflow import _native, codec
 from attrflow.attribute import AttributeMap
 from attrflow.flow import Flow, core_rpc
-from attrflow.flows._plans import plan_options
 from attrflow.options import RPCInvokeOptions
 from attrflow.retry import RetryPolicy
 
@@ -133,16 +123,18 @@ def profile_partition(email_address: str) -> str:
 
 
 def upsert_options(email_address: str) -> RPCInvokeOptions:
-    """Per-call options of an upsert: lock and load the email's partition, as the core
-    plans them."""
-    plan = _native.customer_directory_upsert_plan(email_address)
-    return plan_options(plan, {PROFILES_MAP: CustomerDirectoryFlow.profiles})
+    """Per-call options of an upsert (or delete), after checking the address: none of their
+    own, since the core plans the call's lock and load of the email's partition from its
+    input (calling without options is the same)."""
+    profile_partition(email_address)
+    return RPCInvokeOptions()
 
 
 def read_options(email_address: str) -> RPCInvokeOptions:
-    """Per-call options of a read: load the email's partition, as the core plans it."""
-    plan = _native.customer_directory_read_plan(email_address)
-    return plan_options(plan, {PROFILES_MAP: CustomerDirectoryFlow.profiles})
+    """Per-call options of a read, after checking the address: none of their own (the core
+    plans the load of the email's partition)."""
+    profile_partition(email_address)
+    return RPCInvokeOptions()
 
 
 class CustomerDirectory:

@@ -16,13 +16,12 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-from attrflow import RPCInvokeOptions, RpcLockConflictError, StartFlowOptions
+from attrflow import RpcLockConflictError, StartFlowOptions
 from attrflow.flows.chunked_subscriber import (
     FLOW_ID,
     GetSubscriberPageInput,
     RegisterSubscriberInput,
     Subscriber,
-    validate_page_token_form,
 )
 from quart import Blueprint, Response, jsonify, request
 from werkzeug.exceptions import BadRequest
@@ -129,9 +128,9 @@ def create_sequentially_chunked_attribute_map_blueprint(
 
 async def subscriber_page(app_state: AppState, page_token: str) -> dict[str, object]:
     """The body of ``GET /subscribers?pageToken=<page_token>`` ("" is ``current``)."""
-    page_input, options = _page_call(app_state, page_token)
+    # The core plans the page's load from the token (and checks its form).
     page = await app_state.client.invoke_rpc(
-        app_state.flow.get_subscriber_page, FLOW_ID, page_input, options=options
+        app_state.flow.get_subscriber_page, FLOW_ID, GetSubscriberPageInput(page_token)
     )
     return {
         "pageToken": page.page_token,
@@ -147,9 +146,8 @@ async def subscriber_page_json(app_state: AppState, page_token: str) -> bytes:
     body's camelCase names and order are the stored form's), without building the
     dataclasses and dicts.
     """
-    page_input, options = _page_call(app_state, page_token)
     return await app_state.client.invoke_rpc_json(
-        app_state.flow.get_subscriber_page, FLOW_ID, page_input, options=options
+        app_state.flow.get_subscriber_page, FLOW_ID, GetSubscriberPageInput(page_token)
     )
 
 
@@ -185,21 +183,6 @@ async def _register(
             RegisterSubscriberInput(subscriber_id, delivery_address),
         ),
         app_state.lock_retry,
-    )
-
-
-def _page_call(
-    app_state: AppState, page_token: str
-) -> tuple[GetSubscriberPageInput, RPCInvokeOptions]:
-    """The input and the per-call load of a page read."""
-    # Checked before the load is built, so that any malformed token (one with a "/", say,
-    # which is no instance key at all) gets the core's page-token message; "" comes back as
-    # "current". Only the form: whether it is a chunk boundary depends on the archive's
-    # layout history, which the RPC checks.
-    page_token = validate_page_token_form(page_token)
-    load = app_state.flow.subscriber_chunks.load(page_token)
-    return GetSubscriberPageInput(page_token), RPCInvokeOptions(
-        load_attribute_map_instances=(load,)
     )
 
 
