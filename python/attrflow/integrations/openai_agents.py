@@ -171,7 +171,7 @@ class AttrflowSession(SessionABC):
             )
             try:
                 await self._with_retry(
-                    lambda: self._client.invoke_rpc(
+                    lambda removal=removal: self._client.invoke_rpc(
                         _FLOW.append_log_record_once,
                         self.session_id,
                         removal,
