@@ -32,7 +32,8 @@ asyncio.run(main())
 def assert_whole_calls(items: list[Any], writers: list[str]) -> None:
     expected = {(w, c, p) for w in writers for c in range(CALLS) for p in range(PER_CALL)}
     seen = [(i["writer"], i["call"], i["part"]) for i in items]
-    assert len(seen) == len(expected) and set(seen) == expected
+    assert len(seen) == len(expected)
+    assert set(seen) == expected
     for start in range(0, len(seen), PER_CALL):
         call = seen[start : start + PER_CALL]
         assert call == [(call[0][0], call[0][1], p) for p in range(PER_CALL)]
@@ -45,7 +46,10 @@ def test_many_tasks_add_to_one_session(store_url: str) -> None:
             await asyncio.gather(
                 *(
                     sessions[c % 4].add_items(
-                        [{"writer": f"t{c % 4}", "call": c // 4, "part": p} for p in range(PER_CALL)]
+                        [
+                            {"writer": f"t{c % 4}", "call": c // 4, "part": p}
+                            for p in range(PER_CALL)
+                        ]
                     )
                     for c in range(4 * CALLS)
                 )

@@ -76,7 +76,9 @@ def test_a_limited_read_reads_only_the_newest_chunks(store_url: str) -> None:
 
             async def pages_read(limit: int | None) -> int:
                 before = client.metrics().calls
-                assert await session.get_items(limit) == (items if limit is None else items[-limit:])
+                assert await session.get_items(limit) == (
+                    items if limit is None else items[-limit:]
+                )
                 return client.metrics().calls - before
 
             assert await pages_read(20) == 1

@@ -57,7 +57,5 @@ def test_a_conversation_resumes_in_a_new_process(store_url: str, tmp_path: Path)
         outcome = json.loads(run.stdout)
         assert outcome["output"] == answer
         seen = [(item["role"], text_of(item)) for item in outcome["seen"]]
-        earlier = [
-            pair for s, a in turns[:number] for pair in (("user", s), ("assistant", a))
-        ]
+        earlier = [pair for s, a in turns[:number] for pair in (("user", s), ("assistant", a))]
         assert seen == [*earlier, ("user", said)]

@@ -171,7 +171,7 @@ class AttrflowSession(SessionABC):
             )
             try:
                 await self._with_retry(
-                    lambda: self._client.invoke_rpc(
+                    lambda removal=removal: self._client.invoke_rpc(
                         _FLOW.append_log_record_once,
                         self.session_id,
                         removal,
@@ -179,11 +179,11 @@ class AttrflowSession(SessionABC):
                     )
                 )
             except InvalidInputError:
-                # The key taken with another payload: a racing pop removed this item first.
-                # Anything else leaves the item readable, and is raised.
-                again = await self._read_live(1)
-                if again.items and again.items[0].sequence == newest.sequence:
-                    raise
+                # The key taken with another payload: a racing pop removed this item first,
+                # and its removal may still be committing in the same group. Read again
+                # (pausing by the retry policy) until it shows; an item still readable once
+                # the policy gives up means some other refusal, which is raised.
+                await self._await_removal(newest.sequence)
                 continue
             return cast(dict[str, Any], newest.record)["item"]
 
@@ -270,6 +270,22 @@ class AttrflowSession(SessionABC):
             if not page.next_page_token:
                 return _Live(items)
             token = page.next_page_token
+
+    async def _await_removal(self, sequence: int) -> None:
+        """Returns once the newest readable item is no longer ``sequence``; raises the
+        error being handled if it still is when the retry policy gives up."""
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        retry = 0
+        while True:
+            again = await self._read_live(1)
+            if not again.items or again.items[0].sequence != sequence:
+                return
+            pause = self._retry.pause_before(retry, loop.time() - start)
+            if pause is None:
+                raise
+            await asyncio.sleep(pause)
+            retry += 1
 
     async def _with_retry(self, call: Any) -> Any:
         """``call()``, called again after each lock conflict while the retry policy
