@@ -61,6 +61,7 @@ __all__ = [
     "Decoder",
     "MetricsSnapshot",
     "RetryPolicy",
+    "RpcCall",
     "RpcContext",
     "Runtime",
     "SubscriberArchive",
@@ -158,6 +159,34 @@ class Decoder:
         a mismatch."""
 
 @final
+class RpcCall:
+    """One RPC call as :meth:`Runtime.call_rpc` takes it: the RPC, its input (JSON text, or
+    with ``input_type`` a value encoded along it), per-call locks and loads as ``(map,
+    instance)`` pairs (none: the core plans them from the input), the run (``""``: the
+    current one), and the output's decoder, named ``what`` in errors."""
+
+    def __new__(
+        cls,
+        *,
+        decoder: Decoder,
+        what: str,
+        flow_type: str,
+        flow_id: str,
+        rpc_name: str,
+        input: Any,
+        lock_instances: list[tuple[str, str]] = ...,
+        load_instances: list[tuple[str, str]] = ...,
+        run_id: str = ...,
+        input_type: Decoder | None = None,
+    ) -> RpcCall: ...
+    @property
+    def rpc_name(self) -> str:
+        """The RPC's name."""
+    @property
+    def flow_id(self) -> str:
+        """The flow it runs on."""
+
+@final
 class RpcContext:
     """A Python handler's window on one call's snapshot and staged writes (JSON text);
     closed when the handler returns."""
@@ -253,36 +282,17 @@ class Runtime:
     @overload
     def call_rpc(
         self,
-        decoder: Decoder,
-        what: str,
-        flow_type: str,
-        flow_id: str,
-        rpc_name: str,
-        input: Any,
-        lock_instances: list[tuple[str, str]] = ...,
-        load_instances: list[tuple[str, str]] = ...,
-        run_id: str = ...,
-        input_type: Decoder | None = None,
+        call: RpcCall,
         *,
         as_json: bool = False,
         done: None = None,
     ) -> Any:
-        """Invokes an RPC with ``input`` as JSON text, or with ``input_type`` the input value
-        encoded along it; returns its output decoded by ``decoder``, or with ``as_json`` as
-        compact JSON ``bytes`` written along ``decoder``'s type."""
+        """Invokes the RPC ``call`` names; returns its output decoded by the call's decoder,
+        or with ``as_json`` as compact JSON ``bytes`` written along the decoder's type."""
     @overload
     def call_rpc(
         self,
-        decoder: Decoder,
-        what: str,
-        flow_type: str,
-        flow_id: str,
-        rpc_name: str,
-        input: Any,
-        lock_instances: list[tuple[str, str]] = ...,
-        load_instances: list[tuple[str, str]] = ...,
-        run_id: str = ...,
-        input_type: Decoder | None = None,
+        call: RpcCall,
         *,
         as_json: bool = False,
         done: _Done,

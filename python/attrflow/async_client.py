@@ -290,9 +290,9 @@ class AsyncClient:
     ) -> O:
         """See :meth:`attrflow.Client.invoke_rpc`. Cancelled, the call still runs to its end
         and may commit; its result is dropped."""
-        arguments = self._client._rpc_call(rpc, flow_id, input, run_id, options)
+        call = self._client._rpc_call(rpc, flow_id, input, run_id, options)
         try:
-            output: O = await _call(self._client._runtime.call_rpc, *arguments, in_place=True)
+            output: O = await _call(self._client._runtime.call_rpc, call, in_place=True)
         except DexServiceError as error:
             annotated(error, "invoke_rpc", flow_id)
             raise
@@ -314,11 +314,11 @@ class AsyncClient:
         the dataclasses. For passing a result on, as an HTTP body say. The output is checked
         against its type as when decoded (``ValueMappingError`` names a mismatch); an output
         type with a ``float`` or an untyped (``Any``) part also raises it."""
-        arguments = self._client._rpc_call(rpc, flow_id, input, run_id, options)
+        call = self._client._rpc_call(rpc, flow_id, input, run_id, options)
         try:
             output: bytes = await _call(
                 functools.partial(self._client._runtime.call_rpc, as_json=True),
-                *arguments,
+                call,
                 in_place=True,
             )
         except DexServiceError as error:

@@ -162,9 +162,9 @@ class Client:
         ``RpcLockConflictError``, to be retried), loads its fixed instances plus
         ``options``', and commits all of its writes or none. ``run_id`` ``""`` means the
         flow's current run; any other value must be that run's ID."""
-        arguments = self._rpc_call(rpc, flow_id, input, run_id, options)
+        call = self._rpc_call(rpc, flow_id, input, run_id, options)
         try:
-            return cast(O, self._runtime.call_rpc(*arguments))
+            return cast(O, self._runtime.call_rpc(call))
         except DexServiceError as error:
             annotated(error, "invoke_rpc", flow_id)
             raise
@@ -366,9 +366,10 @@ class Client:
         input: I | None,
         run_id: str,
         options: RPCInvokeOptions,
-    ) -> tuple[Any, ...]:
-        """The checked arguments of the native ``call_rpc``: the output's decoder and name,
-        then the call, the input encoded natively along its type."""
+    ) -> _native.RpcCall:
+        """The checked call the native ``call_rpc`` takes: the output's decoder and name,
+        then the call, the input encoded natively along its type. With no locks or loads in
+        ``options`` the core plans them from the input."""
         flow, definition = resolve_rpc(rpc)
         _check_flow_id(flow_id)
         self._prepare(flow)
@@ -379,17 +380,17 @@ class Client:
         input_type, output_type, what = definition.codecs
         locks = options.lock_attribute_map_instances
         loads = options.load_attribute_map_instances
-        return (
-            output_type,
-            what,
-            flow.flow_type,
-            flow_id,
-            definition.name,
-            input,
-            _pairs(locks) if locks else [],
-            _pairs(loads) if loads else [],
-            run_id,
-            input_type,
+        return _native.RpcCall(
+            decoder=output_type,
+            what=what,
+            flow_type=flow.flow_type,
+            flow_id=flow_id,
+            rpc_name=definition.name,
+            input=input,
+            lock_instances=_pairs(locks) if locks else [],
+            load_instances=_pairs(loads) if loads else [],
+            run_id=run_id,
+            input_type=input_type,
         )
 
     def health_check(self) -> bool:

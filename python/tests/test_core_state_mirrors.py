@@ -65,7 +65,16 @@ class Core:
     def call(self, name: str, value: object, *, locks: Any = (), loads: Any = ()) -> Any:
         text = json.dumps(value)
         return self.runtime.call_rpc(
-            AS_JSON, name, self.flow_type, self.flow_id, name, text, list(locks), list(loads)
+            _native.RpcCall(
+                decoder=AS_JSON,
+                what=name,
+                flow_type=self.flow_type,
+                flow_id=self.flow_id,
+                rpc_name=name,
+                input=text,
+                lock_instances=list(locks),
+                load_instances=list(loads),
+            )
         )
 
     def stored(self, name: str, instance: str | None = None) -> Any:
@@ -73,7 +82,15 @@ class Core:
         loads = [] if instance is None else [(name, instance)]
         text = json.dumps([name, instance])
         return self.probe.call_rpc(
-            AS_JSON, "Read", self.flow_type, self.flow_id, "Read", text, [], loads
+            _native.RpcCall(
+                decoder=AS_JSON,
+                what="Read",
+                flow_type=self.flow_type,
+                flow_id=self.flow_id,
+                rpc_name="Read",
+                input=text,
+                load_instances=loads,
+            )
         )
 
 

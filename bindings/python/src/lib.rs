@@ -18,6 +18,7 @@ mod integers;
 mod metrics;
 mod mismatch;
 mod python_flow;
+mod rpc_call;
 mod rpc_context;
 mod runtime;
 mod text;
@@ -41,6 +42,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<runtime::NativeRuntime>()?;
     m.add_class::<rpc_context::NativeRpcContext>()?;
     m.add_class::<decode::Decoder>()?;
+    m.add_class::<rpc_call::RpcCallArgs>()?;
     m.add_class::<executor::Completions>()?;
     m.add_function(wrap_pyfunction!(executor::wait_for_calls, m)?)?;
     m.add_function(wrap_pyfunction!(functions::validate_flow_id, m)?)?;

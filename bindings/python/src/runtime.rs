@@ -17,11 +17,9 @@ use crate::errors::IntoPyResult;
 use crate::executor;
 use crate::flow_clients::wait_timeout;
 use crate::python_flow::{self, RpcArg};
+use crate::rpc_call::{InstanceArg, RpcCallArgs};
 use crate::text::{JsonText, Text};
 use crate::transcode;
-
-/// A `(map name, instance key)` pair as Python passes it.
-type InstanceArg = (Text, Text);
 
 /// An initial value as Python passes it: the Attribute or AttributeMap name, the instance
 /// key (`None` for a singleton Attribute) and the value as JSON text.
@@ -327,8 +325,11 @@ impl NativeRuntime {
     /// written as JSON along that type here (`None` as `null`), as `Decoder.encode_json`
     /// does.
     ///
-    /// `lock_instances` and `load_instances` are `(map, instance)` pairs added to the RPC's
-    /// fixed locks and loads for this call. A non-empty `run_id` must be the flow's run.
+    /// Invokes the RPC `call` names ([`RpcCallArgs`]): its `lock_instances` and
+    /// `load_instances` are added to the RPC's fixed locks and loads for this call (none:
+    /// the core plans them from the input), and a non-empty `run_id` must be the flow's run.
+    /// Returns the output decoded by the call's decoder, or with `as_json` as compact JSON
+    /// `bytes` written along the decoder's type.
     ///
     /// With `done`, the call runs on a worker thread instead: this returns `done`'s future
     /// at once, later completed with the output or the exception. The
@@ -337,53 +338,36 @@ impl NativeRuntime {
     /// nothing but its own reads (`Runtime::reads_in_place`) and is the loop's only one runs
     /// here instead, as without `done`, and this returns its output (see
     /// `Completions::run_in_place` for when such calls go to workers all the same).
-    #[pyo3(signature = (
-        decoder,
-        what,
-        flow_type,
-        flow_id,
-        rpc_name,
-        input,
-        lock_instances = Vec::new(),
-        load_instances = Vec::new(),
-        run_id = Text::default(),
-        input_type = None,
-        *,
-        as_json = false,
-        done = None,
-        in_place = false,
-    ))]
-    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (call, *, as_json = false, done = None, in_place = false))]
     fn call_rpc<'py>(
         &self,
         py: Python<'py>,
-        decoder: Py<Decoder>,
-        what: String,
-        flow_type: Text,
-        flow_id: Text,
-        rpc_name: Text,
-        input: &Bound<'py, PyAny>,
-        lock_instances: Vec<InstanceArg>,
-        load_instances: Vec<InstanceArg>,
-        run_id: Text,
-        input_type: Option<PyRef<'py, Decoder>>,
+        call: PyRef<'py, RpcCallArgs>,
         as_json: bool,
         done: Option<executor::Done>,
         in_place: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let input_json = match input_type {
+        let input = call.input.bind(py);
+        let input_json = match &call.input_type {
             None => input.extract::<JsonText>()?.0,
             Some(_) if input.is_none() => "null".to_owned(),
-            Some(input_type) => {
-                input_type.encode_value(py, input, || format!("input of RPC {}", rpc_name.0))?
-            }
+            Some(input_type) => input_type
+                .get()
+                .encode_value(py, input, || format!("input of RPC {}", call.rpc_name))?,
         };
+        let decoder = call.decoder.clone_ref(py);
+        let what = call.what.clone();
         let call = self.rpc_call(
             py,
-            (flow_type.0, flow_id.0, rpc_name.0, input_json),
-            lock_instances,
-            load_instances,
-            run_id.0,
+            (
+                call.flow_type.clone(),
+                call.flow_id.clone(),
+                call.rpc_name.clone(),
+                input_json,
+            ),
+            &call.lock_instances,
+            &call.load_instances,
+            (!call.run_id.is_empty()).then(|| call.run_id.clone()),
         )?;
         let done = match done {
             // A lone read that waits for no writer runs here, as without `done`.
@@ -540,9 +524,9 @@ impl NativeRuntime {
         &self,
         py: Python<'_>,
         (flow_type, flow_id, rpc_name, input_json): (String, String, String, String),
-        lock_instances: Vec<InstanceArg>,
-        load_instances: Vec<InstanceArg>,
-        run_id: String,
+        lock_instances: &[InstanceArg],
+        load_instances: &[InstanceArg],
+        run_id: Option<String>,
     ) -> PyResult<RpcCall> {
         Ok(RpcCall {
             runtime: self.runtime().into_py_result(py)?,
@@ -553,7 +537,7 @@ impl NativeRuntime {
             options: RpcInvokeOptions {
                 lock_attribute_map_instances: instances(lock_instances),
                 load_attribute_map_instances: instances(load_instances),
-                run_id: (!run_id.is_empty()).then_some(run_id),
+                run_id,
             },
         })
     }
@@ -706,10 +690,10 @@ fn parse_json(json: &str, what: impl Fn() -> String) -> attrflow::Result<Value> 
     attrflow::json::parse(json, what)
 }
 
-fn instances(pairs: Vec<InstanceArg>) -> Vec<MapInstance> {
+fn instances(pairs: &[InstanceArg]) -> Vec<MapInstance> {
     pairs
-        .into_iter()
-        .map(|(map, instance)| MapInstance::new(map.0, instance.0))
+        .iter()
+        .map(|(map, instance)| MapInstance::new(map.0.clone(), instance.0.clone()))
         .collect()
 }
 
