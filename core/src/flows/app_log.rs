@@ -40,6 +40,7 @@
 
 mod appends;
 mod retention;
+mod verifiable;
 
 pub use appends::{AppendLogRecordOnceInput, AppendLogRecordsInput, AppendedLogEntries};
 pub use retention::{LogEntriesFrom, ReadLogFromInput, SetLogRetentionInput, TrimLogInput};
