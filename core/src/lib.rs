@@ -58,6 +58,7 @@ pub mod runtime;
 pub mod store;
 mod sync;
 pub mod typed;
+pub mod verifiable;
 
 pub use batch::RpcRequest;
 pub use context::RpcContext;

@@ -42,6 +42,7 @@
 mod appends;
 mod plans;
 mod retention;
+mod verifiable;
 
 pub use appends::{AppendLogRecordOnceInput, AppendLogRecordsInput, AppendedLogEntries};
 pub use retention::{LogEntriesFrom, ReadLogFromInput, SetLogRetentionInput, TrimLogInput};

@@ -16,6 +16,7 @@
 pub mod appends;
 pub mod layout;
 pub mod retention;
+mod verifiable;
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
