@@ -124,13 +124,16 @@ impl AppLog<'_> {
         output.decode(APPEND_LOG_RECORD_ONCE)
     }
 
+    /// Invokes one of the flow's RPCs, retrying lock conflicts by the client's policy.
     pub(super) fn invoke(
         &self,
         rpc: &str,
         input: Value,
         options: &crate::options::RpcInvokeOptions,
     ) -> Result<RpcOutput> {
-        self.runtime
-            .invoke_rpc_output(FLOW_TYPE, self.flow_id, rpc, input, options)
+        self.retry.run(|| {
+            self.runtime
+                .invoke_rpc_output(FLOW_TYPE, self.flow_id, rpc, input.clone(), options)
+        })
     }
 }
