@@ -10,6 +10,7 @@ use std::io::{self, BufRead, Write};
 
 use attrflow::flows::app_log::{self, AppLog};
 use attrflow::flows::chunked_subscriber::{self, SubscriberArchive};
+use attrflow::flows::follow::{FollowCursor, ForwardRead};
 use attrflow::flows::inspect::chunked_logs;
 use attrflow::limits::MAX_READ_RECORDS;
 use attrflow::store::{open_store, FlowRecord, StoreUrl};
@@ -295,8 +296,9 @@ impl<'r> LogRef<'r> {
     fn reads_forward(&self) -> ReadsForward<'_, 'r> {
         ReadsForward {
             log: self,
-            next: Some(1),
-            run_id: None,
+            cursor: FollowCursor::new(0, MAX_READ_RECORDS, None)
+                .unwrap_or_else(|e| unreachable!("from the start, a full read is valid: {e}")),
+            done: false,
         }
     }
 
@@ -501,47 +503,55 @@ impl Pages<'_, '_> {
     }
 }
 
-/// Reads a log forward, oldest record first, [`MAX_READ_RECORDS`] at a time, every read
-/// after the first pinned to the first one's run: a flow started again during the walk is
-/// an error rather than an export mixing two runs' records.
+/// Reads a log forward, oldest retained record first, [`MAX_READ_RECORDS`] at a time, by
+/// core's follow cursor ([`FollowCursor`]): every read after the first pinned to the first
+/// one's run (a flow started again during the walk is an error rather than an export mixing
+/// two runs' records), and resumed exactly after the last record read.
 struct ReadsForward<'a, 'r> {
     log: &'a LogRef<'r>,
-    /// The sequence to read from next, or `None` once a read found nothing more.
-    next: Option<u64>,
-    run_id: Option<String>,
+    cursor: FollowCursor,
+    /// Whether a read found nothing more.
+    done: bool,
 }
 
 impl ReadsForward<'_, '_> {
     fn next_read(&mut self) -> Result<Option<Vec<Value>>, CliError> {
-        let Some(sequence) = self.next else {
+        if self.done {
             return Ok(None);
-        };
-        let (records, next, run_id) = match self.read(sequence) {
-            // A trimmed log begins at its oldest retained record (read in the same run).
-            Err(CliError::Attrflow(attrflow::Error::PageTrimmed {
-                oldest_sequence, ..
-            })) if self.run_id.is_none() && sequence == 1 => self.read(oldest_sequence)?,
-            read => read?,
-        };
-        self.run_id.get_or_insert(run_id);
-        self.next = (!records.is_empty()).then_some(next);
+        }
+        let log = self.log;
+        // Read as an inspection: a stopped flow's log exports too.
+        let records = self.cursor.step(|after, limit, run_id| {
+            let sequence = after + 1;
+            Ok(match log {
+                LogRef::Archive(archive) => {
+                    let read = archive.inspect_read_from(sequence, limit, run_id)?;
+                    ForwardRead {
+                        records: to_json(&read.subscribers).map_err(into_core)?,
+                        next_sequence: read.next_sequence,
+                        run_id: read.run_id,
+                    }
+                }
+                LogRef::App(app, name) => {
+                    let read = app.inspect_read_from(name, sequence, limit, run_id)?;
+                    ForwardRead {
+                        records: to_json(&read.entries).map_err(into_core)?,
+                        next_sequence: read.next_sequence,
+                        run_id: read.run_id,
+                    }
+                }
+            })
+        })?;
+        self.done = records.is_empty();
         Ok((!records.is_empty()).then_some(records))
     }
+}
 
-    /// Records from `sequence` on, the sequence after them and the run they belong to.
-    fn read(&self, sequence: u64) -> Result<(Vec<Value>, u64, String), CliError> {
-        // Read as an inspection: a stopped flow's log exports too.
-        let run_id = self.run_id.as_deref();
-        Ok(match self.log {
-            LogRef::Archive(archive) => {
-                let read = archive.inspect_read_from(sequence, MAX_READ_RECORDS, run_id)?;
-                (to_json(&read.subscribers)?, read.next_sequence, read.run_id)
-            }
-            LogRef::App(app, log) => {
-                let read = app.inspect_read_from(log, sequence, MAX_READ_RECORDS, run_id)?;
-                (to_json(&read.entries)?, read.next_sequence, read.run_id)
-            }
-        })
+/// A record that did not turn into JSON, as the core error a cursor step returns.
+fn into_core(error: CliError) -> attrflow::Error {
+    match error {
+        CliError::Attrflow(error) => error,
+        other => attrflow::Error::invalid_input(other.to_string()),
     }
 }
 

@@ -26,7 +26,7 @@
 //! archive.start()?;
 //! for n in 1..=101 {
 //!     let id = format!("subscriber-{n:03}");
-//!     archive.register_with_retry(&id, &format!("{id}@example.com"))?;
+//!     archive.register(&id, &format!("{id}@example.com"))?;
 //! }
 //! let newest = archive.page("current")?;
 //! assert_eq!(newest.subscribers[0].sequence, 101);

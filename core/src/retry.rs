@@ -45,6 +45,15 @@ impl RetryPolicy {
         budget: Duration::from_secs(5),
     };
 
+    /// The policy that never retries: one call, whose lock conflict is returned at once.
+    /// A client given it (`with_retry_policy(RetryPolicy::NONE)`) calls each RPC once.
+    pub const NONE: RetryPolicy = RetryPolicy {
+        max_attempts: 1,
+        first_delay: Duration::from_millis(1),
+        max_delay: Duration::from_millis(1),
+        budget: Duration::ZERO,
+    };
+
     /// A policy; `max_attempts` counts the first call too (at least 1), and
     /// `0 < first_delay <= max_delay`, else [`Error::InvalidInput`].
     pub fn new(

@@ -170,7 +170,7 @@ fn concurrent_appends_with_retry_get_dense_sequences() {
                     (0..per_thread)
                         .map(|i| {
                             log.with_retry_policy(patient_retry())
-                                .append_with_retry("shared", json!([thread, i]))
+                                .append("shared", json!([thread, i]))
                                 .unwrap()
                                 .sequence
                         })

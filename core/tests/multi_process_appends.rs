@@ -388,7 +388,7 @@ fn child_appends_from_several_threads() {
                     let id = subscriber_id(child, thread, k);
                     let subscriber = archive
                         .with_retry_policy(patient_retry())
-                        .register_with_retry(&id, &format!("{id}@example.com"))
+                        .register(&id, &format!("{id}@example.com"))
                         .unwrap();
                     let json = serde_json::to_string(&subscriber).unwrap();
                     // One write of a whole line: acknowledgements of threads never interleave.

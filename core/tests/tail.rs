@@ -144,12 +144,12 @@ fn an_app_log_tail_pinned_to_its_run_refuses_the_run_that_replaced_it() {
     let t = TestStore::fast();
     let logs = AppLog::new(&t.runtime, "app");
     let first = logs.start().unwrap();
-    logs.append_with_retry("audit", json!({"n": 1})).unwrap();
+    logs.append("audit", json!({"n": 1})).unwrap();
     let read = logs.tail("audit", 0, 10, Duration::ZERO, None).unwrap();
     assert_eq!(read.run_id, first);
     let second = start_again(&t.runtime, APP_LOG_FLOW, "app");
-    logs.append_with_retry("audit", json!({"n": 1})).unwrap();
-    logs.append_with_retry("audit", json!({"n": 2})).unwrap();
+    logs.append("audit", json!({"n": 1})).unwrap();
+    logs.append("audit", json!({"n": 2})).unwrap();
     let runs = (first.clone(), second.clone());
     assert_eq!(
         runs_named(logs.tail("audit", 1, 10, Duration::ZERO, Some(&first))),
@@ -173,7 +173,7 @@ fn an_inspection_reads_a_stopped_log_forward_and_by_pages_and_keeps_to_its_run()
     let first = archive.start().unwrap();
     let first_logs = logs.start().unwrap();
     register_in_order(&archive, 1..=4);
-    logs.append_with_retry("audit", json!({"n": 1})).unwrap();
+    logs.append("audit", json!({"n": 1})).unwrap();
     for flow_id in [FLOW_ID, "app"] {
         t.runtime
             .stop_flow(flow_id, StopType::Cancel, None)
@@ -342,11 +342,11 @@ fn an_app_log_tail_waits_for_its_own_log_only() {
     let t = TestStore::fast();
     let logs = AppLog::new(&t.runtime, "app");
     logs.start().unwrap();
-    logs.append_with_retry("audit", json!({"n": 1})).unwrap();
+    logs.append("audit", json!({"n": 1})).unwrap();
     let read = thread::scope(|scope| {
         scope.spawn(|| {
-            logs.append_with_retry("chat", json!({"n": 1})).unwrap();
-            logs.append_with_retry("audit", json!({"n": 2})).unwrap();
+            logs.append("chat", json!({"n": 1})).unwrap();
+            logs.append("audit", json!({"n": 2})).unwrap();
         });
         let mut read = logs.tail("audit", 1, 10, MAX_TAIL_TIMEOUT, None).unwrap();
         while read.entries.is_empty() {

@@ -146,7 +146,7 @@ fn child_process_appends_to_the_shared_archive() {
                     .with_max_attempts(CHILD_ATTEMPTS)
                     .unwrap(),
             )
-            .register_with_retry(&id, &format!("{id}@example.com"))
+            .register(&id, &format!("{id}@example.com"))
             .unwrap();
         let json = serde_json::to_string(&subscriber).unwrap();
         println!("{APPENDED_MARKER}{json}");

@@ -153,7 +153,7 @@ impl SubscriberArchive {
     ) -> Result<Subscriber> {
         Ok(self
             .core()
-            .register_with_retry(&subscriber_id, &delivery_address)?
+            .register(&subscriber_id, &delivery_address)?
             .into())
     }
 
@@ -235,7 +235,7 @@ impl AppLog {
     /// app log's policy.
     pub fn append_with_retry(&self, log: String, record_json: String) -> Result<LogEntry> {
         let record = parse_record(&log, &record_json, None)?;
-        Ok(self.core().append_with_retry(&log, record)?.into())
+        Ok(self.core().append(&log, record)?.into())
     }
 
     /// Appends 1 to 1000 JSON records to `log` in one transaction, retrying lock conflicts
@@ -297,7 +297,7 @@ impl CustomerDirectory {
     /// Saves a profile under its canonical email, retrying lock conflicts by the
     /// directory's policy, and returns it as stored.
     pub fn upsert_with_retry(&self, profile: CustomerProfile) -> Result<CustomerProfile> {
-        Ok(self.core().upsert_with_retry(&profile.into())?.into())
+        Ok(self.core().upsert(&profile.into())?.into())
     }
 
     /// The profile of `email_address`; `RecordNotFound` when none is stored.

@@ -302,7 +302,7 @@ native_client!(
     fn append_with_retry(&self, py: Python<'_>, log: Text, record_json: JsonText) -> PyResult<String> {
         py.detach(|| {
             let record = attrflow::json::parse(&record_json, || format!("record of log {:?}", &*log))?;
-            serde_json::to_string(&self.core().append_with_retry(&log, record)?)
+            serde_json::to_string(&self.core().append(&log, record)?)
                 .map_err(encode_error)
         })
         .into_py_result(py)
@@ -467,7 +467,7 @@ native_client!(
         py.detach(|| {
             let profile: CustomerProfile = serde_json::from_str(&profile_json)
                 .map_err(|e| parse_error("customer profile", e))?;
-            serde_json::to_string(&self.core().upsert_with_retry(&profile)?).map_err(encode_error)
+            serde_json::to_string(&self.core().upsert(&profile)?).map_err(encode_error)
         })
         .into_py_result(py)
     }

@@ -30,8 +30,8 @@
 //! let runtime = Runtime::open(store.to_str().unwrap())?;
 //! let log = AppLog::new(&runtime, "my-app");
 //! log.start()?;
-//! log.append_with_retry("audit", json!({"event": "login", "user": "ada"}))?;
-//! let entry = log.append_with_retry("audit", json!({"event": "logout", "user": "ada"}))?;
+//! log.append("audit", json!({"event": "login", "user": "ada"}))?;
+//! let entry = log.append("audit", json!({"event": "logout", "user": "ada"}))?;
 //! assert_eq!(entry.sequence, 2);
 //! let page = log.page("audit", "current")?;
 //! assert_eq!(page.entries[0].record["event"], "logout");
@@ -326,7 +326,8 @@ impl<'r> AppLog<'r> {
         }
     }
 
-    /// This client retrying lock conflicts by `policy` in its `*_with_retry` calls.
+    /// This client retrying lock conflicts by `policy` in every call
+    /// ([`RetryPolicy::NONE`]: each RPC is called once).
     pub fn with_retry_policy(self, policy: RetryPolicy) -> Self {
         AppLog {
             retry: policy,
@@ -346,8 +347,8 @@ impl<'r> AppLog<'r> {
         super::ensure_started(self.runtime, FLOW_TYPE, self.flow_id)
     }
 
-    /// Appends `record` to `log` once. A concurrent append to the same log gives a
-    /// retryable [`Error::LockConflict`]; see [`AppLog::append_with_retry`]. Appends to
+    /// Appends `record` to `log`. A concurrent append to the same log gives a retryable
+    /// [`Error::LockConflict`], retried by the client's [`RetryPolicy`]. Appends to
     /// different logs do not conflict.
     pub fn append(&self, log: &str, record: Value) -> Result<LogEntry> {
         validate_log_name(log)?;
@@ -355,19 +356,15 @@ impl<'r> AppLog<'r> {
             log: log.to_owned(),
             record,
         };
-        let output = self.runtime.invoke_rpc_output(
-            FLOW_TYPE,
-            self.flow_id,
-            APPEND_LOG_RECORD,
-            encode("input", &input)?,
-            &RpcInvokeOptions::new(),
-        )?;
+        let output = self.invoke(APPEND_LOG_RECORD, encode("input", &input)?)?;
         output.decode(APPEND_LOG_RECORD)
     }
 
-    /// Appends `record` to `log`, retrying lock conflicts by the client's [`RetryPolicy`].
+    /// Appends `record` to `log`, as [`AppLog::append`] does (which retries by the
+    /// client's [`RetryPolicy`] too).
+    #[deprecated(note = "`append` retries by the client's retry policy; call it")]
     pub fn append_with_retry(&self, log: &str, record: Value) -> Result<LogEntry> {
-        self.retrying(|logs| logs.append(log, record.clone()))
+        self.append(log, record)
     }
 
     /// Reads one page of `log`, loading the token's chunk.
@@ -404,14 +401,17 @@ impl<'r> AppLog<'r> {
             log: log.to_owned(),
             page_token: page_token.to_owned(),
         };
-        let output = read(
-            self.runtime,
-            FLOW_TYPE,
-            self.flow_id,
-            GET_LOG_PAGE,
-            encode("input", &input)?,
-            &options,
-        )?;
+        let input = encode("input", &input)?;
+        let output = self.retry.run(|| {
+            read(
+                self.runtime,
+                FLOW_TYPE,
+                self.flow_id,
+                GET_LOG_PAGE,
+                input.clone(),
+                &options,
+            )
+        })?;
         output.decode(GET_LOG_PAGE)
     }
 }

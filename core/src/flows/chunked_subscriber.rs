@@ -244,7 +244,8 @@ impl<'r> SubscriberArchive<'r> {
         }
     }
 
-    /// This client retrying lock conflicts by `policy` in its `*_with_retry` calls.
+    /// This client retrying lock conflicts by `policy` in every call
+    /// ([`RetryPolicy::NONE`]: each RPC is called once).
     pub fn with_retry_policy(self, policy: RetryPolicy) -> Self {
         SubscriberArchive {
             retry: policy,
@@ -264,8 +265,8 @@ impl<'r> SubscriberArchive<'r> {
         super::ensure_started(self.runtime, FLOW_TYPE, self.flow_id)
     }
 
-    /// Appends a subscriber once. A concurrent append gives a retryable
-    /// [`Error::LockConflict`]; see [`SubscriberArchive::register_with_retry`].
+    /// Appends a subscriber. A concurrent append gives a retryable
+    /// [`Error::LockConflict`], retried by the client's [`RetryPolicy`].
     pub fn register(&self, subscriber_id: &str, delivery_address: &str) -> Result<Subscriber> {
         let input = RegisterSubscriberInput {
             subscriber_id: subscriber_id.to_owned(),
@@ -274,13 +275,15 @@ impl<'r> SubscriberArchive<'r> {
         self.call(REGISTER_SUBSCRIBER, &input)
     }
 
-    /// Appends a subscriber, retrying lock conflicts by the client's [`RetryPolicy`].
+    /// Appends a subscriber, as [`SubscriberArchive::register`] does (which retries by
+    /// the client's [`RetryPolicy`] too).
+    #[deprecated(note = "`register` retries by the client's retry policy; call it")]
     pub fn register_with_retry(
         &self,
         subscriber_id: &str,
         delivery_address: &str,
     ) -> Result<Subscriber> {
-        self.retrying(|archive| archive.register(subscriber_id, delivery_address))
+        self.register(subscriber_id, delivery_address)
     }
 
     /// Reads one page, loading the token's chunk.
@@ -307,33 +310,37 @@ impl<'r> SubscriberArchive<'r> {
         let input = GetSubscriberPageInput {
             page_token: page_token.to_owned(),
         };
-        let output = read(
-            self.runtime,
-            FLOW_TYPE,
-            self.flow_id,
-            GET_SUBSCRIBER_PAGE,
-            encode("input", &input)?,
-            &RpcInvokeOptions {
-                run_id: run_id.map(str::to_owned),
-                ..RpcInvokeOptions::new()
-            },
-        )?;
+        let input = encode("input", &input)?;
+        let options = RpcInvokeOptions {
+            run_id: run_id.map(str::to_owned),
+            ..RpcInvokeOptions::new()
+        };
+        let output = self.retry.run(|| {
+            read(
+                self.runtime,
+                FLOW_TYPE,
+                self.flow_id,
+                GET_SUBSCRIBER_PAGE,
+                input.clone(),
+                &options,
+            )
+        })?;
         output.decode(GET_SUBSCRIBER_PAGE)
     }
 
-    /// Invokes one of the archive's RPCs with typed input and output, no per-call options.
+    /// Invokes one of the archive's RPCs with typed input and output, no per-call options,
+    /// retrying lock conflicts by the client's policy.
     fn call<I: Serialize, O: serde::de::DeserializeOwned>(
         &self,
         rpc: &str,
         input: &I,
     ) -> Result<O> {
-        let output = self.runtime.invoke_rpc_output(
-            FLOW_TYPE,
-            self.flow_id,
-            rpc,
-            encode("input", input)?,
-            &RpcInvokeOptions::new(),
-        )?;
+        let input = encode("input", input)?;
+        let options = RpcInvokeOptions::new();
+        let output = self.retry.run(|| {
+            self.runtime
+                .invoke_rpc_output(FLOW_TYPE, self.flow_id, rpc, input.clone(), &options)
+        })?;
         output.decode(rpc)
     }
 }

@@ -288,7 +288,8 @@ impl<'r> CustomerDirectory<'r> {
         }
     }
 
-    /// This client retrying lock conflicts by `policy` in its `*_with_retry` calls.
+    /// This client retrying lock conflicts by `policy` in every call
+    /// ([`RetryPolicy::NONE`]: each RPC is called once).
     pub fn with_retry_policy(self, policy: RetryPolicy) -> Self {
         CustomerDirectory {
             retry: policy,
@@ -303,13 +304,11 @@ impl<'r> CustomerDirectory<'r> {
         super::ensure_started(self.runtime, FLOW_TYPE, self.flow_id)
     }
 
-    /// Saves a profile under its canonical email once, locking and loading its bucket, and
+    /// Saves a profile under its canonical email, locking and loading its bucket, and
     /// returns it as stored. A concurrent upsert to the same bucket gives a retryable
-    /// [`Error::LockConflict`]; see [`CustomerDirectory::upsert_with_retry`].
+    /// [`Error::LockConflict`], retried by the client's [`RetryPolicy`].
     pub fn upsert(&self, profile: &CustomerProfile) -> Result<CustomerProfile> {
-        let output = self.runtime.invoke_rpc_output(
-            FLOW_TYPE,
-            self.flow_id,
+        let output = self.invoke(
             UPSERT_CUSTOMER_PROFILE,
             encode("input", profile)?,
             &RpcInvokeOptions::new(),
@@ -317,17 +316,25 @@ impl<'r> CustomerDirectory<'r> {
         output.decode(UPSERT_CUSTOMER_PROFILE)
     }
 
-    /// Saves a profile, retrying lock conflicts by the client's [`RetryPolicy`].
+    /// Saves a profile, as [`CustomerDirectory::upsert`] does (which retries by the
+    /// client's [`RetryPolicy`] too).
+    #[deprecated(note = "`upsert` retries by the client's retry policy; call it")]
     pub fn upsert_with_retry(&self, profile: &CustomerProfile) -> Result<CustomerProfile> {
-        self.retry.run(|| self.upsert(profile))
+        self.upsert(profile)
+    }
+
+    /// Invokes one of the directory's RPCs, retrying lock conflicts by the client's policy.
+    fn invoke(&self, rpc: &str, input: Value, options: &RpcInvokeOptions) -> Result<RpcOutput> {
+        self.retry.run(|| {
+            self.runtime
+                .invoke_rpc_output(FLOW_TYPE, self.flow_id, rpc, input.clone(), options)
+        })
     }
 
     /// The profile of `email_address` (any case, surrounding whitespace allowed), loading
     /// its bucket; [`Error::RecordNotFound`] when none is stored.
     pub fn get(&self, email_address: &str) -> Result<CustomerProfile> {
-        let output = self.runtime.invoke_rpc_output(
-            FLOW_TYPE,
-            self.flow_id,
+        let output = self.invoke(
             GET_CUSTOMER_PROFILE_BY_EMAIL,
             Value::String(email_address.to_owned()),
             &RpcInvokeOptions::new(),
@@ -338,9 +345,7 @@ impl<'r> CustomerDirectory<'r> {
     /// Deletes the profile of `email_address`, locking and loading its bucket, and returns
     /// it; [`Error::RecordNotFound`] when none is stored.
     pub fn delete(&self, email_address: &str) -> Result<CustomerProfile> {
-        let output = self.runtime.invoke_rpc_output(
-            FLOW_TYPE,
-            self.flow_id,
+        let output = self.invoke(
             DELETE_CUSTOMER_PROFILE,
             Value::String(email_address.to_owned()),
             &RpcInvokeOptions::new(),

@@ -3,6 +3,7 @@
 pub mod app_log;
 pub mod chunked_subscriber;
 pub mod customer_directory;
+pub mod follow;
 pub mod inspect;
 
 use std::sync::Arc;

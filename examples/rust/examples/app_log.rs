@@ -17,12 +17,12 @@ fn run(store: &str) -> Result<(), Error> {
     logs.start()?;
 
     for n in 1..=120 {
-        logs.append_with_retry(
+        logs.append(
             "chat",
             json!({"from": "agent", "text": format!("reply {n}")}),
         )?;
     }
-    let entry = logs.append_with_retry("audit", json!({"event": "export", "rows": 120}))?;
+    let entry = logs.append("audit", json!({"event": "export", "rows": 120}))?;
     println!("audit entry {} stored", entry.sequence);
 
     let newest = logs.page("chat", "current")?;

@@ -115,10 +115,13 @@ impl AppLog<'_> {
         output.decode(APPEND_LOG_RECORD_ONCE)
     }
 
-    /// Invokes `rpc` with no options: it plans its own locks and loads from `input`.
+    /// Invokes `rpc` with no options (it plans its own locks and loads from `input`),
+    /// retrying lock conflicts by the client's policy.
     pub(super) fn invoke(&self, rpc: &str, input: Value) -> Result<RpcOutput> {
         let options = crate::options::RpcInvokeOptions::new();
-        self.runtime
-            .invoke_rpc_output(FLOW_TYPE, self.flow_id, rpc, input, &options)
+        self.retry.run(|| {
+            self.runtime
+                .invoke_rpc_output(FLOW_TYPE, self.flow_id, rpc, input.clone(), &options)
+        })
     }
 }

@@ -22,6 +22,7 @@ use crate::chunked_log::{
 };
 use crate::context::RpcContext;
 use crate::error::Result;
+use crate::flows::follow::{FollowCursor, ForwardRead};
 use crate::output::RpcOutput;
 use crate::runtime::{ReadRpc, Runtime};
 use crate::typed::{decode_input, encode};
@@ -115,7 +116,7 @@ pub(super) fn read_log_from(ctx: &mut RpcContext<'_>, input: Value) -> Result<Rp
 
 impl AppLog<'_> {
     /// Drops whole archived chunks of `log`, oldest first, as `trim` says; see the
-    /// [module docs](crate::flows::app_log). A concurrent append to the log gives a retryable lock conflict.
+    /// [module docs](crate::flows::app_log). A concurrent append to the log gives a lock conflict, retried by the client's policy.
     pub fn trim(&self, log: &str, trim: Trim) -> Result<TrimOutcome> {
         validate_log_name(log)?;
         trim.validate()?;
@@ -167,6 +168,25 @@ impl AppLog<'_> {
         )
     }
 
+    /// The next entries of `log` after `cursor`'s position, waiting up to `timeout` for any
+    /// (none once it passes), and moves `cursor` after them; see [`crate::flows::follow`]
+    /// for how it resumes, and what it does after a trim. A cursor follows one log.
+    pub fn follow_next(
+        &self,
+        log: &str,
+        cursor: &mut FollowCursor,
+        timeout: Duration,
+    ) -> Result<Vec<LogEntry>> {
+        cursor.step(|after, limit, run_id| {
+            let read = self.tail(log, after, limit, timeout, run_id)?;
+            Ok(ForwardRead {
+                records: read.entries,
+                next_sequence: read.next_sequence,
+                run_id: read.run_id,
+            })
+        })
+    }
+
     /// Up to `limit` entries of `log` from `sequence` on, oldest first, with the sequence to
     /// read from next and the run read. A trimmed `sequence` is
     /// [`crate::Error::PageTrimmed`]; with `run_id`, logs in another run are
@@ -213,14 +233,16 @@ impl AppLog<'_> {
             },
         )?;
         named_log(log).read_forward(run_id, |options| {
-            let output = read(
-                self.runtime,
-                FLOW_TYPE,
-                self.flow_id,
-                READ_LOG_FROM,
-                input.clone(),
-                &options,
-            )?;
+            let output = self.retry.run(|| {
+                read(
+                    self.runtime,
+                    FLOW_TYPE,
+                    self.flow_id,
+                    READ_LOG_FROM,
+                    input.clone(),
+                    &options,
+                )
+            })?;
             let mut read: LogEntriesFrom = output.decode(READ_LOG_FROM)?;
             let to_load = std::mem::take(&mut read.chunks_to_load);
             let run = read.run_id.clone();

@@ -75,7 +75,7 @@ fn set_idempotency_window(ctx: &mut RpcContext<'_>, input: Value) -> Result<RpcO
 
 impl SubscriberArchive<'_> {
     /// Moves the archive to `chunk_size` subscribers per chunk from the next chunk
-    /// boundary; see the [module docs](self). Retry a lock conflict as for a registration.
+    /// boundary; see the [module docs](self). A lock conflict is retried by the client's policy.
     pub fn change_chunk_size(&self, chunk_size: u64) -> Result<ChunkSizeChange> {
         self.call(
             CHANGE_SUBSCRIBER_CHUNK_SIZE,

@@ -26,6 +26,7 @@ use crate::chunked_log::{
 use crate::context::RpcContext;
 use crate::definition::RpcDefinition;
 use crate::error::Result;
+use crate::flows::follow::{FollowCursor, ForwardRead};
 use crate::output::RpcOutput;
 use crate::runtime::{ReadRpc, Runtime};
 use crate::typed::{decode_input, encode};
@@ -96,7 +97,7 @@ fn read_subscribers_from(ctx: &mut RpcContext<'_>, input: Value) -> Result<RpcOu
 
 impl SubscriberArchive<'_> {
     /// Drops whole archived chunks, oldest first, as `trim` says; see the
-    /// [module docs](self). Retry a lock conflict as for a registration.
+    /// [module docs](self). A lock conflict is retried by the client's policy.
     pub fn trim(&self, trim: Trim) -> Result<TrimOutcome> {
         trim.validate()?;
         self.call(TRIM_SUBSCRIBERS, &TrimInput::from(trim))
@@ -136,6 +137,24 @@ impl SubscriberArchive<'_> {
         )
     }
 
+    /// The next subscribers after `cursor`'s position, waiting up to `timeout` for any
+    /// (none once it passes), and moves `cursor` after them; see [`crate::flows::follow`]
+    /// for how it resumes, and what it does after a trim.
+    pub fn follow_next(
+        &self,
+        cursor: &mut FollowCursor,
+        timeout: Duration,
+    ) -> Result<Vec<Subscriber>> {
+        cursor.step(|after, limit, run_id| {
+            let read = self.tail(after, limit, timeout, run_id)?;
+            Ok(ForwardRead {
+                records: read.subscribers,
+                next_sequence: read.next_sequence,
+                run_id: read.run_id,
+            })
+        })
+    }
+
     /// Up to `limit` subscribers from `sequence` on, oldest first, with the sequence to read
     /// from next and the run read. A trimmed `sequence` is [`crate::Error::PageTrimmed`];
     /// with `run_id`, an archive in another run is [`crate::Error::RunNotCurrent`].
@@ -171,14 +190,16 @@ impl SubscriberArchive<'_> {
         crate::chunked_log::validate_read_limit(limit)?;
         let input = encode("input", &ReadFromInput { sequence, limit })?;
         LOG.read_forward(run_id, |options| {
-            let output = read(
-                self.runtime,
-                FLOW_TYPE,
-                self.flow_id,
-                READ_SUBSCRIBERS_FROM,
-                input.clone(),
-                &options,
-            )?;
+            let output = self.retry.run(|| {
+                read(
+                    self.runtime,
+                    FLOW_TYPE,
+                    self.flow_id,
+                    READ_SUBSCRIBERS_FROM,
+                    input.clone(),
+                    &options,
+                )
+            })?;
             let mut read: SubscribersFrom = output.decode(READ_SUBSCRIBERS_FROM)?;
             let to_load = std::mem::take(&mut read.chunks_to_load);
             let run = read.run_id.clone();
