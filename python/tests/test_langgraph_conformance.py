@@ -46,3 +46,20 @@ def test_conformance_passes_every_capability(store_url: str) -> None:
         "copy_thread",
         "prune",
     }
+
+
+def test_async_saver_conformance_passes_every_capability(store_url: str) -> None:
+    from attrflow.integrations.langgraph import AsyncAttrflowSaver
+
+    @checkpointer_test(name="AsyncAttrflowSaver")
+    async def async_saver() -> AsyncGenerator[AsyncAttrflowSaver, None]:
+        flow_id = f"langgraph-{uuid.uuid4().hex[:12]}"
+        async with AsyncAttrflowSaver.from_store(store_url, flow_id=flow_id) as saver:
+            yield saver
+
+    report = asyncio.run(validate(async_saver, progress=ProgressCallbacks.verbose()))
+    report.print_report()
+    failures = {
+        name: result.failures for name, result in report.results.items() if not result.passed
+    }
+    assert report.passed_all(), failures
