@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import builtins
 import hashlib
 import json
 import random
@@ -58,7 +59,7 @@ def _digest(*parts: str) -> str:
     return hashlib.sha256("\x00".join(parts).encode()).hexdigest()[:32]
 
 
-def _chain(digest: str, entry: list[str]) -> str:
+def _chain(digest: str, entry: builtins.list[str]) -> str:
     return hashlib.sha256((digest + entry[0] + entry[1]).encode()).hexdigest()
 
 
@@ -96,7 +97,7 @@ class AttrflowSaver(BaseCheckpointSaver[str]):
     def _get(self, name: str, key: str) -> Any:
         return self.client.get_attribute(self.flow_id, self.flow.maps()[name], key)
 
-    def _dump(self, value: Any, what: str) -> list[str]:
+    def _dump(self, value: Any, what: str) -> builtins.list[str]:
         try:
             kind, data = self.serde.dumps_typed(value)
         except Exception as error:
@@ -107,23 +108,23 @@ class AttrflowSaver(BaseCheckpointSaver[str]):
             )
         return [kind, base64.b64encode(data).decode("ascii")]
 
-    def _load(self, stored: list[str]) -> Any:
+    def _load(self, stored: builtins.list[str]) -> Any:
         return self.serde.loads_typed((stored[0], base64.b64decode(stored[1])))
 
     def _thread(self, thread_id: str) -> tuple[str, dict[str, Any] | None]:
         key = _digest(thread_id)
         return key, self._get("lg_threads", key)
 
-    def _index_entries_newest_first(self, tk: str, count: int) -> Iterator[list[str]]:
+    def _index_entries_newest_first(self, tk: str, count: int) -> Iterator[builtins.list[str]]:
         chunk = (count - 1) // INDEX_CHUNK
         while chunk >= 0:
             entries = self._get("lg_index", f"{tk}.{chunk}") or []
             yield from reversed(entries)
             chunk -= 1
 
-    def _log_entries(self, log: str, length: int) -> list[list[str]]:
+    def _log_entries(self, log: str, length: int) -> builtins.list[builtins.list[str]]:
         state = self._get("lg_logs", log) or {"starts": []}
-        entries: list[list[str]] = []
+        entries: builtins.list[builtins.list[str]] = []
         for number, start in enumerate(state["starts"]):
             if start >= length:
                 break
@@ -205,7 +206,7 @@ class AttrflowSaver(BaseCheckpointSaver[str]):
     ) -> Iterator[CheckpointTuple]:
         """Checkpoints newest first, read one index chunk at a time."""
         if config is not None:
-            thread_ids: list[str] = [_thread_and_namespace(config)[0]]
+            thread_ids: builtins.list[str] = [_thread_and_namespace(config)[0]]
             configurable = config.get("configurable", {})
             ns_filter = configurable.get("checkpoint_ns")
             id_filter = get_checkpoint_id(config)
@@ -238,8 +239,8 @@ class AttrflowSaver(BaseCheckpointSaver[str]):
                     remaining -= 1
                 yield self._tuple(thread_id, tk, record)
 
-    def _all_thread_ids(self) -> list[str]:
-        keys: list[str] = self.client.invoke_rpc(self.flow.thread_keys, self.flow_id)
+    def _all_thread_ids(self) -> builtins.list[str]:
+        keys: builtins.list[str] = self.client.invoke_rpc(self.flow.thread_keys, self.flow_id)
         ids = []
         for key in keys:
             state = self._get("lg_threads", key)
@@ -249,9 +250,9 @@ class AttrflowSaver(BaseCheckpointSaver[str]):
 
     # ---- writing ----
 
-    def _commit(self, writes: list[StagedWrite]) -> None:
+    def _commit(self, writes: builtins.list[StagedWrite]) -> None:
         """Commits ``writes`` in order: in one transaction when they fit one RPC input."""
-        batch: list[StagedWrite] = []
+        batch: builtins.list[StagedWrite] = []
         size = 0
         for write in writes:
             weight = len(json.dumps(write.value)) + len(write.key) + 64
@@ -271,14 +272,16 @@ class AttrflowSaver(BaseCheckpointSaver[str]):
         tk: str,
         ns: str,
         channel: str,
-        value: list[Any],
+        value: builtins.list[Any],
         state: dict[str, Any],
-        writes: list[StagedWrite],
+        writes: builtins.list[StagedWrite],
         staged_logs: dict[str, dict[str, Any]],
     ) -> dict[str, Any]:
         """Stages ``value`` as a message log reference, appending only its new entries
         when the channel's log holds a prefix of it."""
-        entries = [self._dump(item, f"item {i} of channel {channel!r}") for i, item in enumerate(value)]
+        entries = [
+            self._dump(item, f"item {i} of channel {channel!r}") for i, item in enumerate(value)
+        ]
         slot = f"{ns}\x00{channel}"
         log = state["logs"].get(slot)
         log_state = None
@@ -338,7 +341,7 @@ class AttrflowSaver(BaseCheckpointSaver[str]):
         new_versions: ChannelVersions,
         state: dict[str, Any],
         tk: str,
-        writes: list[StagedWrite],
+        writes: builtins.list[StagedWrite],
         staged_logs: dict[str, dict[str, Any]],
     ) -> None:
         copy = dict(checkpoint)
@@ -372,7 +375,7 @@ class AttrflowSaver(BaseCheckpointSaver[str]):
             chunk_key = f"{tk}.{count // INDEX_CHUNK}"
             staged_key = f"index:{chunk_key}"
             if count % INDEX_CHUNK == 0:
-                chunk: list[Any] = []
+                chunk: builtins.list[Any] = []
             elif staged_key in staged_logs:
                 chunk = staged_logs[staged_key]["entries"]
             else:
@@ -396,7 +399,7 @@ class AttrflowSaver(BaseCheckpointSaver[str]):
         thread_id, ns = _thread_and_namespace(config)
         tk, state = self._thread(thread_id)
         state = state or self._new_state(thread_id)
-        writes: list[StagedWrite] = []
+        writes: builtins.list[StagedWrite] = []
         self._stage_put(
             thread_id,
             ns,
@@ -451,7 +454,9 @@ class AttrflowSaver(BaseCheckpointSaver[str]):
 
     # ---- removing ----
 
-    def _stage_thread_removal(self, tk: str, state: dict[str, Any], writes: list[StagedWrite]) -> None:
+    def _stage_thread_removal(
+        self, tk: str, state: dict[str, Any], writes: builtins.list[StagedWrite]
+    ) -> None:
         for ns, checkpoint_id in self._index_entries_newest_first(tk, state["count"]):
             self._stage_checkpoint_removal(tk, ns, checkpoint_id, writes, keep_blobs=set())
         for chunk in range((state["count"] + INDEX_CHUNK - 1) // INDEX_CHUNK):
@@ -464,7 +469,12 @@ class AttrflowSaver(BaseCheckpointSaver[str]):
         writes.append(StagedWrite("lg_threads", tk))
 
     def _stage_checkpoint_removal(
-        self, tk: str, ns: str, checkpoint_id: str, writes: list[StagedWrite], keep_blobs: set[str]
+        self,
+        tk: str,
+        ns: str,
+        checkpoint_id: str,
+        writes: builtins.list[StagedWrite],
+        keep_blobs: set[str],
     ) -> None:
         hk = f"{tk}.{_digest(ns, checkpoint_id)}"
         record = self._get("lg_checkpoints", hk)
@@ -482,19 +492,21 @@ class AttrflowSaver(BaseCheckpointSaver[str]):
         tk, state = self._thread(_check_thread_id(thread_id))
         if state is None:
             return
-        writes: list[StagedWrite] = []
+        writes: builtins.list[StagedWrite] = []
         self._stage_thread_removal(tk, state, writes)
         self._commit(writes)
 
-    def _keep(self, thread_id: str, keep: set[tuple[str, str]] | None, drop_runs: set[str] | None) -> None:
+    def _keep(
+        self, thread_id: str, keep: set[tuple[str, str]] | None, drop_runs: set[str] | None
+    ) -> None:
         """Rewrites the thread keeping the checkpoints ``keep`` names (or all but those of
         ``drop_runs``), deleting the rest and the values no kept checkpoint reads."""
         tk, state = self._thread(thread_id)
         if state is None:
             return
         entries = list(reversed(list(self._index_entries_newest_first(tk, state["count"]))))
-        kept: list[list[str]] = []
-        dropped: list[list[str]] = []
+        kept: builtins.list[builtins.list[str]] = []
+        dropped: builtins.list[builtins.list[str]] = []
         for ns, checkpoint_id in entries:
             if keep is not None:
                 (kept if (ns, checkpoint_id) in keep else dropped).append([ns, checkpoint_id])
@@ -510,7 +522,7 @@ class AttrflowSaver(BaseCheckpointSaver[str]):
             if record is not None:
                 for channel, version in self._load(record["cp"])["channel_versions"].items():
                     keep_blobs.add(f"{tk}.{_digest(ns, channel, str(version))}")
-        writes: list[StagedWrite] = []
+        writes: builtins.list[StagedWrite] = []
         if not kept:
             self._stage_thread_removal(tk, state, writes)
             self._commit(writes)
@@ -558,7 +570,7 @@ class AttrflowSaver(BaseCheckpointSaver[str]):
         entries = list(reversed(list(self._index_entries_newest_first(tk, state["count"]))))
         target_key, target_state = self._thread(target_thread_id)
         target_state = target_state or self._new_state(target_thread_id)
-        writes: list[StagedWrite] = []
+        writes: builtins.list[StagedWrite] = []
         staged_logs: dict[str, dict[str, Any]] = {}
         for ns, checkpoint_id in entries:
             record = self._record(tk, ns, checkpoint_id)
@@ -659,7 +671,7 @@ class AsyncAttrflowSaver(AttrflowSaver):
     ``async with AsyncAttrflowSaver.from_store(url) as saver``."""
 
     @classmethod
-    @asynccontextmanager  # type: ignore[override]
+    @asynccontextmanager
     async def from_store(  # type: ignore[override]
         cls, store: str, *, flow_id: str = DEFAULT_FLOW_ID, serde: SerializerProtocol | None = None
     ) -> AsyncIterator[AsyncAttrflowSaver]:
