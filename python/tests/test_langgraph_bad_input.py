@@ -6,11 +6,11 @@ import pytest
 
 pytest.importorskip("langgraph")
 
-from langgraph.checkpoint.base import empty_checkpoint  # noqa: E402
+from langgraph.checkpoint.base import empty_checkpoint
 
-from attrflow import Client  # noqa: E402
-from attrflow.errors import AttrflowError, InvalidInputError  # noqa: E402
-from attrflow.integrations.langgraph import MAX_VALUE_BYTES, AttrflowSaver  # noqa: E402
+from attrflow import Client
+from attrflow.errors import AttrflowError, InvalidInputError
+from attrflow.integrations.langgraph import MAX_VALUE_BYTES, AttrflowSaver
 
 
 def _put(saver: AttrflowSaver, thread: object, value: object) -> None:
@@ -18,7 +18,7 @@ def _put(saver: AttrflowSaver, thread: object, value: object) -> None:
     checkpoint["channel_values"] = {"messages": value}
     checkpoint["channel_versions"] = {"messages": saver.get_next_version(None, None)}
     saver.put(
-        {"configurable": {"thread_id": thread, "checkpoint_ns": ""}},  # type: ignore[typeddict-item]
+        {"configurable": {"thread_id": thread, "checkpoint_ns": ""}},
         checkpoint,
         {},
         dict(checkpoint["channel_versions"]),
@@ -27,7 +27,7 @@ def _put(saver: AttrflowSaver, thread: object, value: object) -> None:
 
 def test_non_serialisable_value_is_refused_and_nothing_stored(store_url: str) -> None:
     with AttrflowSaver.from_store(store_url) as saver:
-        with pytest.raises(InvalidInputError, match="channel 'messages'.*cannot be serialized"):
+        with pytest.raises(InvalidInputError, match=r"channel 'messages'.*cannot be serialized"):
             _put(saver, "t", [object()])
         assert saver.get_tuple({"configurable": {"thread_id": "t"}}) is None
         assert list(saver.list(None)) == []
@@ -43,7 +43,7 @@ def test_oversized_value_is_refused_and_nothing_stored(store_url: str) -> None:
 @pytest.mark.parametrize("config", [{}, {"configurable": {}}, {"configurable": {"thread_id": ""}}])
 def test_bad_config_names_the_thread_id(store_url: str, config: dict[str, object]) -> None:
     with AttrflowSaver.from_store(store_url) as saver:
-        with pytest.raises(InvalidInputError, match="thread_id|configurable"):
+        with pytest.raises(InvalidInputError, match=r"thread_id|configurable"):
             saver.get_tuple(config)  # type: ignore[arg-type]
         with pytest.raises(InvalidInputError):
             _put(saver, 42, ["a"])

@@ -14,9 +14,9 @@ import pytest
 
 pytest.importorskip("langgraph")
 
-from langgraph_support import run  # noqa: E402
+from langgraph_support import run
 
-from attrflow.integrations.langgraph import AttrflowSaver  # noqa: E402
+from attrflow.integrations.langgraph import AttrflowSaver
 
 STEPS = 200
 SUPPORT = Path(__file__).with_name("langgraph_support.py")

@@ -11,9 +11,9 @@ import pytest
 
 pytest.importorskip("langgraph")
 
-from langgraph_support import run  # noqa: E402
+from langgraph_support import run
 
-from attrflow.integrations.langgraph import AttrflowSaver  # noqa: E402
+from attrflow.integrations.langgraph import AttrflowSaver
 
 
 def _stored_bytes(path: Path) -> int:
@@ -63,6 +63,5 @@ def test_latest_checkpoint_reads_the_whole_history(store_url: str) -> None:
                 limit=2,
             )
         )
-        assert all(
-            t.config["configurable"]["checkpoint_id"] < ids[-1] for t in older
-        ) and len(older) == 2
+        assert len(older) == 2
+        assert all(t.config["configurable"]["checkpoint_id"] < ids[-1] for t in older)
