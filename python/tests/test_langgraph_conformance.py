@@ -12,11 +12,11 @@ import pytest
 
 pytest.importorskip("langgraph.checkpoint.conformance")
 
-from langgraph.checkpoint.conformance import checkpointer_test, validate  # noqa: E402
-from langgraph.checkpoint.conformance.report import ProgressCallbacks  # noqa: E402
+from langgraph.checkpoint.conformance import checkpointer_test, validate
+from langgraph.checkpoint.conformance.report import ProgressCallbacks
 
-from attrflow import Client  # noqa: E402
-from attrflow.integrations.langgraph import AttrflowSaver  # noqa: E402
+from attrflow import Client
+from attrflow.integrations.langgraph import AttrflowSaver
 
 
 def test_conformance_passes_every_capability(store_url: str) -> None:
