@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 from attrflow_bench import (
+    agents_session,
     concurrency,
     machine,
     pg_concurrency,
@@ -91,6 +92,8 @@ def main(argv: list[str] | None = None) -> None:
     if phases.tool_available("redis-server") or not args.smoke:
         log("Tailing against Redis XREAD BLOCK, and trim cost")
         tailing.figures(rust, args.smoke, results)
+    log("Agent memory: AttrflowSession against the SDK's SQLiteSession")
+    agents_session.figures(args.smoke, args.data_dir, results)
     log(f"memory: the service paging through {plan.memory_records:,} records")
     phases.memory_figures(rust, SERVE_PY, plan, results)
     results.save(args.data_dir / "results.json")

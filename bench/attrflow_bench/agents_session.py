@@ -4,7 +4,8 @@ latency at the full size over at 100 items, and add_items from many tasks at onc
 
     python -m attrflow_bench.agents_session [--smoke] [--items N] [--data-dir DIR]
 
-Not yet a section of ``make bench``: it prints its figures as JSON.
+Alone it prints its figures as JSON; ``make bench`` runs it as section 9 (:func:`figures`,
+:func:`render`), both sessions on SQLite files of the run's data folder.
 """
 
 from __future__ import annotations
@@ -19,6 +20,13 @@ from typing import Any
 
 from agents.memory import SQLiteSession
 from attrflow.integrations.openai_agents import AttrflowSession
+
+from attrflow_bench.results import Results
+
+PREFIX = "agents"
+FULL_ITEMS = 10_000
+SMOKE_ITEMS = 300
+RATIOS = ("add_items_per_s", "get20_per_s", "concurrent_add_items_per_s", "get20_latency_ratio")
 
 READS = 200
 TASKS = 50
@@ -63,7 +71,7 @@ async def run(items: int, folder: Path) -> dict[str, Any]:
     ours = AttrflowSession("bench", str(folder / "attrflow.db"))
     theirs = SQLiteSession("bench", str(folder / "sdk.db"))
     try:
-        result = {"items": items, "attrflow": await measure(ours, items)}
+        result: dict[str, Any] = {"items": items, "attrflow": await measure(ours, items)}
         result["SQLiteSession"] = await measure(theirs, items)
     finally:
         ours.close()
@@ -73,6 +81,44 @@ async def run(items: int, folder: Path) -> dict[str, Any]:
         for key in ("add_items_per_s", "get20_per_s", "concurrent_add_items_per_s")
     }
     return result
+
+
+def figures(smoke: bool, data_dir: Path, results: Results) -> None:
+    """Measures this section (one repeat) into ``results``."""
+    items = SMOKE_ITEMS if smoke else FULL_ITEMS
+    folder = data_dir / "agents-session"
+    folder.mkdir(parents=True, exist_ok=True)
+    for leftover in folder.glob("*.db*"):
+        leftover.unlink()
+    measured = asyncio.run(run(items, folder))
+    results.facts[f"{PREFIX}.items"] = items
+    for who in ("attrflow", "SQLiteSession"):
+        for key, value in measured[who].items():
+            unit = "us" if key.endswith("_us") else ("x" if key.endswith("ratio") else "/s")
+            results.add(f"{PREFIX}.{who}.{key}", unit, value)
+
+
+def render(results: Results) -> list[str]:
+    """This section of BENCHMARKS.md (empty when the run did not measure it)."""
+    if f"{PREFIX}.attrflow.add_items_per_s" not in results.series:
+        return []
+    items = results.facts[f"{PREFIX}.items"]
+    lines = [
+        "## 9. Agent memory: `AttrflowSession` against the SDK's `SQLiteSession`",
+        "",
+        f"One session of {items:,} items on an SQLite file each, in one process and one run: "
+        "`add_items` of two items a call (a turn), `get_items(limit=20)`, its latency at "
+        f"{items:,} items over its latency at 100, and `add_items` from {TASKS} tasks at once. "
+        "Targets: throughput ≥ 1× of SQLiteSession; the latency ratio ≤ 1.2×.",
+        "",
+        "| figure | AttrflowSession | SQLiteSession | ratio |",
+        "| --- | --- | --- | --- |",
+    ]
+    for key in RATIOS:
+        ours = results.values(f"{PREFIX}.attrflow.{key}")[-1]
+        theirs = results.values(f"{PREFIX}.SQLiteSession.{key}")[-1]
+        lines.append(f"| `{key}` | {ours:,.2f} | {theirs:,.2f} | {ours / theirs:.2f}× |")
+    return [*lines, ""]
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from attrflow_bench import concurrency, pg_concurrency, report_python, tailing
+from attrflow_bench import agents_session, concurrency, pg_concurrency, report_python, tailing
 from attrflow_bench.findings import CLOSING, FINDINGS
 from attrflow_bench.notes import note
 from attrflow_bench.results import Results
@@ -139,6 +139,7 @@ def render(results: Results, plotted: bool) -> str:
     lines += concurrency.render(results)
     lines += pg_concurrency.render(results)
     lines += tailing.render(results)
+    lines += agents_session.render(results)
     missed += concurrency.missed(results) + pg_concurrency.missed(results)
     lines += ["## Missed targets and their profiles", ""]
     if not missed:

@@ -8,6 +8,7 @@ import asyncio
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 from attrflow import AsyncClient
 from attrflow.integrations.openai_agents import SESSION_LOG, AttrflowSession
@@ -56,7 +57,7 @@ def test_racing_pops_remove_distinct_items(store_url: str) -> None:
     asyncio.run(run())
 
 
-def test_an_export_shows_the_removed_item_and_its_removal(store_url: str) -> None:
+def test_an_export_shows_the_removed_item_and_its_removal(store_url: str, tmp_path: Path) -> None:
     async def run() -> None:
         async with AttrflowSession("s-export", store_url) as session:
             await session.add_items([item(1), item(2)])
@@ -75,6 +76,8 @@ def test_an_export_shows_the_removed_item_and_its_removal(store_url: str) -> Non
             "--log",
             SESSION_LOG,
         ],
+        # From a folder holding no attrflow source, so the installed package is run.
+        cwd=tmp_path,
         capture_output=True,
         text=True,
         check=True,
