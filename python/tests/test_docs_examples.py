@@ -18,7 +18,7 @@ TESTED_EXAMPLES = {
     "python": {
         "README.md": 1,  # test_readme_example.py, test_wheel_install.py
         "docs/python.md": 1,  # test_readme_python_flow.py
-        "docs/agents.md": 1,  # test_openai_agents_docs_example.py
+        "docs/agents.md": 2,  # test_openai_agents_docs_example.py, test_langgraph_docs_example.py
     },
     "kotlin": {
         # bindings/ffi/kotlin: ReadmeExampleTest (README) and ReadmeFlowExampleTest
