@@ -27,6 +27,10 @@ export ATTRFLOW_TEST_POSTGRES_REQUIRED=1
 section "Rust: tests (unit, integration, doctests)"
 cargo test --workspace --locked
 
+section "Verifiable logs: Go's golang.org/x/mod/sumdb checks attrflow's checkpoints and proofs"
+cargo build -p attrflow-cli --locked
+interop/tlog/run.sh target/debug/attrflow
+
 section "Rust: integration tests again, on PostgreSQL"
 ATTRFLOW_TEST_BACKEND=postgres cargo test -p attrflow --tests --locked
 

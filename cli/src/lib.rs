@@ -19,6 +19,8 @@ use clap::{Parser, Subcommand};
 use indicatif::ProgressBar;
 use serde_json::Value;
 
+mod verifiable;
+
 /// What can go wrong; each is reported on one line.
 #[derive(Debug, thiserror::Error)]
 pub enum CliError {
@@ -104,6 +106,45 @@ pub enum Command {
         #[arg(long)]
         log: Option<String>,
     },
+    /// Print a log's checkpoint, signed with the signer key in `--key`.
+    Checkpoint {
+        /// The flow ID.
+        flow: String,
+        /// The log of an app log flow.
+        #[arg(long)]
+        log: Option<String>,
+        /// The file holding the signer key (`PRIVATE+KEY+...`).
+        #[arg(long)]
+        key: std::path::PathBuf,
+        /// The checkpoint's origin line (default `attrflow/<flow ID>/<log>`).
+        #[arg(long)]
+        origin: Option<String>,
+    },
+    /// Print an inclusion proof (`--sequence`) or a consistency proof (`--from`, `--to`).
+    Prove {
+        /// The flow ID.
+        flow: String,
+        /// The log of an app log flow.
+        #[arg(long)]
+        log: Option<String>,
+        /// The record to prove included.
+        #[arg(long, conflicts_with_all = ["from", "to"], required_unless_present = "from")]
+        sequence: Option<u64>,
+        /// The tree size of the inclusion proof (default: the log's).
+        #[arg(long, requires = "sequence")]
+        tree_size: Option<u64>,
+        /// The smaller tree size of a consistency proof.
+        #[arg(long, requires = "to")]
+        from: Option<u64>,
+        /// The larger tree size of a consistency proof.
+        #[arg(long, requires = "from")]
+        to: Option<u64>,
+    },
+    /// Print a new signer key and its verifier key, one a line (needs no store).
+    Keygen {
+        /// The key's name.
+        name: String,
+    },
 }
 
 /// Runs the command line `args` (program name first), printing to stdout; an error is one
@@ -142,6 +183,9 @@ where
 
 /// Runs a parsed command, writing its output to `out`.
 pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
+    if let Command::Keygen { name } = &cli.command {
+        return verifiable::keygen(name, out);
+    }
     // Only an import may create a store: reading a mistyped path must not make an empty one.
     if let StoreUrl::Sqlite { path, .. } = StoreUrl::parse(&cli.store)? {
         if !matches!(cli.command, Command::Import { .. }) && !path.exists() {
@@ -210,6 +254,38 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
             progress.finish_and_clear();
         }
         Command::Import { flow, log } => import(&runtime, flow, log.as_deref(), out)?,
+        Command::Checkpoint {
+            flow,
+            log,
+            key,
+            origin,
+        } => verifiable::checkpoint(&runtime, flow, log.as_deref(), key, origin.as_deref(), out)?,
+        Command::Prove {
+            flow,
+            log,
+            sequence,
+            tree_size,
+            from,
+            to,
+        } => {
+            let proof = match (sequence, from, to) {
+                (Some(sequence), _, _) => verifiable::Proof::Inclusion {
+                    sequence: *sequence,
+                    tree_size: *tree_size,
+                },
+                (None, Some(from), Some(to)) => verifiable::Proof::Consistency {
+                    from: *from,
+                    to: *to,
+                },
+                _ => {
+                    return Err(CliError::Usage(
+                        "prove needs --sequence, or --from and --to".to_owned(),
+                    ))
+                }
+            };
+            verifiable::prove(&runtime, flow, log.as_deref(), proof, out)?;
+        }
+        Command::Keygen { .. } => {}
     }
     Ok(())
 }
