@@ -106,6 +106,15 @@ pub enum Command {
         #[arg(long)]
         log: Option<String>,
     },
+    /// Switch a log's Merkle tree on (idempotent): it covers every record from sequence 1
+    /// and every later append keeps it. Prints the tree head as JSON.
+    Verifiable {
+        /// The flow ID.
+        flow: String,
+        /// The log of an app log flow.
+        #[arg(long)]
+        log: Option<String>,
+    },
     /// Print a log's checkpoint, signed with the signer key in `--key`.
     Checkpoint {
         /// The flow ID.
@@ -254,6 +263,9 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
             progress.finish_and_clear();
         }
         Command::Import { flow, log } => import(&runtime, flow, log.as_deref(), out)?,
+        Command::Verifiable { flow, log } => {
+            verifiable::make_verifiable(&runtime, flow, log.as_deref(), out)?
+        }
         Command::Checkpoint {
             flow,
             log,

@@ -1,4 +1,4 @@
-//! The verifiable-log commands (issue 53): `checkpoint`, `prove` and `keygen`. Every rule is
+//! The verifiable-log commands (issue 53): `verifiable`, `checkpoint`, `prove` and `keygen`. Every rule is
 //! core's ([`attrflow::verifiable`] and the flows' verifiable methods); these only translate.
 
 use std::io::Write;
@@ -7,6 +7,21 @@ use attrflow::verifiable::{generate_key, NoteSigner};
 use attrflow::Runtime;
 
 use crate::{CliError, LogRef};
+
+/// Switches the log's tree on and prints its head: `{"treeSize":N,"rootHash":"<base64>"}`.
+pub(crate) fn make_verifiable(
+    runtime: &Runtime,
+    flow: &str,
+    log: Option<&str>,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let head = match LogRef::new(runtime, flow, log)? {
+        LogRef::Archive(archive) => archive.make_verifiable()?,
+        LogRef::App(app, log) => app.make_verifiable(&log)?,
+    };
+    writeln!(out, "{}", head.to_json())?;
+    Ok(())
+}
 
 /// Prints the log's signed checkpoint (a C2SP signed note), signed with the key in `key_file`.
 pub(crate) fn checkpoint(

@@ -1,4 +1,4 @@
-//! The verifiable-log commands end to end (`keygen`, `checkpoint`, `prove`) on a real store file.
+//! The verifiable-log commands end to end (`keygen`, `verifiable`, `checkpoint`, `prove`) on a real store file.
 
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
@@ -47,6 +47,34 @@ fn keygen_checkpoint_and_proofs() {
     let key_file = dir.path().join("key");
     std::fs::write(&key_file, signer).expect("key written");
     let key = key_file.display().to_string();
+
+    let off = attrflow(
+        &[
+            "-s",
+            &store,
+            "prove",
+            "f",
+            "--log",
+            "audit",
+            "--sequence",
+            "1",
+        ],
+        b"",
+    );
+    assert_eq!(off.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&off.stderr).contains("log \"audit\" is not verifiable"),
+        "{}",
+        String::from_utf8_lossy(&off.stderr)
+    );
+    for _ in 0..2 {
+        let head: Value = serde_json::from_str(&stdout(&attrflow(
+            &["-s", &store, "verifiable", "f", "--log", "audit"],
+            b"",
+        )))
+        .expect("JSON");
+        assert_eq!(head["treeSize"], 5);
+    }
 
     let note = stdout(&attrflow(
         &[

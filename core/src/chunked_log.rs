@@ -48,6 +48,7 @@ pub mod retention;
 mod state;
 pub mod tail;
 pub mod token;
+pub mod tree;
 pub mod verify;
 
 pub use append::{validate_batch_size, MAX_BATCH_SIZE};
@@ -74,6 +75,7 @@ pub use tail::{
 pub use token::{
     archive_token, normalize_page_token, PageToken, ARCHIVE_TOKEN_DIGITS, CURRENT_CHUNK,
 };
+pub use tree::{SwitchOnInput, SwitchOnOutcome};
 
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;

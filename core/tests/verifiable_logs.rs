@@ -75,6 +75,12 @@ fn proofs_beyond_the_tree_are_invalid_input_naming_what_was_wrong() {
         other => panic!("expected invalid input, got {other:?}"),
     };
     assert_eq!(
+        message(app.inclusion_proof("chat", 1, None).unwrap_err()),
+        "log \"chat\" is not verifiable: switch it on first (make_verifiable, or \
+         `attrflow verifiable FLOW [--log LOG]`)"
+    );
+    app.make_verifiable("chat").unwrap();
+    assert_eq!(
         message(app.inclusion_proof("chat", 4, None).unwrap_err()),
         "sequence 4 is beyond tree size 3"
     );
@@ -82,4 +88,96 @@ fn proofs_beyond_the_tree_are_invalid_input_naming_what_was_wrong() {
     assert!(message(app.consistency_proof("chat", 3, 2).unwrap_err())
         .contains("from must not exceed to"));
     assert!(message(app.consistency_proof("chat", 1, 9).unwrap_err()).contains("tree size 9"));
+}
+
+#[test]
+fn every_later_append_keeps_the_stored_tree_exact() {
+    let t = TestStore::fast();
+    let app = AppLog::new(&t.runtime, FLOW);
+    app.start().unwrap();
+    let mut records: Vec<Value> = (1..=7).map(|n| json!({ "n": n })).collect();
+    app.append_batch("audit", records.clone(), None).unwrap();
+    assert_eq!(
+        app.make_verifiable("audit").unwrap(),
+        exported_tree(&records).tree_head(7).unwrap()
+    );
+    // Idempotent: a second switch-on changes nothing.
+    assert_eq!(app.make_verifiable("audit").unwrap().tree_size, 7);
+    for n in 8..=140 {
+        let record = json!({ "n": n });
+        match n % 3 {
+            0 => {
+                app.append("audit", record.clone()).unwrap();
+            }
+            1 => {
+                app.append_once("audit", &format!("key-{n}"), record.clone())
+                    .unwrap();
+                // The same key again appends nothing.
+                app.append_once("audit", &format!("key-{n}"), record.clone())
+                    .unwrap();
+            }
+            _ => {
+                app.append_batch("audit", vec![record.clone()], None)
+                    .unwrap();
+            }
+        }
+        records.push(record);
+        let expected = exported_tree(&records);
+        let size = records.len() as u64;
+        assert_eq!(
+            app.tree_head("audit").unwrap(),
+            expected.tree_head(size).unwrap()
+        );
+    }
+    let expected = exported_tree(&records);
+    for sequence in [1, 16, 17, 100, 140] {
+        let proof = app.inclusion_proof("audit", sequence, None).unwrap();
+        assert_eq!(
+            proof.hashes,
+            expected.inclusion_path(sequence - 1, 140).unwrap()
+        );
+    }
+    for from in [1, 15, 16, 64, 139] {
+        assert_eq!(
+            app.consistency_proof("audit", from, 140).unwrap().hashes,
+            expected.consistency_path(from, 140).unwrap()
+        );
+    }
+}
+
+#[test]
+fn a_trim_keeps_the_tree_and_names_the_oldest_retained_record() {
+    use attrflow::chunked_log::Trim;
+    let t = TestStore::fast();
+    let app = AppLog::new(&t.runtime, FLOW);
+    app.start().unwrap();
+    let records: Vec<Value> = (1..=250).map(|n| json!(n)).collect();
+    app.append_batch("audit", records.clone(), None).unwrap();
+    let before = app.make_verifiable("audit").unwrap();
+    app.trim("audit", Trim::DropBefore(201)).unwrap();
+    assert_eq!(app.tree_head("audit").unwrap(), before);
+    match app.inclusion_proof("audit", 3, None).unwrap_err() {
+        Error::InvalidInput(message) => assert_eq!(
+            message,
+            "record 3 was trimmed; the oldest retained sequence is 201"
+        ),
+        other => panic!("expected the trimmed error, got {other:?}"),
+    }
+    let expected = exported_tree(&records);
+    let proof = app.inclusion_proof("audit", 201, Some(250)).unwrap();
+    assert_eq!(proof.hashes, expected.inclusion_path(200, 250).unwrap());
+    assert_eq!(
+        app.consistency_proof("audit", 3, 250).unwrap().hashes,
+        expected.consistency_path(3, 250).unwrap()
+    );
+    // A log trimmed before it was switched on cannot be: its tree starts at sequence 1.
+    app.append_batch("other", records.clone(), None).unwrap();
+    app.trim("other", Trim::DropBefore(101)).unwrap();
+    match app.make_verifiable("other").unwrap_err() {
+        Error::InvalidInput(message) => assert_eq!(
+            message,
+            "record 1 was trimmed; the oldest retained sequence is 101"
+        ),
+        other => panic!("expected the trimmed error, got {other:?}"),
+    }
 }

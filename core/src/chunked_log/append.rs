@@ -19,6 +19,7 @@ use super::ChunkedLog;
 use crate::context::RpcContext;
 use crate::error::{Error, Result};
 use crate::typed::encode;
+use crate::verifiable::tiles::Frontier;
 
 pub use crate::limits::MAX_BATCH_SIZE;
 
@@ -40,6 +41,8 @@ pub(super) struct OpenChunk {
     pub(super) state: LogState,
     pub(super) history: LayoutHistory,
     pub(super) current: ChunkText,
+    /// The tree's frontier, when the log is verifiable.
+    pub(super) tree: Option<Frontier>,
 }
 
 impl OpenChunk {
@@ -92,6 +95,7 @@ impl ChunkedLog {
             }
         };
         Ok(OpenChunk {
+            tree: state.tree.as_ref().map(Frontier::from_stored).transpose()?,
             state,
             history,
             current,
@@ -128,6 +132,9 @@ impl ChunkedLog {
             open.state.latest_archived_chunk_token = token;
         }
         open.current.push(&record);
+        if let Some(frontier) = &mut open.tree {
+            self.append_leaf(ctx, frontier, &record)?;
+        }
         open.state.next_sequence = open.state.next_sequence.checked_add(1).ok_or_else(|| {
             Error::storage(format!(
                 "log of flow {:?} ran out of sequences",
@@ -145,6 +152,9 @@ impl ChunkedLog {
         let json = open.current.into_json(self.records_field)?;
         remember_open(ctx.flow_id(), self.chunk_map, &key, &json, len);
         ctx.set_map_instance_json(self.chunk_map, &key, json)?;
+        if let Some(frontier) = &open.tree {
+            open.state.tree = Some(frontier.to_stored());
+        }
         self.write_state(ctx, &open.state)
     }
 

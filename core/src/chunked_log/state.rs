@@ -11,6 +11,7 @@ use super::ChunkedLog;
 use crate::context::RpcContext;
 use crate::error::{Error, Result};
 use crate::typed::{decode_stored, encode};
+use crate::verifiable::tiles::StoredFrontier;
 
 /// The log's bookkeeping, stored in its state Attribute.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -38,6 +39,10 @@ pub struct LogState {
     /// The idempotency window, absent (and not stored) while it is the default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idempotency_window: Option<IdempotencyWindow>,
+    /// The Merkle tree's frontier, absent (and not stored) while the log is not verifiable
+    /// ([`ChunkedLog::switch_on_tree`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tree: Option<StoredFrontier>,
 }
 
 impl Default for LogState {
@@ -49,6 +54,7 @@ impl Default for LogState {
             layouts: Vec::new(),
             retention: None,
             idempotency_window: None,
+            tree: None,
         }
     }
 }

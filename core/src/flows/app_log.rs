@@ -46,6 +46,7 @@ mod verifiable;
 
 pub use appends::{AppendLogRecordOnceInput, AppendLogRecordsInput, AppendedLogEntries};
 pub use retention::{LogEntriesFrom, ReadLogFromInput, SetLogRetentionInput, TrimLogInput};
+pub use verifiable::MakeLogVerifiableInput;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -85,6 +86,8 @@ pub const TRIM_LOG: &str = "TrimLog";
 pub const READ_LOG_FROM: &str = "ReadLogFrom";
 /// The RPC that sets the retention every append to a log applies.
 pub const SET_LOG_RETENTION: &str = "SetLogRetention";
+/// The RPC that switches a log's Merkle tree on, one bounded step a call.
+pub const MAKE_LOG_VERIFIABLE: &str = "MakeLogVerifiable";
 pub use crate::limits::MAX_LOG_NAME_BYTES;
 
 /// The field of a stored chunk that lists its entries.
@@ -212,6 +215,10 @@ pub fn definition() -> FlowDefinition {
         )
         .rpc(
             RpcDefinition::new_with_output(SET_LOG_RETENTION, retention::set_log_retention)
+                .planned_by(plans::APPEND),
+        )
+        .rpc(
+            RpcDefinition::new_with_output(MAKE_LOG_VERIFIABLE, verifiable::make_log_verifiable)
                 .planned_by(plans::APPEND),
         )
         .build()

@@ -66,6 +66,8 @@ pub const SET_SUBSCRIBER_IDEMPOTENCY_WINDOW: &str = "SetSubscriberIdempotencyWin
 pub const TRIM_SUBSCRIBERS: &str = "TrimSubscribers";
 /// The RPC that reads subscribers forward from a sequence.
 pub const READ_SUBSCRIBERS_FROM: &str = "ReadSubscribersFrom";
+/// The RPC that switches the archive's Merkle tree on, one bounded step a call.
+pub const MAKE_SUBSCRIBER_ARCHIVE_VERIFIABLE: &str = "MakeSubscriberArchiveVerifiable";
 /// The RPC that sets the retention every registration applies.
 pub const SET_SUBSCRIBER_RETENTION: &str = "SetSubscriberRetention";
 
@@ -156,6 +158,7 @@ pub fn definition() -> FlowDefinition {
         .rpc(layout::set_idempotency_window_rpc())
         .rpc(retention::trim_subscribers_rpc())
         .rpc(retention::read_subscribers_from_rpc())
+        .rpc(verifiable::make_verifiable_rpc())
         .rpc(retention::set_subscriber_retention_rpc())
         .build()
         .unwrap_or_else(|e| unreachable!("the built-in definition is valid: {e}"))

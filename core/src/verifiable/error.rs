@@ -31,6 +31,15 @@ pub enum VerifiableError {
     /// A proof that does not check against the given hashes.
     #[error("proof does not verify: {0}")]
     ProofMismatch(String),
+    /// A proof or checkpoint asked of a log whose tree is not switched on.
+    #[error(
+        "{log} is not verifiable: switch it on first (make_verifiable, or \
+         `attrflow verifiable FLOW [--log LOG]`)"
+    )]
+    NotVerifiable {
+        /// The log (`log "audit"`, `the subscriber archive`).
+        log: String,
+    },
     /// A proof needs a hash a trim dropped (a record older than the oldest retained one).
     #[error("record {sequence} was trimmed; the oldest retained sequence is {oldest_sequence}")]
     Trimmed {
