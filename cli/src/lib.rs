@@ -87,8 +87,19 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Check the store: the backend's integrity check and every chunked log's invariants.
-    Verify,
+    /// Check the store: the backend's integrity check and every chunked log's invariants;
+    /// for a verifiable log, every record's leaf against its stored tree.
+    Verify {
+        /// A checkpoint signed earlier (a file): the log it names must still be consistent
+        /// with it (same root at its tree size). Its origin names the log
+        /// (`attrflow/<flow ID>/<log>`).
+        #[arg(long, requires = "verifier_key")]
+        checkpoint: Option<std::path::PathBuf>,
+        /// The verifier key of the checkpoint's signer (`<name>+<hash>+<base64>`), or a file
+        /// holding it.
+        #[arg(long, requires = "checkpoint")]
+        verifier_key: Option<String>,
+    },
     /// Write a chunked log as JSON lines, oldest record first.
     Export {
         /// The flow ID.
@@ -249,7 +260,16 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
                 }
             }
         }
-        Command::Verify => verify(&runtime, out)?,
+        Command::Verify {
+            checkpoint,
+            verifier_key,
+        } => {
+            let checkpoint = match (checkpoint, verifier_key) {
+                (Some(file), Some(key)) => Some(verifiable::read_checkpoint(file, key)?),
+                _ => None,
+            };
+            verify(&runtime, checkpoint.as_ref(), out)?
+        }
         Command::Export { flow, log } => {
             let log = LogRef::new(&runtime, flow, log.as_deref())?;
             let progress = ProgressBar::new_spinner().with_message("exporting");
@@ -667,7 +687,11 @@ fn stored_values(runtime: &Runtime, flow_id: &str) -> Result<BTreeMap<String, Va
         .collect()
 }
 
-fn verify(runtime: &Runtime, out: &mut dyn Write) -> Result<(), CliError> {
+fn verify(
+    runtime: &Runtime,
+    checkpoint: Option<&verifiable::CheckpointToCheck>,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
     let store = runtime.store();
     if let Some(problem) = store.integrity_problem()? {
         return Err(CliError::Integrity {
@@ -677,25 +701,62 @@ fn verify(runtime: &Runtime, out: &mut dyn Write) -> Result<(), CliError> {
     }
     let flows = store.list_flows()?;
     let progress = ProgressBar::new(flows.len() as u64);
-    let (mut logs, mut records) = (0u64, 0u64);
+    let (mut logs, mut records, mut trees) = (0u64, 0u64, 0u64);
+    let mut checked = None;
     for flow in &flows {
         let values = stored_values(runtime, &flow.flow_id)?;
-        for (_, log) in chunked_logs(flow, &values) {
-            let summary = log.verify(&values).map_err(|v| CliError::Violation {
+        for (name, log) in chunked_logs(flow, &values) {
+            let broken = |v: attrflow::chunked_log::verify::Violation| CliError::Violation {
                 flow_id: flow.flow_id.clone(),
                 violation: v.to_string(),
-            })?;
+            };
+            // The content check first: it names the first bad record by its sequence.
+            let tree = log.verify_tree(&values).map_err(broken)?;
+            let summary = log.verify(&values).map_err(broken)?;
+            if let Some(tree) = tree {
+                trees += 1;
+                if let Some(checkpoint) = checkpoint.filter(|c| c.names(flow, &name)) {
+                    checked =
+                        Some(
+                            checkpoint
+                                .check(&tree)
+                                .map_err(|violation| CliError::Violation {
+                                    flow_id: flow.flow_id.clone(),
+                                    violation,
+                                })?,
+                        );
+                }
+            }
             logs += 1;
             records += summary.records;
         }
         progress.inc(1);
     }
     progress.finish_and_clear();
+    if let Some(checkpoint) = checkpoint {
+        let size = checked.ok_or_else(|| {
+            CliError::Usage(format!(
+                "the checkpoint's origin {:?} names no verifiable log of this store",
+                checkpoint.origin()
+            ))
+        })?;
+        writeln!(
+            out,
+            "ok: consistent with the checkpoint of {} at tree size {size}",
+            checkpoint.origin()
+        )?;
+    }
     writeln!(
         out,
         "ok: {} flows, {logs} chunked logs, {records} records",
         flows.len()
     )?;
+    if trees > 0 {
+        writeln!(
+            out,
+            "ok: {trees} verifiable logs, every record's leaf matches its stored tree"
+        )?;
+    }
     Ok(())
 }
 

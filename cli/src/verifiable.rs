@@ -1,9 +1,16 @@
-//! The verifiable-log commands (issue 53): `verifiable`, `checkpoint`, `prove` and `keygen`. Every rule is
+//! The verifiable-log commands (issue 53): `verifiable`, `checkpoint`, `prove`, `keygen`
+//! and `verify --checkpoint`. Every rule is
 //! core's ([`attrflow::verifiable`] and the flows' verifiable methods); these only translate.
 
 use std::io::Write;
 
-use attrflow::verifiable::{generate_key, NoteSigner};
+use std::path::Path;
+
+use attrflow::chunked_log::verify_tree::check_checkpoint;
+use attrflow::store::FlowRecord;
+use attrflow::verifiable::{
+    default_origin, generate_key, Checkpoint, NoteSigner, NoteVerifier, TreeHashes,
+};
 use attrflow::Runtime;
 
 use crate::{CliError, LogRef};
@@ -95,6 +102,55 @@ pub(crate) fn prove(
     };
     writeln!(out, "{json}")?;
     Ok(())
+}
+
+/// A signed checkpoint `verify --checkpoint` checks the store's log against.
+pub(crate) struct CheckpointToCheck {
+    note: String,
+    verifier: NoteVerifier,
+    checkpoint: Checkpoint,
+}
+
+/// Reads the checkpoint file and the verifier key (its text, or a file holding it) and
+/// checks the signature: a malformed note, key or signature is a usage error naming it.
+pub(crate) fn read_checkpoint(file: &Path, key: &str) -> Result<CheckpointToCheck, CliError> {
+    let key_path = Path::new(key);
+    let key_text = if key_path.is_file() {
+        std::fs::read_to_string(key_path)
+            .map_err(|e| CliError::Usage(format!("verifier key file {key}: {e}")))?
+    } else {
+        key.to_owned()
+    };
+    let verifier = NoteVerifier::from_key_text(&key_text)
+        .map_err(|e| CliError::Usage(format!("verifier key: {e}")))?;
+    let note = std::fs::read_to_string(file)
+        .map_err(|e| CliError::Usage(format!("checkpoint file {}: {e}", file.display())))?;
+    let checkpoint = Checkpoint::open(&note, &verifier)
+        .map_err(|e| CliError::Usage(format!("checkpoint file {}: {e}", file.display())))?;
+    Ok(CheckpointToCheck {
+        note,
+        verifier,
+        checkpoint,
+    })
+}
+
+impl CheckpointToCheck {
+    /// The checkpoint's origin line.
+    pub(crate) fn origin(&self) -> &str {
+        &self.checkpoint.origin
+    }
+
+    /// Whether the checkpoint's origin is the default one of `log` (`""`: the subscriber
+    /// archive's) of `flow`.
+    pub(crate) fn names(&self, flow: &FlowRecord, log: &str) -> bool {
+        let log = if log.is_empty() { "subscribers" } else { log };
+        self.checkpoint.origin == default_origin(&flow.flow_id, log)
+    }
+
+    /// Checks the log's recomputed tree against the checkpoint; returns its tree size.
+    pub(crate) fn check(&self, tree: &TreeHashes) -> Result<u64, String> {
+        check_checkpoint(tree, &self.note, &self.verifier).map(|c| c.head.tree_size)
+    }
 }
 
 /// Prints a new signer key (first line) and its verifier key (second line).

@@ -50,6 +50,7 @@ pub mod tail;
 pub mod token;
 pub mod tree;
 pub mod verify;
+pub mod verify_tree;
 
 pub use append::{validate_batch_size, MAX_BATCH_SIZE};
 pub use idempotency::{

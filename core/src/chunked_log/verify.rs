@@ -30,7 +30,14 @@ pub struct Violation {
     pub reason: String,
 }
 
-fn violation(location: &str, reason: impl Into<String>) -> Violation {
+/// A log's stored chunks: the archives (physical name, token, value), oldest first, and
+/// the open chunk (physical name, value).
+pub(super) type StoredChunks<'v> = (
+    Vec<(&'v String, &'v str, &'v Value)>,
+    Option<(&'v String, &'v Value)>,
+);
+
+pub(super) fn violation(location: &str, reason: impl Into<String>) -> Violation {
     Violation {
         location: location.to_owned(),
         reason: reason.into(),
@@ -59,19 +66,7 @@ impl ChunkedLog {
     pub fn verify(&self, values: &BTreeMap<String, Value>) -> Result<LogSummary, Violation> {
         let (state_name, state, history) = self.stored_state(values)?;
 
-        let prefix = format!("{}/{}", self.chunk_map, self.chunk_key(""));
-        let mut archives = Vec::new();
-        let mut current = None;
-        for (name, value) in values.range(prefix.clone()..) {
-            let Some(key) = name.strip_prefix(&prefix) else {
-                break;
-            };
-            if key == CURRENT_CHUNK {
-                current = Some((name, value));
-            } else if key.len() == ARCHIVE_TOKEN_DIGITS && key.bytes().all(|b| b.is_ascii_digit()) {
-                archives.push((name, key, value));
-            }
-        }
+        let (archives, current) = self.stored_chunks(values);
 
         // A trim drops the oldest chunks: what stays starts at the state's oldest sequence.
         let mut expected = state.oldest_sequence;
@@ -169,8 +164,30 @@ impl ChunkedLog {
             .unwrap_or_else(|| CURRENT_CHUNK.to_owned()))
     }
 
+    /// The log's archived chunks (physical name, token, value), oldest first, and its open
+    /// chunk, as stored in `values`.
+    pub(super) fn stored_chunks<'v>(
+        &self,
+        values: &'v BTreeMap<String, Value>,
+    ) -> StoredChunks<'v> {
+        let prefix = format!("{}/{}", self.chunk_map, self.chunk_key(""));
+        let mut archives = Vec::new();
+        let mut current = None;
+        for (name, value) in values.range(prefix.clone()..) {
+            let Some(key) = name.strip_prefix(&prefix) else {
+                break;
+            };
+            if key == CURRENT_CHUNK {
+                current = Some((name, value));
+            } else if key.len() == ARCHIVE_TOKEN_DIGITS && key.bytes().all(|b| b.is_ascii_digit()) {
+                archives.push((name, key, value));
+            }
+        }
+        (archives, current)
+    }
+
     /// The log's state (its physical name, value and layout history) as stored in `values`.
-    fn stored_state(
+    pub(super) fn stored_state(
         &self,
         values: &BTreeMap<String, Value>,
     ) -> Result<(String, LogState, LayoutHistory), Violation> {
