@@ -47,9 +47,22 @@ pub fn run(args: &Args) -> BenchResult<Value> {
 }
 
 fn appends_per_second(runtime: &Runtime, workers: u64, appends: u64) -> BenchResult<f64> {
+    appends_per_second_after(runtime, workers, appends, |_| Ok(()))
+}
+
+/// Appends per second of `workers` threads, each registering `appends` subscribers on its
+/// own archive, started and then handed to `prepare` (untimed).
+pub fn appends_per_second_after(
+    runtime: &Runtime,
+    workers: u64,
+    appends: u64,
+    prepare: impl Fn(&SubscriberArchive<'_>) -> BenchResult<()>,
+) -> BenchResult<f64> {
     let ids: Vec<String> = (0..workers).map(flow_id).collect();
     for id in &ids {
-        SubscriberArchive::new(runtime, id).start()?;
+        let archive = SubscriberArchive::new(runtime, id);
+        archive.start()?;
+        prepare(&archive)?;
     }
     let started = Instant::now();
     let outcomes: Vec<Result<(), String>> = std::thread::scope(|scope| {

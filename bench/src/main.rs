@@ -12,6 +12,7 @@
 //! attrflow-bench tail-latency   --dir D [--records N] [--interval-ms I] [--repeats R]
 //! attrflow-bench tail-writer    --store PATH [--records N] [--interval-ms I]
 //! attrflow-bench trim-cost      --dir D [--sizes 10000,100000,1000000] [--chunks C] [--trims T] [--repeats R]
+//! attrflow-bench verifiable     --dir D [--workers 16] [--appends 50] [--proof-sizes 1000,1000000] [--proofs N] [--repeats R]
 //! ```
 //!
 //! Every figure is reported once per repeat, so the caller can give a median and a spread;
@@ -28,6 +29,7 @@ mod report;
 mod scenarios;
 mod tailing;
 mod timing;
+mod verifiable;
 
 use std::process::ExitCode;
 
@@ -37,7 +39,7 @@ use args::Args;
 pub type BenchResult<T> = Result<T, Box<dyn std::error::Error>>;
 
 const USAGE: &str =
-    "usage: attrflow-bench <fsync|append-growth|durable|native-rates|concurrent-appends|populate|concurrency|tail-latency|tail-writer|trim-cost> [--option value]...";
+    "usage: attrflow-bench <fsync|append-growth|durable|native-rates|concurrent-appends|populate|concurrency|tail-latency|tail-writer|trim-cost|verifiable> [--option value]...";
 
 fn main() -> ExitCode {
     match run() {
@@ -67,6 +69,7 @@ fn run() -> BenchResult<serde_json::Value> {
         "tail-latency" => tailing::tail_latency(&args)?,
         "tail-writer" => tailing::tail_writer(&args)?,
         "trim-cost" => tailing::trim_cost(&args)?,
+        "verifiable" => verifiable::run(&args)?,
         other => return Err(format!("unknown command {other:?}; {USAGE}").into()),
     };
     args.reject_unused()?;
