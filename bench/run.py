@@ -25,6 +25,7 @@ from attrflow_bench import (
     python_speed,
     report,
     tailing,
+    verifiable,
 )
 from attrflow_bench.plan import FULL, SMOKE
 from attrflow_bench.results import Results
@@ -92,6 +93,8 @@ def main(argv: list[str] | None = None) -> None:
     if phases.tool_available("redis-server") or not args.smoke:
         log("Tailing against Redis XREAD BLOCK, and trim cost")
         tailing.figures(rust, args.smoke, results)
+    log("Verifiable logs: appends with the tree on and off, proof latency by log size")
+    verifiable.figures(rust, args.smoke, results)
     log("Agent memory: AttrflowSession against the SDK's SQLiteSession")
     agents_session.figures(args.smoke, args.data_dir, results)
     log(f"memory: the service paging through {plan.memory_records:,} records")

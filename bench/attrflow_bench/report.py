@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from attrflow_bench import agents_session, concurrency, pg_concurrency, report_python, tailing
+from attrflow_bench import (
+    agents_session,
+    concurrency,
+    pg_concurrency,
+    report_python,
+    tailing,
+    verifiable,
+)
 from attrflow_bench.findings import CLOSING, FINDINGS
 from attrflow_bench.notes import note
 from attrflow_bench.results import Results
@@ -140,7 +147,9 @@ def render(results: Results, plotted: bool) -> str:
     lines += pg_concurrency.render(results)
     lines += tailing.render(results)
     lines += agents_session.render(results)
+    lines += verifiable.render(results)
     missed += concurrency.missed(results) + pg_concurrency.missed(results)
+    missed += verifiable.missed(results)
     lines += ["## Missed targets and their profiles", ""]
     if not missed:
         lines += ["Every target was met in this run.", ""]

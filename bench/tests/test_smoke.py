@@ -60,6 +60,10 @@ def test_the_smoke_run_writes_every_figure_and_target(tmp_path: Path) -> None:
         "python_async.register_per_s",
         "concurrent.appends_per_s@full",
         "python_concurrent.appends_per_s@normal",
+        "verifiable.appends_per_s@on",
+        "verifiable.on_over_off",
+        "verifiable.proof_us@1000",
+        "verifiable.switch_on_s@1000",
     ]
     if shutil.which("wrk"):
         expected += ["http.register.c1.p50_ms", "http.page.c2.p99_ms"]
@@ -97,6 +101,7 @@ def test_the_smoke_run_writes_every_figure_and_target(tmp_path: Path) -> None:
     for key in ("| 3-concurrent-full |", "| 3-http-page |"):
         assert key in report
     assert "## Closing note" in report
+    assert "## 10. Verifiable logs" in report
     if shutil.which("redis-server"):
         assert "## 8. Tailing and trimming" in report
     if shutil.which("redis-server") and _postgres_available():
