@@ -218,3 +218,49 @@ fn concurrent_appenders_keep_the_tree_exact() {
         tree.tree_head(tree.size()).unwrap()
     );
 }
+
+#[test]
+fn a_malformed_switch_on_step_is_invalid_input_and_stores_nothing() {
+    use attrflow::flows::app_log::{FLOW_TYPE, MAKE_LOG_VERIFIABLE};
+    use attrflow::RpcInvokeOptions;
+    let t = TestStore::fast();
+    let app = AppLog::new(&t.runtime, FLOW);
+    app.start().unwrap();
+    app.append_batch("chat", vec![json!(1), json!(2), json!(3)], None)
+        .unwrap();
+    let before = t.stored_values(FLOW);
+    let call = |input: Value| match t.runtime.invoke_rpc_output(
+        FLOW_TYPE,
+        FLOW,
+        MAKE_LOG_VERIFIABLE,
+        input,
+        &RpcInvokeOptions::new(),
+    ) {
+        Err(Error::InvalidInput(message)) => message,
+        other => panic!("expected invalid input, got {other:?}"),
+    };
+    let short_tile =
+        json!({"log": "chat", "tiles": [{"level": 0, "index": 0, "hashes": ["AA=="]}]});
+    assert_eq!(
+        call(short_tile),
+        "tile tree-0-0: a tile holds 16 base64 SHA-256 hashes"
+    );
+    let beyond = json!({"log": "chat", "frontier": {"size": 9, "partial": []}});
+    assert_eq!(
+        call(beyond),
+        "frontier: the partial tiles do not match the tree size"
+    );
+    let partial = base64_of(&[0u8; 32 * 4]);
+    let beyond = json!({"log": "chat", "frontier": {"size": 4, "partial": [partial]}});
+    assert_eq!(
+        call(beyond),
+        "frontier of tree size 4 is beyond the log's 3 records"
+    );
+    assert_eq!(t.stored_values(FLOW), before);
+    assert!(app.tree_head("chat").is_err());
+}
+
+fn base64_of(bytes: &[u8]) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}

@@ -90,8 +90,8 @@ impl ChunkedLog {
                 tree_size: 0,
             });
         };
-        let mut frontier = Frontier::from_stored(&stored)
-            .map_err(|e| Error::invalid_input(format!("frontier: {e}")))?;
+        let mut frontier = Frontier::parse(&stored)
+            .map_err(|why| Error::invalid_input(format!("frontier: {why}")))?;
         let first = open.first_sequence();
         let next = open.state.next_sequence;
         if frontier.size() + 1 < first {

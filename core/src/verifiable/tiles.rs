@@ -159,7 +159,13 @@ impl Frontier {
 
     /// The frontier a log state stores; one that does not fit its size is a storage error.
     pub fn from_stored(stored: &StoredFrontier) -> Result<Self> {
-        let corrupt = |why: &str| Error::storage(format!("stored tree frontier is invalid: {why}"));
+        Self::parse(stored)
+            .map_err(|why| Error::storage(format!("stored tree frontier is invalid: {why}")))
+    }
+
+    /// The frontier `stored` holds, or what is wrong with it.
+    pub fn parse(stored: &StoredFrontier) -> std::result::Result<Self, String> {
+        let corrupt = |why: &str| why.to_owned();
         let mut partial = Vec::with_capacity(stored.partial.len());
         for (level, text) in stored.partial.iter().enumerate() {
             let bytes = STANDARD
