@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from attrflow_bench.notes import note
 from attrflow_bench.results import Results
 from attrflow_bench.rust_bench import RustBench
 from attrflow_bench.section import run_alone
@@ -128,6 +129,7 @@ def render(results: Results) -> list[str]:
         f"(target ≤ {PROOF_GROWTH_TARGET}×): it reads the state and the O(log n) tiles its "
         "path touches. Signing a checkpoint is the client's, off the append path.",
         "",
+        *note("10-verifiable"),
     ]
     return lines
 
