@@ -3,8 +3,8 @@
 use thiserror::Error;
 
 /// A verifiable-log request or input that cannot be served or parsed. Core maps every
-/// variant to [`crate::Error::InvalidInput`] (its message names what was wrong), except
-/// [`VerifiableError::Trimmed`], which keeps the oldest retained sequence.
+/// variant to [`crate::Error::InvalidInput`], its message naming what was wrong (for
+/// [`VerifiableError::Trimmed`], the sequence asked for and the oldest retained one).
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum VerifiableError {
     /// A proof names a leaf or a size beyond the tree (`sequence 7 is beyond tree size 5`).
