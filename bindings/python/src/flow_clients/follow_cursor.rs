@@ -1,0 +1,127 @@
+//! The core's follow cursor for Python: a [`FollowCursor`] of one log (an app log's named
+//! log, or the subscriber archive) whose steps run the core client's `follow_next`, so the
+//! rules of resuming (after the last record delivered, across trims, pinned to one run)
+//! live in the core once and `attrflow.flows` only repeats the step.
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use attrflow::chunked_log::{after_out_of_range, limit_out_of_range};
+use attrflow::flows::app_log::AppLog as CoreAppLog;
+use attrflow::flows::chunked_subscriber::SubscriberArchive as CoreArchive;
+use attrflow::flows::follow::FollowCursor;
+use pyo3::prelude::*;
+
+use super::{run_or_submit, to_json, wait_timeout, Target};
+use crate::errors::IntoPyResult;
+use crate::executor;
+use crate::integers::unsigned;
+use crate::text::Text;
+
+/// The log a cursor follows.
+#[derive(Clone)]
+pub(super) enum Followed {
+    /// The named log of an app log.
+    Log(String),
+    /// The subscriber archive's log.
+    Archive,
+}
+
+/// Where a follower of one log stands; each `next` delivers the records after it.
+#[pyclass(module = "attrflow._native", name = "FollowCursor", frozen)]
+pub(crate) struct NativeFollowCursor {
+    target: Target,
+    followed: Followed,
+    // Held by one step at a time: a step moves the cursor after what it delivers.
+    cursor: Arc<Mutex<FollowCursor>>,
+}
+
+impl NativeFollowCursor {
+    /// A cursor of `followed` after `after` (0: from the oldest retained record), up to
+    /// `limit` records a step, pinned to `run_id` or to the run its first step reads.
+    pub(super) fn open(
+        py: Python<'_>,
+        target: Target,
+        followed: Followed,
+        (after, limit): (&Bound<'_, PyAny>, &Bound<'_, PyAny>),
+        run_id: Option<Text>,
+    ) -> PyResult<Self> {
+        let after = unsigned(after, |shown| after_out_of_range(shown))?;
+        let limit = unsigned(limit, |shown| limit_out_of_range(shown))?;
+        let cursor =
+            FollowCursor::new(after, limit, run_id.map(String::from)).into_py_result(py)?;
+        Ok(NativeFollowCursor {
+            target,
+            followed,
+            cursor: Arc::new(Mutex::new(cursor)),
+        })
+    }
+
+    fn read<T>(&self, read: impl FnOnce(&FollowCursor) -> T) -> T {
+        read(&self.cursor.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+}
+
+#[pymethods]
+impl NativeFollowCursor {
+    /// The sequence of the last record delivered (or the `after` it was opened with).
+    #[getter]
+    fn after(&self) -> u64 {
+        self.read(FollowCursor::after)
+    }
+
+    /// The run the cursor follows, once its first step pinned it (or it was opened so).
+    #[getter]
+    fn run_id(&self) -> Option<String> {
+        self.read(|cursor| cursor.run_id().map(str::to_owned))
+    }
+
+    /// The most records one step delivers.
+    #[getter]
+    fn limit(&self) -> u64 {
+        self.read(FollowCursor::limit)
+    }
+
+    /// One step: waits up to `timeout` seconds for records after the cursor and returns
+    /// them (none on timeout) as a JSON array, oldest first, moving the cursor after them.
+    /// With `done`, waits on a worker thread instead (see `run_or_submit`).
+    #[pyo3(signature = (timeout, *, done = None))]
+    fn next<'py>(
+        &self,
+        py: Python<'py>,
+        timeout: f64,
+        done: Option<executor::Done>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let timeout = wait_timeout(py, timeout)?;
+        let (target, followed, cursor) = (
+            self.target.clone(),
+            self.followed.clone(),
+            Arc::clone(&self.cursor),
+        );
+        run_or_submit(py, done, move || {
+            let mut cursor = cursor.lock().unwrap_or_else(PoisonError::into_inner);
+            match followed {
+                Followed::Log(log) => to_json(
+                    CoreAppLog::new(&target.runtime, &target.flow_id)
+                        .with_retry_policy(target.retry)
+                        .follow_next(&log, &mut cursor, timeout),
+                ),
+                Followed::Archive => to_json(
+                    CoreArchive::new(&target.runtime, &target.flow_id)
+                        .with_retry_policy(target.retry)
+                        .follow_next(&mut cursor, timeout),
+                ),
+            }
+        })
+    }
+
+    fn __repr__(&self) -> String {
+        self.read(|cursor| {
+            format!(
+                "FollowCursor(after={}, limit={}, run_id={:?})",
+                cursor.after(),
+                cursor.limit(),
+                cursor.run_id()
+            )
+        })
+    }
+}
