@@ -3,9 +3,10 @@
 Values cross as JSON text, or are built straight into Python values by a :class:`Decoder`;
 errors are raised as the classes of :mod:`attrflow.errors`. Every method that touches the
 store releases the GIL while it runs; given ``done`` (a :class:`Completions` and an asyncio
-future), ``Runtime.start_flow``, ``Runtime.call_rpc`` and the ``tail`` methods run it on the
-module's own worker threads instead, return that future, and queue the result on the
-:class:`Completions`, whose ``drain`` (on the event loop's thread) yields it.
+future), ``Runtime.start_flow``, ``Runtime.call_rpc``, the ``tail`` methods and
+``FollowCursor.next`` run it on the module's own worker threads instead, return that
+future, and queue the result on the :class:`Completions`, whose ``drain`` (on the event
+loop's thread) yields it.
 """
 
 from typing import Any, Callable, final, overload

@@ -140,7 +140,7 @@ def test_note_keys_from_attrflow_are_in_the_note_format() -> None:
     assert note_verifier_key(signer) == verifier
     assert note_verifier_key(signer.encode() + b"\n") == verifier
     independent = make_note_key("example.com/other")
-    name, key_hash, _ = note_verifier_key(independent.signer_text).split("+")
+    name, key_hash, _ = note_verifier_key(independent.signer_text).split("+", 2)
     assert (name, key_hash) == ("example.com/other", independent.key_hash.hex())
 
 

@@ -47,6 +47,14 @@ def decode_hashes(hashes: list[str]) -> list[bytes]:
     return [base64.b64decode(h, validate=True) for h in hashes]
 
 
+def _shift_to_set_bit(fn: int, sn: int) -> tuple[int, int]:
+    """Right-shifts both until ``fn``'s lowest bit is set or ``fn`` is 0 (RFC 9162)."""
+    while not fn & 1 and fn != 0:
+        fn >>= 1
+        sn >>= 1
+    return fn, sn
+
+
 def verify_inclusion(index: int, size: int, leaf: bytes, proof: list[bytes], root: bytes) -> bool:
     """RFC 9162 §2.1.3.2."""
     if index >= size:
@@ -57,9 +65,7 @@ def verify_inclusion(index: int, size: int, leaf: bytes, proof: list[bytes], roo
             return False
         if fn & 1 or fn == sn:
             r = node_hash(p, r)
-            while not fn & 1 and fn != 0:
-                fn >>= 1
-                sn >>= 1
+            fn, sn = _shift_to_set_bit(fn, sn)
         else:
             r = node_hash(r, p)
         fn >>= 1
@@ -89,9 +95,7 @@ def verify_consistency(
         if fn & 1 or fn == sn:
             fr = node_hash(c, fr)
             sr = node_hash(c, sr)
-            while not fn & 1 and fn != 0:
-                fn >>= 1
-                sn >>= 1
+            fn, sn = _shift_to_set_bit(fn, sn)
         else:
             sr = node_hash(sr, c)
         fn >>= 1

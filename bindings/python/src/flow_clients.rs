@@ -19,6 +19,8 @@ use attrflow::chunked_log::token::out_of_range;
 use attrflow::chunked_log::{
     after_out_of_range, limit_out_of_range, timeout_out_of_range, Trim, TrimInput,
 };
+use attrflow::flows::app_log::AppLog as CoreAppLog;
+use attrflow::flows::chunked_subscriber::SubscriberArchive as CoreArchive;
 use attrflow::retry::RetryPolicy as CorePolicy;
 use attrflow::Runtime;
 use pyo3::prelude::*;
@@ -60,6 +62,16 @@ impl Target {
             flow_id,
             retry: retry.map_or(CorePolicy::DEFAULT, |policy| policy.0),
         })
+    }
+
+    /// The core's app-log client of this target (for work moved to another thread).
+    fn app_log(&self) -> CoreAppLog<'_> {
+        CoreAppLog::new(&self.runtime, &self.flow_id).with_retry_policy(self.retry)
+    }
+
+    /// The core's subscriber-archive client of this target.
+    fn archive(&self) -> CoreArchive<'_> {
+        CoreArchive::new(&self.runtime, &self.flow_id).with_retry_policy(self.retry)
     }
 }
 

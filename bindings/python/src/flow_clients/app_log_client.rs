@@ -121,9 +121,7 @@ native_client!(
         let (after, limit, timeout) = tail_arguments(py, after, limit, timeout)?;
         let target = self.0.clone();
         run_or_submit(py, done, move || {
-            let logs = CoreAppLog::new(&target.runtime, &target.flow_id)
-                .with_retry_policy(target.retry);
-            to_json(logs.tail(&log, after, limit, timeout, run_id.as_deref()))
+            to_json(target.app_log().tail(&log, after, limit, timeout, run_id.as_deref()))
         })
     }
 

@@ -6,8 +6,6 @@
 use std::sync::{Arc, Mutex, PoisonError};
 
 use attrflow::chunked_log::{after_out_of_range, limit_out_of_range};
-use attrflow::flows::app_log::AppLog as CoreAppLog;
-use attrflow::flows::chunked_subscriber::SubscriberArchive as CoreArchive;
 use attrflow::flows::follow::FollowCursor;
 use pyo3::prelude::*;
 
@@ -100,16 +98,10 @@ impl NativeFollowCursor {
         run_or_submit(py, done, move || {
             let mut cursor = cursor.lock().unwrap_or_else(PoisonError::into_inner);
             match followed {
-                Followed::Log(log) => to_json(
-                    CoreAppLog::new(&target.runtime, &target.flow_id)
-                        .with_retry_policy(target.retry)
-                        .follow_next(&log, &mut cursor, timeout),
-                ),
-                Followed::Archive => to_json(
-                    CoreArchive::new(&target.runtime, &target.flow_id)
-                        .with_retry_policy(target.retry)
-                        .follow_next(&mut cursor, timeout),
-                ),
+                Followed::Log(log) => {
+                    to_json(target.app_log().follow_next(&log, &mut cursor, timeout))
+                }
+                Followed::Archive => to_json(target.archive().follow_next(&mut cursor, timeout)),
             }
         })
     }
