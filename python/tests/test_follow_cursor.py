@@ -72,3 +72,21 @@ def test_bad_cursor_arguments_are_refused_when_it_is_opened(client: Client) -> N
         AppLog(client, "my-app").follow_cursor("bad/name").step(0)
     with pytest.raises(InvalidInputError):
         archive.follow_cursor().step(-1.0)
+
+
+def test_a_cursor_takes_one_step_at_a_time(client: Client) -> None:
+    archive = SubscriberArchive(client, "archive")
+    archive.start()
+    cursor = archive.follow_cursor()
+
+    async def two_steps() -> None:
+        waiting = asyncio.ensure_future(cursor.step_async(0.5))
+        await asyncio.sleep(0)
+        with pytest.raises(InvalidInputError, match="one step at a time"):
+            cursor.step(0)
+        assert cursor.after == 0  # reading the position does not wait for the step
+        assert await waiting == []
+
+    asyncio.run(two_steps())
+    register(archive, 1, 1)
+    assert [s.sequence for s in cursor.step(0)] == [1]

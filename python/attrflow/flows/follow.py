@@ -62,7 +62,12 @@ class FollowCursor(Generic[R]):
         return self._decode(self._native.next(timeout))
 
     async def step_async(self, timeout: float = FOLLOW_WAIT_SECONDS) -> list[R]:
-        """:meth:`step`, awaited: the wait runs on a worker thread of the native module."""
+        """:meth:`step`, awaited: the wait runs on a worker thread of the native module.
+
+        A cursor takes one step at a time (another raises ``InvalidInputError``). A step
+        whose await is cancelled still moves the cursor when its wait ends, past records
+        nobody received: after a cancellation, open a new cursor after the last record seen.
+        """
         output: str = await _submit(self._native.next, timeout)
         return self._decode(output)
 

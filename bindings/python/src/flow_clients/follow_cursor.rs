@@ -3,6 +3,7 @@
 //! rules of resuming (after the last record delivered, across trims, pinned to one run)
 //! live in the core once and `attrflow.flows` only repeats the step.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use attrflow::chunked_log::{after_out_of_range, limit_out_of_range};
@@ -10,7 +11,7 @@ use attrflow::flows::follow::FollowCursor;
 use pyo3::prelude::*;
 
 use super::{run_or_submit, to_json, wait_timeout, Target};
-use crate::errors::IntoPyResult;
+use crate::errors::{to_py_err, IntoPyResult};
 use crate::executor;
 use crate::integers::unsigned;
 use crate::text::Text;
@@ -29,8 +30,21 @@ pub(super) enum Followed {
 pub(crate) struct NativeFollowCursor {
     target: Target,
     followed: Followed,
-    // Held by one step at a time: a step moves the cursor after what it delivers.
+    // Locked only to read or store the position, never across a step's wait, so reading
+    // `after` or `run_id` never blocks (an event loop's thread, say) behind a waiting step.
     cursor: Arc<Mutex<FollowCursor>>,
+    // Set while a step runs: two steps from one position would deliver records twice.
+    stepping: Arc<AtomicBool>,
+}
+
+/// Clears a cursor's `stepping` flag when its step ends, or when the step is dropped
+/// unrun (its worker could not be started).
+struct Stepping(Arc<AtomicBool>);
+
+impl Drop for Stepping {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Release);
+    }
 }
 
 impl NativeFollowCursor {
@@ -51,6 +65,7 @@ impl NativeFollowCursor {
             target,
             followed,
             cursor: Arc::new(Mutex::new(cursor)),
+            stepping: Arc::new(AtomicBool::new(false)),
         })
     }
 
@@ -81,7 +96,8 @@ impl NativeFollowCursor {
 
     /// One step: waits up to `timeout` seconds for records after the cursor and returns
     /// them (none on timeout) as a JSON array, oldest first, moving the cursor after them.
-    /// With `done`, waits on a worker thread instead (see `run_or_submit`).
+    /// With `done`, waits on a worker thread instead (see `run_or_submit`). A step while
+    /// another is in flight raises `InvalidInputError`.
     #[pyo3(signature = (timeout, *, done = None))]
     fn next<'py>(
         &self,
@@ -90,19 +106,34 @@ impl NativeFollowCursor {
         done: Option<executor::Done>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let timeout = wait_timeout(py, timeout)?;
-        let (target, followed, cursor) = (
+        if self.stepping.swap(true, Ordering::AcqRel) {
+            return Err(to_py_err(
+                py,
+                attrflow::Error::invalid_input(
+                    "a follow cursor takes one step at a time: await the step in flight first",
+                ),
+            ));
+        }
+        let stepping = Stepping(Arc::clone(&self.stepping));
+        let (target, followed, shared) = (
             self.target.clone(),
             self.followed.clone(),
             Arc::clone(&self.cursor),
         );
         run_or_submit(py, done, move || {
-            let mut cursor = cursor.lock().unwrap_or_else(PoisonError::into_inner);
-            match followed {
+            let _stepping = stepping;
+            let mut cursor = shared
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone();
+            let step = match followed {
                 Followed::Log(log) => {
                     to_json(target.app_log().follow_next(&log, &mut cursor, timeout))
                 }
                 Followed::Archive => to_json(target.archive().follow_next(&mut cursor, timeout)),
-            }
+            };
+            *shared.lock().unwrap_or_else(PoisonError::into_inner) = cursor;
+            step
         })
     }
 
