@@ -19,6 +19,7 @@ TESTED_EXAMPLES = {
         "README.md": 1,  # test_readme_example.py, test_wheel_install.py
         "docs/python.md": 1,  # test_readme_python_flow.py
         "docs/agents.md": 2,  # test_openai_agents_docs_example.py, test_langgraph_docs_example.py
+        "docs/verifiable-logs.md": 1,  # test_verifiable_docs_example.py
     },
     "kotlin": {
         # bindings/ffi/kotlin: ReadmeExampleTest (README) and ReadmeFlowExampleTest

@@ -1,9 +1,16 @@
-//! The core's flow clients for Python: the typed clients of the app log and the customer
-//! directory as objects (`AppLog`, `CustomerDirectory`) whose `*_with_retry` calls retry by
-//! the core's [`RetryPolicy`], and the policy itself, so `attrflow.flows` and the example
-//! service derive none of them again. What a call locks and loads is planned by the core's
-//! definitions from the call's input, so no plan crosses; records and results cross as JSON
-//! text.
+//! The core's flow clients for Python: one native class per log kind (`AppLog`,
+//! `SubscriberArchive`, `CustomerDirectory`) exporting exactly the core client's operations,
+//! the follow cursor, and the retry policy every call retries lock conflicts by (the core
+//! retries; the binding never chooses by method name). What a call locks and loads is
+//! planned by the core's definitions from the call's input, so no plan crosses; records and
+//! results cross as JSON text.
+
+mod app_log_client;
+mod customer_directory_client;
+mod follow_cursor;
+mod retry_policy;
+mod subscriber_archive_client;
+mod verifiable;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,7 +21,6 @@ use attrflow::chunked_log::{
 };
 use attrflow::flows::app_log::AppLog as CoreAppLog;
 use attrflow::flows::chunked_subscriber::SubscriberArchive as CoreArchive;
-use attrflow::flows::customer_directory::{CustomerDirectory as CoreDirectory, CustomerProfile};
 use attrflow::retry::RetryPolicy as CorePolicy;
 use attrflow::Runtime;
 use pyo3::prelude::*;
@@ -23,96 +29,8 @@ use crate::errors::{to_py_err, IntoPyResult};
 use crate::executor;
 use crate::integers::{optional_unsigned, unsigned};
 use crate::runtime::NativeRuntime;
-use crate::text::{JsonText, Text};
 
-/// The core's retry policy for lock conflicts: at most `max_attempts` calls, pauses drawn
-/// at random below a bound doubling from `first_delay` to `max_delay` seconds, and no new
-/// call after `budget` seconds.
-#[pyclass(module = "attrflow._native", name = "RetryPolicy", frozen, eq)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct PyRetryPolicy(CorePolicy);
-
-fn seconds(py: Python<'_>, what: &str, value: f64) -> PyResult<Duration> {
-    Duration::try_from_secs_f64(value).map_err(|_| {
-        to_py_err(
-            py,
-            attrflow::Error::invalid_input(format!(
-                "a retry policy's {what} must be a number of seconds from 0, got {value}"
-            )),
-        )
-    })
-}
-
-#[pymethods]
-impl PyRetryPolicy {
-    #[new]
-    #[pyo3(signature = (max_attempts = None, first_delay = None, max_delay = None, budget = None))]
-    fn new(
-        py: Python<'_>,
-        max_attempts: Option<u32>,
-        first_delay: Option<f64>,
-        max_delay: Option<f64>,
-        budget: Option<f64>,
-    ) -> PyResult<Self> {
-        let default = CorePolicy::DEFAULT;
-        let duration = |what, value: Option<f64>, default: Duration| match value {
-            Some(value) => seconds(py, what, value),
-            None => Ok(default),
-        };
-        CorePolicy::new(
-            max_attempts.unwrap_or(default.max_attempts()),
-            duration("first delay", first_delay, default.first_delay())?,
-            duration("max delay", max_delay, default.max_delay())?,
-            duration("budget", budget, default.budget())?,
-        )
-        .map(PyRetryPolicy)
-        .into_py_result(py)
-    }
-
-    /// The most calls, the first included.
-    #[getter]
-    fn max_attempts(&self) -> u32 {
-        self.0.max_attempts()
-    }
-
-    /// The bound of the first pause, in seconds.
-    #[getter]
-    fn first_delay(&self) -> f64 {
-        self.0.first_delay().as_secs_f64()
-    }
-
-    /// The bound of any pause, in seconds.
-    #[getter]
-    fn max_delay(&self) -> f64 {
-        self.0.max_delay().as_secs_f64()
-    }
-
-    /// The time after which no new call starts, in seconds.
-    #[getter]
-    fn budget(&self) -> f64 {
-        self.0.budget().as_secs_f64()
-    }
-
-    /// The pause, in seconds, before retry `retry` (from 0) after `elapsed` seconds since
-    /// the first call; `None` when the policy gives up.
-    fn pause_before(&self, py: Python<'_>, retry: u32, elapsed: f64) -> PyResult<Option<f64>> {
-        let elapsed = seconds(py, "elapsed time", elapsed)?;
-        Ok(self
-            .0
-            .pause_before(retry, elapsed)
-            .map(|pause| pause.as_secs_f64()))
-    }
-
-    fn __repr__(&self) -> String {
-        format!(
-            "RetryPolicy(max_attempts={}, first_delay={}, max_delay={}, budget={})",
-            self.max_attempts(),
-            self.first_delay(),
-            self.max_delay(),
-            self.budget()
-        )
-    }
-}
+pub(crate) use retry_policy::PyRetryPolicy;
 
 /// The error of a result that does not encode as JSON.
 fn encode_error(error: serde_json::Error) -> attrflow::Error {
@@ -145,6 +63,16 @@ impl Target {
             retry: retry.map_or(CorePolicy::DEFAULT, |policy| policy.0),
         })
     }
+
+    /// The core's app-log client of this target (for work moved to another thread).
+    fn app_log(&self) -> CoreAppLog<'_> {
+        CoreAppLog::new(&self.runtime, &self.flow_id).with_retry_policy(self.retry)
+    }
+
+    /// The core's subscriber-archive client of this target.
+    fn archive(&self) -> CoreArchive<'_> {
+        CoreArchive::new(&self.runtime, &self.flow_id).with_retry_policy(self.retry)
+    }
 }
 
 /// A trim rule from its Python keyword arguments: exactly one of them, each 1 or more.
@@ -157,6 +85,11 @@ fn trim_rule(
         drop_before: optional_unsigned(drop_before, |shown| out_of_range("dropBefore", shown))?,
     };
     Ok(input.trim())
+}
+
+/// A retention's `keep_newest` from its Python argument (`None`: keep everything).
+fn keep_newest(keep_newest: Option<&Bound<'_, PyAny>>) -> PyResult<Option<u64>> {
+    optional_unsigned(keep_newest, |shown| out_of_range("keepNewest", shown))
 }
 
 /// A read forward's start and limit from their Python arguments.
@@ -187,10 +120,10 @@ pub(crate) fn wait_timeout(py: Python<'_>, timeout: f64) -> PyResult<Duration> {
         .map_err(|_| to_py_err(py, timeout_out_of_range(format_args!("{timeout} seconds"))))
 }
 
-/// Runs `work` (a tail, which may wait long) now with the GIL released and returns its
-/// JSON text; or with `done` on a worker thread of the binding's pool ([`executor`]),
-/// returning `done`'s future at once and later completing it with the text or the
-/// exception.
+/// Runs `work` (a tail or a follow step, which may wait long) now with the GIL released
+/// and returns its JSON text; or with `done` on a worker thread of the binding's pool
+/// ([`executor`]), returning `done`'s future at once and later completing it with the text
+/// or the exception.
 fn run_or_submit<'py>(
     py: Python<'py>,
     done: Option<executor::Done>,
@@ -214,13 +147,22 @@ fn to_json<T: serde::Serialize>(result: attrflow::Result<T>) -> attrflow::Result
     serde_json::to_string(&result?).map_err(encode_error)
 }
 
+/// Runs `call` with the GIL released and returns its result as JSON text.
+fn detached_json<T: serde::Serialize>(
+    py: Python<'_>,
+    call: impl FnOnce() -> attrflow::Result<T> + Send,
+) -> PyResult<String> {
+    py.detach(|| to_json(call())).into_py_result(py)
+}
+
 /// A native client class `$native` (Python name `$name`) over the core client `$core`:
-/// its constructor `(runtime, flow_id, retry=None)`, `start()`, and `$methods`.
+/// its constructor `(runtime, flow_id, retry=None)`, `start()`, and `$methods`. Every
+/// method calls the core client, which retries lock conflicts by the client's policy.
 macro_rules! native_client {
     ($(#[$doc:meta])* $native:ident, $name:literal, $core:ident, { $($methods:tt)* }) => {
         $(#[$doc])*
         #[pyclass(module = "attrflow._native", name = $name, frozen)]
-        pub(crate) struct $native(Target);
+        pub(crate) struct $native(pub(super) Target);
 
         impl $native {
             fn core(&self) -> $core<'_> {
@@ -250,245 +192,14 @@ macro_rules! native_client {
         }
     };
 }
+use native_client;
 
-/// The reads forward of a chunked native client `$native` over the core client `$core`:
-/// `tail_json` (a tail, now or on a worker thread) and `read_json` (a read from a sequence),
-/// each retrying lock conflicts by the client's policy and returning JSON text.
-macro_rules! chunked_reads {
-    ($native:ident, $core:ident) => {
-        impl $native {
-            /// Runs `tail(client, after, limit, timeout)` as [`run_or_submit`] does, the
-            /// arguments checked by [`tail_arguments`].
-            fn tail_json<'py, T: serde::Serialize>(
-                &self,
-                py: Python<'py>,
-                (after, limit, timeout): (&Bound<'_, PyAny>, &Bound<'_, PyAny>, f64),
-                done: Option<executor::Done>,
-                tail: impl Fn(&$core<'_>, u64, u64, Duration) -> attrflow::Result<T>
-                    + Send
-                    + 'static,
-            ) -> PyResult<Bound<'py, PyAny>> {
-                let (after, limit, timeout) = tail_arguments(py, after, limit, timeout)?;
-                let target = self.0.clone();
-                run_or_submit(py, done, move || {
-                    let client = $core::new(&target.runtime, &target.flow_id)
-                        .with_retry_policy(target.retry);
-                    to_json(client.retrying(|client| tail(client, after, limit, timeout)))
-                })
-            }
-
-            /// Runs `read(client, sequence, limit)` with the GIL released, the arguments
-            /// checked by [`read_range`].
-            fn read_json<T: serde::Serialize>(
-                &self,
-                py: Python<'_>,
-                sequence: &Bound<'_, PyAny>,
-                limit: &Bound<'_, PyAny>,
-                read: impl Fn(&$core<'_>, u64, u64) -> attrflow::Result<T> + Send + Sync,
-            ) -> PyResult<String> {
-                let (sequence, limit) = read_range(sequence, limit)?;
-                py.detach(|| to_json(self.core().retrying(|client| read(client, sequence, limit))))
-                    .into_py_result(py)
-            }
-        }
-    };
-}
-
-native_client!(
-    /// The app log (`ChunkedLogFlow`) `flow_id` of a store, as the core's typed client.
-    NativeAppLog, "AppLog", CoreAppLog, {
-    /// Appends the JSON record `record_json` to `log`, retrying lock conflicts by the
-    /// client's policy; returns the entry as JSON.
-    fn append_with_retry(&self, py: Python<'_>, log: Text, record_json: JsonText) -> PyResult<String> {
-        py.detach(|| {
-            let record = attrflow::json::parse(&record_json, || format!("record of log {:?}", &*log))?;
-            serde_json::to_string(&self.core().append(&log, record)?)
-                .map_err(encode_error)
-        })
-        .into_py_result(py)
-    }
-
-    /// Reads one page of `log`; returns it as JSON.
-    fn page(&self, py: Python<'_>, log: Text, page_token: Text) -> PyResult<String> {
-        py.detach(|| {
-            serde_json::to_string(&self.core().page(&log, &page_token)?).map_err(encode_error)
-        })
-        .into_py_result(py)
-    }
-
-    /// Drops whole archived chunks of `log`, oldest first (exactly one of `keep_newest` and
-    /// `drop_before`), retrying lock conflicts by the client's policy; returns what it did
-    /// as JSON.
-    #[pyo3(signature = (log, keep_newest = None, drop_before = None))]
-    fn trim(
-        &self,
-        py: Python<'_>,
-        log: Text,
-        keep_newest: Option<&Bound<'_, PyAny>>,
-        drop_before: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<String> {
-        let trim = trim_rule(keep_newest, drop_before)?;
-        py.detach(|| to_json(trim.and_then(|trim| self.core().retrying(|logs| logs.trim(&log, trim)))))
-            .into_py_result(py)
-    }
-
-    /// Sets (or with `None` clears) the retention of `log`, retrying lock conflicts by the
-    /// client's policy; returns the change as JSON.
-    #[pyo3(signature = (log, keep_newest))]
-    fn set_retention(
-        &self,
-        py: Python<'_>,
-        log: Text,
-        keep_newest: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<String> {
-        let keep = optional_unsigned(keep_newest, |shown| out_of_range("keepNewest", shown))?;
-        py.detach(|| to_json(self.core().retrying(|logs| logs.set_retention(&log, keep))))
-            .into_py_result(py)
-    }
-
-    /// Waits up to `timeout` seconds for entries of `log` after `after` (in the run
-    /// `run_id`, when given); returns up to `limit` of them, oldest first, with the next
-    /// sequence and the run read, as JSON (none on timeout). With `done`, waits on a
-    /// worker thread instead (see `run_or_submit`).
-    #[pyo3(signature = (log, after, limit, timeout, *, run_id = None, done = None))]
-    #[allow(clippy::too_many_arguments)]
-    fn tail<'py>(
-        &self,
-        py: Python<'py>,
-        log: Text,
-        after: &Bound<'_, PyAny>,
-        limit: &Bound<'_, PyAny>,
-        timeout: f64,
-        run_id: Option<Text>,
-        done: Option<executor::Done>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        self.tail_json(py, (after, limit, timeout), done, move |logs, after, limit, timeout| {
-            logs.tail(&log, after, limit, timeout, run_id.as_deref())
-        })
-    }
-
-    /// Up to `limit` entries of `log` from `sequence` on (in the run `run_id`, when given),
-    /// oldest first, with the next sequence and the run read, as JSON.
-    #[pyo3(signature = (log, sequence, limit, *, run_id = None))]
-    fn read_from(
-        &self,
-        py: Python<'_>,
-        log: Text,
-        sequence: &Bound<'_, PyAny>,
-        limit: &Bound<'_, PyAny>,
-        run_id: Option<Text>,
-    ) -> PyResult<String> {
-        self.read_json(py, sequence, limit, |logs, sequence, limit| {
-            logs.read_from(&log, sequence, limit, run_id.as_deref())
-        })
-    }
-});
-
-native_client!(
-    /// The subscriber archive (`ChunkedSubscriberFlow`) `flow_id` of a store, as the core's
-    /// typed client.
-    NativeSubscriberArchive, "SubscriberArchive", CoreArchive, {
-    /// Reads one page; returns it as JSON.
-    fn page(&self, py: Python<'_>, page_token: Text) -> PyResult<String> {
-        py.detach(|| to_json(self.core().page(&page_token)))
-            .into_py_result(py)
-    }
-
-    /// Drops whole archived chunks, oldest first (exactly one of `keep_newest` and
-    /// `drop_before`), retrying lock conflicts by the client's policy; returns what it did
-    /// as JSON.
-    #[pyo3(signature = (keep_newest = None, drop_before = None))]
-    fn trim(
-        &self,
-        py: Python<'_>,
-        keep_newest: Option<&Bound<'_, PyAny>>,
-        drop_before: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<String> {
-        let trim = trim_rule(keep_newest, drop_before)?;
-        py.detach(|| to_json(trim.and_then(|trim| self.core().retrying(|archive| archive.trim(trim)))))
-            .into_py_result(py)
-    }
-
-    /// Sets (or with `None` clears) the archive's retention, retrying lock conflicts by the
-    /// client's policy; returns the change as JSON.
-    #[pyo3(signature = (keep_newest))]
-    fn set_retention(
-        &self,
-        py: Python<'_>,
-        keep_newest: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<String> {
-        let keep = optional_unsigned(keep_newest, |shown| out_of_range("keepNewest", shown))?;
-        py.detach(|| to_json(self.core().retrying(|archive| archive.set_retention(keep))))
-            .into_py_result(py)
-    }
-
-    /// Waits up to `timeout` seconds for subscribers after `after` (in the run `run_id`,
-    /// when given); returns up to `limit` of them, oldest first, with the next sequence
-    /// and the run read, as JSON (none on timeout). With `done`, waits on a worker thread
-    /// instead (see `run_or_submit`).
-    #[pyo3(signature = (after, limit, timeout, *, run_id = None, done = None))]
-    fn tail<'py>(
-        &self,
-        py: Python<'py>,
-        after: &Bound<'_, PyAny>,
-        limit: &Bound<'_, PyAny>,
-        timeout: f64,
-        run_id: Option<Text>,
-        done: Option<executor::Done>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        self.tail_json(py, (after, limit, timeout), done, move |archive, after, limit, timeout| {
-            archive.tail(after, limit, timeout, run_id.as_deref())
-        })
-    }
-
-    /// Up to `limit` subscribers from `sequence` on (in the run `run_id`, when given),
-    /// oldest first, with the next sequence and the run read, as JSON.
-    #[pyo3(signature = (sequence, limit, *, run_id = None))]
-    fn read_from(
-        &self,
-        py: Python<'_>,
-        sequence: &Bound<'_, PyAny>,
-        limit: &Bound<'_, PyAny>,
-        run_id: Option<Text>,
-    ) -> PyResult<String> {
-        self.read_json(py, sequence, limit, |archive, sequence, limit| {
-            archive.read_from(sequence, limit, run_id.as_deref())
-        })
-    }
-});
-
-native_client!(
-    /// The customer directory (`CustomerDirectoryFlow`) `flow_id` of a store, as the core's
-    /// typed client.
-    NativeCustomerDirectory, "CustomerDirectory", CoreDirectory, {
-    /// Saves the profile `profile_json`, retrying lock conflicts by the client's policy;
-    /// returns it as stored, as JSON.
-    fn upsert_with_retry(&self, py: Python<'_>, profile_json: JsonText) -> PyResult<String> {
-        py.detach(|| {
-            let profile: CustomerProfile = serde_json::from_str(&profile_json)
-                .map_err(|e| parse_error("customer profile", e))?;
-            serde_json::to_string(&self.core().upsert(&profile)?).map_err(encode_error)
-        })
-        .into_py_result(py)
-    }
-
-    /// The profile of `email_address`, as JSON.
-    fn get(&self, py: Python<'_>, email_address: Text) -> PyResult<String> {
-        py.detach(|| {
-            serde_json::to_string(&self.core().get(&email_address)?).map_err(encode_error)
-        })
-        .into_py_result(py)
-    }
-});
-
-chunked_reads!(NativeAppLog, CoreAppLog);
-chunked_reads!(NativeSubscriberArchive, CoreArchive);
-
-/// Adds the clients, the plans and the retry policy to the native module.
+/// Adds the clients, the follow cursor and the retry policy to the native module.
 pub(crate) fn add_to(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyRetryPolicy>()?;
-    m.add_class::<NativeAppLog>()?;
-    m.add_class::<NativeSubscriberArchive>()?;
-    m.add_class::<NativeCustomerDirectory>()?;
-    Ok(())
+    m.add_class::<app_log_client::NativeAppLog>()?;
+    m.add_class::<subscriber_archive_client::NativeSubscriberArchive>()?;
+    m.add_class::<customer_directory_client::NativeCustomerDirectory>()?;
+    m.add_class::<follow_cursor::NativeFollowCursor>()?;
+    verifiable::add_to(m)
 }

@@ -26,6 +26,9 @@ from attrflow_examples.patterns.sequentially_chunked_attribute_map.controller im
     create_sequentially_chunked_attribute_map_blueprint,
     start_archive,
 )
+from attrflow_examples.patterns.sequentially_chunked_attribute_map.verifiable_log import (
+    make_verifiable,
+)
 
 MAX_CONTENT_LENGTH = 64 * 1024
 """The largest request body accepted, in bytes; a larger one is answered with 413."""
@@ -44,6 +47,7 @@ def create_app(
     *,
     start_flow: bool = True,
     lock_retry: RetryPolicy | None = None,
+    checkpoint_key: str | None = None,
 ) -> Quart:
     """The app, serving every route on the attrflow store ``store``.
 
@@ -55,11 +59,16 @@ def create_app(
             ``POST .../start`` are 404s.
         lock_retry: How long to retry a call that meets a held lock before answering 409;
             by default about two seconds.
+        checkpoint_key: The note signer key text (``PRIVATE+KEY+...``) that signs the
+            archive's checkpoints (``GET .../checkpoint``); with it, the archive is made
+            verifiable at start-up (when ``start_flow``). Without it, checkpoints are off.
     """
     app = Quart(__name__)
     app.config["MAX_CONTENT_LENGTH"] = MAX_CONTENT_LENGTH
     app.json = _InsertionOrderJSONProvider(app)
-    app_state = AppState(store, lock_retry=lock_retry or SERVICE_RETRY)
+    app_state = AppState(
+        store, lock_retry=lock_retry or SERVICE_RETRY, checkpoint_key=checkpoint_key
+    )
     app.extensions[_APP_STATE_KEY] = app_state
 
     @app.before_serving
@@ -68,6 +77,8 @@ def create_app(
         if start_flow:
             await start_archive(app_state)
             await start_directory(app_state)
+            if checkpoint_key is not None:
+                await make_verifiable(app_state)
 
     @app.after_serving
     async def close_store() -> None:

@@ -20,10 +20,15 @@ class AppState:
         directory_flow: The customer directory's flow definition.
         lock_retry: How long a call that meets a held lock is retried before the caller
             gets a 409.
+        checkpoint_key: The note signer key text the archive's checkpoints are signed
+            with, or ``None``: checkpoints are off.
     """
 
-    def __init__(self, store: str, *, lock_retry: RetryPolicy) -> None:
+    def __init__(
+        self, store: str, *, lock_retry: RetryPolicy, checkpoint_key: str | None = None
+    ) -> None:
         self.store = store
+        self.checkpoint_key = checkpoint_key
         self.flow = ChunkedSubscriberFlow()
         self.directory_flow = CustomerDirectoryFlow()
         self.lock_retry = lock_retry

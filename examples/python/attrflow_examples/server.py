@@ -211,14 +211,23 @@ def listen(host: str, port: int) -> socket.socket:
     return sock
 
 
-async def serve(host: str, port: int, store: str, *, access_log: bool = True) -> None:
+async def serve(
+    host: str,
+    port: int,
+    store: str,
+    *,
+    access_log: bool = True,
+    checkpoint_key: str | None = None,
+) -> None:
     """Serves the app on ``host:port`` with the store ``store`` until SIGINT or SIGTERM.
+
+    ``checkpoint_key`` (a note signer key text) signs the archive's checkpoints.
 
     The store is opened before the listener, so that a store that cannot be opened raises
     its ``AttrflowError`` here, plainly, and an address that cannot be listened on raises
     ``OSError``, instead of failing uvicorn's start-up.
     """
-    app = create_app(store)
+    app = create_app(store, checkpoint_key=checkpoint_key)
     app_state = app_state_of(app)
     app_state.open()
     try:

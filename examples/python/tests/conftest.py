@@ -12,9 +12,11 @@ import pytest
 import pytest_asyncio
 
 # The service runs from source, not installed: make ``attrflow_examples`` and the helper
-# modules beside this file importable in any import mode, from any working directory.
+# modules beside this file importable in any import mode, from any working directory; and
+# python/tests, for its independent check of verifiable logs (tlog_check.py), written once.
 TESTS_DIR = Path(__file__).resolve().parent
-for folder in (TESTS_DIR, TESTS_DIR.parent):
+PACKAGE_TESTS_DIR = TESTS_DIR.parents[2] / "python" / "tests"
+for folder in (TESTS_DIR, TESTS_DIR.parent, PACKAGE_TESTS_DIR):
     if str(folder) not in sys.path:
         sys.path.insert(0, str(folder))
 

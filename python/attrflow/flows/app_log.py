@@ -37,7 +37,8 @@ another payload raises ``InvalidInputError``.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import warnings
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any, Optional
@@ -47,7 +48,6 @@ from attrflow.async_client import _submit
 from attrflow.attribute import AttributeMap
 from attrflow.flow import Flow, core_rpc
 from attrflow.flows.chunked_subscriber import (
-    FOLLOW_WAIT_SECONDS,
     MAX_TAIL_TIMEOUT_SECONDS,
     ChunkLayout,
     IdempotencyWindow,
@@ -55,8 +55,17 @@ from attrflow.flows.chunked_subscriber import (
     RetentionChange,
     TrimOutcome,
 )
+from attrflow.flows.follow import FollowCursor
 from attrflow.options import RPCInvokeOptions
 from attrflow.retry import RetryPolicy
+from attrflow.verifiable import (
+    ConsistencyProof,
+    InclusionProof,
+    TreeHead,
+    consistency_proof_from_json,
+    inclusion_proof_from_json,
+    tree_head_from_json,
+)
 
 if TYPE_CHECKING:
     from attrflow.client import Client
@@ -250,9 +259,14 @@ class ChunkedLogFlow(Flow[None]):
 class AppLog:
     """The core's typed app-log client for the flow ``flow_id`` of ``client``'s store.
 
-    It builds each call's input and locks and loads, checks names and tokens, and its
-    ``*_with_retry`` calls retry lock conflicts by ``retry`` (the core's default
-    :class:`~attrflow.retry.RetryPolicy` when None), all in the Rust core.
+    Exactly the core client's operations, per named log: appends (one, a batch, once under
+    an idempotency key), pages, reads forward, tails and a follow cursor, trim and
+    retention, and the verifiable log's tree head, checkpoints and proofs. The core builds
+    each call's input and locks and loads, checks names and tokens, and retries every
+    call's lock conflicts by ``retry`` (the core's default
+    :class:`~attrflow.retry.RetryPolicy` when None; ``RetryPolicy(max_attempts=1)`` calls
+    once). Its calls block; run them off an event loop (``asyncio.to_thread``), or use the
+    ``*_async`` and ``follow`` ones.
     """
 
     def __init__(self, client: Client, flow_id: str, retry: RetryPolicy | None = None) -> None:
@@ -267,11 +281,35 @@ class AppLog:
         ``FlowStoppedError`` saying how it was stopped."""
         return self._native.start()
 
+    def append(self, log: str, record: Any) -> LogEntry:
+        """Appends ``record`` (any JSON value but None) to ``log``; returns its entry."""
+        output = self._native.append(log, _record_json(log, record))
+        return codec.from_json(output, LogEntry, what="appended log entry")
+
     def append_with_retry(self, log: str, record: Any) -> LogEntry:
-        """Appends ``record`` (any JSON value but None) to ``log``, retrying lock conflicts."""
-        output = self._native.append_with_retry(
-            log, codec.to_json(record, Any, what=f"record of log {log!r}")
+        """Deprecated: :meth:`append`, which retries lock conflicts by the client's policy."""
+        warnings.warn(
+            "AppLog.append_with_retry is deprecated: append retries by the client's policy",
+            DeprecationWarning,
+            stacklevel=2,
         )
+        return self.append(log, record)
+
+    def append_batch(
+        self, log: str, records: Sequence[Any], idempotency_key: str | None = None
+    ) -> list[LogEntry]:
+        """Appends ``records`` (1 to ``MAX_BATCH_SIZE``, none None) to ``log`` in one
+        transaction, in order; returns their entries. With ``idempotency_key``, a retry of
+        the same batch returns the first call's entries and appends nothing; the same key
+        with other records raises ``InvalidInputError``."""
+        records_json = codec.to_json(list(records), list[Any], what=f"records of log {log!r}")
+        output = self._native.append_batch(log, records_json, idempotency_key)
+        return codec.from_json(output, list[LogEntry], what="appended log entries")
+
+    def append_once(self, log: str, idempotency_key: str, record: Any) -> LogEntry:
+        """Appends ``record`` to ``log`` under ``idempotency_key``: a retry with the same key
+        and record returns the first call's entry (same sequence) instead of appending."""
+        output = self._native.append_once(log, idempotency_key, _record_json(log, record))
         return codec.from_json(output, LogEntry, what="appended log entry")
 
     def page(self, log: str, page_token: str = "") -> LogPage:
@@ -282,8 +320,8 @@ class AppLog:
     def trim(
         self, log: str, *, keep_newest: int | None = None, drop_before: int | None = None
     ) -> TrimOutcome:
-        """Drops whole archived chunks of ``log``, oldest first, retrying lock conflicts;
-        the rules of :meth:`attrflow.flows.chunked_subscriber.SubscriberArchive.trim`."""
+        """Drops whole archived chunks of ``log``, oldest first; the rules of
+        :meth:`attrflow.flows.chunked_subscriber.SubscriberArchive.trim`."""
         output = self._native.trim(log, keep_newest, drop_before)
         return codec.from_json(output, TrimOutcome, what="trim outcome")
 
@@ -331,16 +369,49 @@ class AppLog:
         output: str = await _submit(tail, log, after, limit, timeout)
         return codec.from_json(output, LogEntriesFrom, what="log entries")
 
-    async def follow(
+    def follow_cursor(
+        self, log: str, after: int = 0, limit: int = 100, *, run_id: str | None = None
+    ) -> FollowCursor[LogEntry]:
+        """The core's follow cursor of ``log`` after ``after`` (0: from its oldest retained
+        entry), up to ``limit`` entries a step, in the run ``run_id`` or else the run its
+        first step reads (see :mod:`attrflow.flows.follow`)."""
+        return FollowCursor(self._native.follow(log, after, limit, run_id=run_id), LogEntry)
+
+    def follow(
         self, log: str, after: int = 0, limit: int = 100, *, run_id: str | None = None
     ) -> AsyncIterator[LogEntry]:
         """Every entry of ``log`` after ``after``, oldest first, as it is appended, forever:
-        :meth:`tail_async` resumed from the last entry delivered, in the run ``run_id`` or
-        else the run its first read found; logs started again meanwhile raise
+        ``async for`` over :meth:`follow_cursor`. Logs started again meanwhile raise
         ``RunNotCurrentError``."""
-        while True:
-            read = await self.tail_async(log, after, limit, FOLLOW_WAIT_SECONDS, run_id=run_id)
-            run_id = read.run_id
-            for entry in read.entries:
-                yield entry
-            after = read.next_sequence - 1
+        return self.follow_cursor(log, after, limit, run_id=run_id).__aiter__()
+
+    def make_verifiable(self, log: str) -> TreeHead:
+        """Makes ``log`` verifiable (idempotent; the tree covers every entry from sequence 1)
+        and returns its tree head."""
+        return tree_head_from_json(self._native.make_verifiable(log))
+
+    def tree_head(self, log: str) -> TreeHead:
+        """The tree head of ``log``: its entry count and RFC 6962 root hash."""
+        return tree_head_from_json(self._native.tree_head(log))
+
+    def checkpoint(self, log: str, key: str | bytes, origin: str | None = None) -> str:
+        """The newest tree head of ``log`` as a C2SP checkpoint, a signed note signed with
+        the signer key ``key`` (its text, or the bytes of a key file; used for this call
+        only, never stored); ``origin`` defaults to ``attrflow/<flow ID>/<log>``."""
+        return self._native.checkpoint(log, key, origin)
+
+    def inclusion_proof(
+        self, log: str, sequence: int, tree_size: int | None = None
+    ) -> InclusionProof:
+        """The inclusion proof of entry ``sequence`` of ``log`` in the tree of ``tree_size``
+        entries (the newest when None)."""
+        return inclusion_proof_from_json(self._native.inclusion_proof(log, sequence, tree_size))
+
+    def consistency_proof(self, log: str, from_: int, to: int) -> ConsistencyProof:
+        """The consistency proof of ``log`` between tree sizes ``from_`` and ``to``."""
+        return consistency_proof_from_json(self._native.consistency_proof(log, from_, to))
+
+
+def _record_json(log: str, record: Any) -> str:
+    """``record`` of ``log`` as JSON text."""
+    return codec.to_json(record, Any, what=f"record of log {log!r}")

@@ -52,7 +52,8 @@ byte; :meth:`~SubscriberArchive.set_retention` makes every registration do so;
 oldest first from a sequence. A token of a dropped chunk, or a read from a dropped
 sequence, raises ``PageTrimmedError`` naming the oldest retained page and sequence.
 :meth:`~SubscriberArchive.tail` waits (blocking) for subscribers after a sequence, and
-``async for subscriber in archive.follow(after)`` delivers them as they are registered.
+``async for subscriber in archive.follow(after)`` delivers them as they are registered,
+driven by the core's follow cursor (:mod:`attrflow.flows.follow`).
 
 After a chunk-size change, check a token's form with :func:`validate_page_token_form`
 before loading it; the RPC checks it against the archive's layout history.
@@ -60,7 +61,7 @@ before loading it; the RPC checks it against the archive's layout history.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Optional
@@ -69,7 +70,16 @@ from attrflow import _native, codec
 from attrflow.async_client import AsyncClient, _submit
 from attrflow.attribute import Attribute, AttributeMap
 from attrflow.flow import Flow, core_rpc
+from attrflow.flows.follow import FOLLOW_WAIT_SECONDS, FollowCursor
 from attrflow.retry import RetryPolicy
+from attrflow.verifiable import (
+    ConsistencyProof,
+    InclusionProof,
+    TreeHead,
+    consistency_proof_from_json,
+    inclusion_proof_from_json,
+    tree_head_from_json,
+)
 
 if TYPE_CHECKING:
     from attrflow.client import Client
@@ -163,9 +173,6 @@ MAX_READ_RECORDS: int = _native.MAX_READ_RECORDS
 """The most records one read forward (or tail) returns."""
 MAX_TAIL_TIMEOUT_SECONDS: float = _native.MAX_TAIL_TIMEOUT_SECONDS
 """The longest one tail waits, in seconds."""
-FOLLOW_WAIT_SECONDS = 1.0
-"""How long each wait of :meth:`SubscriberArchive.follow` lasts: how long its worker thread
-may go on waiting after the iteration was cancelled."""
 
 
 @dataclass
@@ -378,10 +385,14 @@ class ChunkedSubscriberFlow(Flow[None]):
 class SubscriberArchive:
     """The core's typed subscriber-archive client for the archive ``flow_id`` of
     ``client``'s store (a :class:`~attrflow.Client`, or the one an
-    :class:`~attrflow.AsyncClient` holds; its calls block, so run them off the event loop).
+    :class:`~attrflow.AsyncClient` holds; its calls block, so run them off the event loop,
+    or use the ``*_async`` and ``follow`` ones).
 
-    Its writes retry lock conflicts by ``retry`` (the core's default
-    :class:`~attrflow.retry.RetryPolicy` when None); every rule runs in the Rust core.
+    Exactly the core client's operations: registrations (one, a batch, once under an
+    idempotency key), the chunk size and the idempotency window, pages, reads forward,
+    tails and a follow cursor, trim and retention, and the verifiable log's tree head,
+    checkpoints and proofs. Every call retries lock conflicts by ``retry`` (the core's
+    default :class:`~attrflow.retry.RetryPolicy` when None), in the Rust core.
     """
 
     def __init__(
@@ -401,6 +412,42 @@ class SubscriberArchive:
         not started again (a new run would hold none of its values): that raises
         ``FlowStoppedError`` saying how it was stopped."""
         return self._native.start()
+
+    def register(self, subscriber_id: str, delivery_address: str) -> Subscriber:
+        """Appends a subscriber (both fields required) and returns it with its sequence."""
+        output = self._native.register(subscriber_id, delivery_address)
+        return codec.from_json(output, Subscriber, what="subscriber")
+
+    def register_batch(
+        self, subscribers: Sequence[NewSubscriber], idempotency_key: str | None = None
+    ) -> list[Subscriber]:
+        """Appends 1 to :data:`MAX_BATCH_SIZE` subscribers in one transaction, in order, and
+        returns them with their sequences; one bad subscriber fails the batch and nothing
+        is stored. With ``idempotency_key``, a retry returns the first call's subscribers."""
+        subscribers_json = codec.to_json(list(subscribers), list[NewSubscriber], what="subscribers")
+        output = self._native.register_batch(subscribers_json, idempotency_key)
+        return codec.from_json(output, list[Subscriber], what="subscribers")
+
+    def register_once(
+        self, idempotency_key: str, subscriber_id: str, delivery_address: str
+    ) -> Subscriber:
+        """Appends a subscriber under ``idempotency_key``: a retry with the same key and
+        subscriber (within the archive's window) returns the first call's subscriber; the
+        same key with another subscriber raises ``InvalidInputError``."""
+        output = self._native.register_once(idempotency_key, subscriber_id, delivery_address)
+        return codec.from_json(output, Subscriber, what="subscriber")
+
+    def change_chunk_size(self, chunk_size: int) -> ChunkSizeChange:
+        """Moves new chunks to ``chunk_size`` (1 to :data:`MAX_CHUNK_SIZE`) subscribers from
+        the next chunk boundary (at once on an empty archive); every token stays valid."""
+        output = self._native.change_chunk_size(chunk_size)
+        return codec.from_json(output, ChunkSizeChange, what="chunk size change")
+
+    def set_idempotency_window(self, window: IdempotencyWindow) -> IdempotencyWindow:
+        """Sets how many idempotency keys the archive remembers, and for how long."""
+        window_json = codec.to_json(window, IdempotencyWindow, what="idempotency window")
+        output = self._native.set_idempotency_window(window_json)
+        return codec.from_json(output, IdempotencyWindow, what="idempotency window")
 
     def page(self, page_token: str = "") -> SubscriberPage:
         """Reads one page, newest first: ``""`` or ``current`` for the newest. A token of a
@@ -443,10 +490,10 @@ class SubscriberArchive:
         subscribers after the sequence ``after`` (0: from the start) and returns up to
         ``limit`` of them, oldest first, as soon as there are any; none on timeout. A
         registration of this process wakes it at once, one of another process within
-        50 ms. Resume with ``after=result.next_sequence - 1`` and ``run_id=result.run_id``:
-        no subscriber comes twice, and an archive started again since (whose sequences
-        count from 1 again) raises ``RunNotCurrentError`` instead of being read from the
-        old run's position.
+        50 ms. Resume with ``after=result.next_sequence - 1`` and ``run_id=result.run_id``
+        (or let :meth:`follow_cursor` do it): no subscriber comes twice, and an archive
+        started again since (whose sequences count from 1 again) raises
+        ``RunNotCurrentError`` instead of being read from the old run's position.
         """
         output = self._native.tail(after, limit, timeout, run_id=run_id)
         return codec.from_json(output, SubscribersFrom, what="subscribers")
@@ -465,19 +512,45 @@ class SubscriberArchive:
         output: str = await _submit(tail, after, limit, timeout)
         return codec.from_json(output, SubscribersFrom, what="subscribers")
 
-    async def follow(
+    def follow_cursor(
+        self, after: int = 0, limit: int = 100, *, run_id: str | None = None
+    ) -> FollowCursor[Subscriber]:
+        """The core's follow cursor after ``after`` (0: from the oldest retained
+        subscriber), up to ``limit`` subscribers a step, in the run ``run_id`` or else the
+        run its first step reads (see :mod:`attrflow.flows.follow`)."""
+        return FollowCursor(self._native.follow(after, limit, run_id=run_id), Subscriber)
+
+    def follow(
         self, after: int = 0, limit: int = 100, *, run_id: str | None = None
     ) -> AsyncIterator[Subscriber]:
         """Every subscriber after ``after``, oldest first, as it is registered, forever:
-        :meth:`tail_async` resumed from the last subscriber delivered, in the run ``run_id``
-        or else the run its first read found. An archive started again meanwhile raises
+        ``async for`` over :meth:`follow_cursor`. An archive started again meanwhile raises
         ``RunNotCurrentError`` (whose ``current_run_id`` a follower may follow from 0)."""
-        while True:
-            read = await self.tail_async(after, limit, FOLLOW_WAIT_SECONDS, run_id=run_id)
-            run_id = read.run_id
-            for subscriber in read.subscribers:
-                yield subscriber
-            after = read.next_sequence - 1
+        return self.follow_cursor(after, limit, run_id=run_id).__aiter__()
+
+    def make_verifiable(self) -> TreeHead:
+        """Makes the archive's log verifiable (idempotent; the tree covers every subscriber
+        from sequence 1) and returns its tree head."""
+        return tree_head_from_json(self._native.make_verifiable())
+
+    def tree_head(self) -> TreeHead:
+        """The tree head: the subscriber count and the RFC 6962 root hash."""
+        return tree_head_from_json(self._native.tree_head())
+
+    def checkpoint(self, key: str | bytes, origin: str | None = None) -> str:
+        """The newest tree head as a C2SP checkpoint, a signed note signed with the signer
+        key ``key`` (its text, or the bytes of a key file; used for this call only, never
+        stored); ``origin`` defaults to ``attrflow/<flow ID>/subscribers``."""
+        return self._native.checkpoint(key, origin)
+
+    def inclusion_proof(self, sequence: int, tree_size: int | None = None) -> InclusionProof:
+        """The inclusion proof of subscriber ``sequence`` in the tree of ``tree_size``
+        subscribers (the newest when None)."""
+        return inclusion_proof_from_json(self._native.inclusion_proof(sequence, tree_size))
+
+    def consistency_proof(self, from_: int, to: int) -> ConsistencyProof:
+        """The consistency proof between tree sizes ``from_`` and ``to``."""
+        return consistency_proof_from_json(self._native.consistency_proof(from_, to))
 
 
 def validate_subscriber_page_token(token: str) -> str:

@@ -20,6 +20,7 @@ field), so no caller can fill a bucket with a few huge profiles.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -141,9 +142,9 @@ class CustomerDirectory:
     """The core's typed customer-directory client for the flow ``flow_id`` of ``client``'s
     store.
 
-    It computes each profile's partition, locks and loads it, and its ``*_with_retry``
-    calls retry lock conflicts by ``retry`` (the core's default
-    :class:`~attrflow.retry.RetryPolicy` when None), all in the Rust core.
+    Exactly the core client's operations (upsert, get, delete): the core computes each
+    profile's partition, locks and loads it, and retries every call's lock conflicts by
+    ``retry`` (the core's default :class:`~attrflow.retry.RetryPolicy` when None).
     """
 
     def __init__(self, client: Client, flow_id: str, retry: RetryPolicy | None = None) -> None:
@@ -158,14 +159,29 @@ class CustomerDirectory:
         ``FlowStoppedError`` saying how it was stopped."""
         return self._native.start()
 
-    def upsert_with_retry(self, profile: CustomerProfile) -> CustomerProfile:
-        """Saves ``profile`` under its canonical email, retrying lock conflicts; returns it
-        as stored."""
+    def upsert(self, profile: CustomerProfile) -> CustomerProfile:
+        """Saves ``profile`` under its canonical email; returns it as stored."""
         profile_json = codec.to_json(profile, CustomerProfile, what="customer profile")
-        output = self._native.upsert_with_retry(profile_json)
+        output = self._native.upsert(profile_json)
         return codec.from_json(output, CustomerProfile, what="saved customer profile")
+
+    def upsert_with_retry(self, profile: CustomerProfile) -> CustomerProfile:
+        """Deprecated: :meth:`upsert`, which retries lock conflicts by the client's policy."""
+        warnings.warn(
+            "CustomerDirectory.upsert_with_retry is deprecated: upsert retries by the "
+            "client's policy",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.upsert(profile)
 
     def get(self, email_address: str) -> CustomerProfile:
         """The profile of ``email_address``; raises ``RecordNotFoundError`` when none."""
         output = self._native.get(email_address)
         return codec.from_json(output, CustomerProfile, what="customer profile")
+
+    def delete(self, email_address: str) -> CustomerProfile:
+        """Deletes the profile of ``email_address`` and returns it; raises
+        ``RecordNotFoundError`` when none."""
+        output = self._native.delete(email_address)
+        return codec.from_json(output, CustomerProfile, what="deleted customer profile")

@@ -7,7 +7,9 @@ AttributeMap instance. Both registering routes take an optional ``Idempotency-Ke
 a retry with the same key and body returns the first response (same sequences) instead of
 appending again. ``POST /trim``, ``PUT /retention``, ``GET /subscribers?after=`` (with
 ``&wait=``, a long poll) and ``GET /subscribers/stream`` (Server-Sent Events) drop old
-history, read forward and wait for new subscribers (:mod:`.retention`). Errors are answered by
+history, read forward and wait for new subscribers (:mod:`.retention`). ``GET /checkpoint``,
+``GET /tree-head``, ``GET /proof/inclusion`` and ``GET /proof/consistency`` serve the archive
+as a verifiable log (:mod:`.verifiable_log`). Errors are answered by
 :mod:`attrflow_examples.http_errors`.
 """
 
@@ -40,6 +42,12 @@ from attrflow_examples.patterns.sequentially_chunked_attribute_map.retention imp
     subscriber_events,
     subscribers_after,
     trim,
+)
+from attrflow_examples.patterns.sequentially_chunked_attribute_map.verifiable_log import (
+    checkpoint,
+    consistency_proof,
+    inclusion_proof,
+    tree_head,
 )
 
 URL_PREFIX = "/patterns/sequentially-chunked-attribute-map"
@@ -122,6 +130,22 @@ def create_sequentially_chunked_attribute_map_blueprint(
     @blueprint.put("/retention")
     async def set_archive_retention() -> Response:
         return jsonify(await set_retention(app_state, await read_json_object()))
+
+    @blueprint.get("/checkpoint")
+    async def get_checkpoint() -> Response:
+        return jsonify(await checkpoint(app_state))
+
+    @blueprint.get("/tree-head")
+    async def get_tree_head() -> Response:
+        return jsonify(await tree_head(app_state))
+
+    @blueprint.get("/proof/inclusion")
+    async def get_inclusion_proof() -> Response:
+        return jsonify(await inclusion_proof(app_state, request.args))
+
+    @blueprint.get("/proof/consistency")
+    async def get_consistency_proof() -> Response:
+        return jsonify(await consistency_proof(app_state, request.args))
 
     return blueprint
 

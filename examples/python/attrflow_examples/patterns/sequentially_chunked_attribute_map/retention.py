@@ -53,7 +53,7 @@ STREAM_WAIT_SECONDS = 15.0
 which keeps proxies from closing an idle connection."""
 
 STREAM_BATCH = 100
-"""The most subscribers the event stream reads at a time."""
+"""The most subscribers the event stream sends a step of its follow cursor."""
 
 LAST_EVENT_ID_HEADER = "Last-Event-ID"
 
@@ -201,24 +201,21 @@ async def subscriber_events(
     after, run_id = start
     archive = archive_client(app_state)
     first = await archive.tail_async(after, 1, 0.0, run_id=run_id)
-    run_id = first.run_id
+    # The core's follow cursor resumes after the last subscriber sent, pinned to the run.
+    cursor = archive.follow_cursor(after, STREAM_BATCH, run_id=first.run_id)
 
     async def events() -> AsyncIterator[bytes]:
-        position = after
         while True:
             try:
-                read = await archive.tail_async(
-                    position, STREAM_BATCH, STREAM_WAIT_SECONDS, run_id=run_id
-                )
+                subscribers = await cursor.step_async(STREAM_WAIT_SECONDS)
             except AttrflowError as error:
                 body = {"error": str(error), **error_fields(error)}
                 yield f"event: error\ndata: {json.dumps(body)}\n\n".encode()
                 return
-            if not read.subscribers:
+            if not subscribers:
                 yield b": waiting\n\n"
-            for subscriber in read.subscribers:
+            for subscriber in subscribers:
                 data = json.dumps(to_json(subscriber))
-                yield f"id: {run_id}:{subscriber.sequence}\ndata: {data}\n\n".encode()
-            position = read.next_sequence - 1
+                yield f"id: {cursor.run_id}:{subscriber.sequence}\ndata: {data}\n\n".encode()
 
     return events()
