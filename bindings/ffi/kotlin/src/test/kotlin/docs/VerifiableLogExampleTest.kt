@@ -1,10 +1,9 @@
 import io.attrflow.NoteSignatures
+import io.attrflow.kotlinBlockAfter
+import io.attrflow.readmeExample
 import io.attrflow.scratchFolder
-import java.nio.file.Files
-import java.nio.file.Path
 import org.junit.jupiter.api.Assertions.assertEquals
 import org.junit.jupiter.api.Assertions.assertNotNull
-import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.Test
 
 /**
@@ -25,11 +24,9 @@ class VerifiableLogExampleTest {
 
     @Test
     fun `the docs page shows the compiled example`() {
-        val page = Files.readString(Path.of("../../../docs/verifiable-logs.md"))
-        val heading = page.indexOf("\n## Kotlin and Swift\n")
-        assertTrue(heading >= 0, "docs/verifiable-logs.md has its Kotlin and Swift section")
-        val start = page.indexOf("```kotlin\n", heading) + "```kotlin\n".length
-        val block = page.substring(start, page.indexOf("```\n", start))
-        assertEquals(Files.readString(Path.of("src/test/kotlin/readme/VerifiableLogExample.kt")), block)
+        assertEquals(
+            readmeExample("VerifiableLogExample.kt"),
+            kotlinBlockAfter("../../../docs/verifiable-logs.md", "## Kotlin and Swift"),
+        )
     }
 }

@@ -27,19 +27,16 @@ import kotlinx.coroutines.flow.flowOn
  * archive.follow(after = lastSeen).asFlow().collect { subscriber -> send(subscriber) }
  * ```
  */
-fun SubscriberCursor.asFlow(waitMs: ULong = 1_000u): Flow<Subscriber> =
-    flow {
-        while (true) {
-            currentCoroutineContext().ensureActive()
-            next(waitMs).forEach { emit(it) }
-        }
-    }.flowOn(Dispatchers.IO)
+fun SubscriberCursor.asFlow(waitMs: ULong = 1_000u): Flow<Subscriber> = steps { next(waitMs) }
 
 /** The cursor's log entries as a `Flow`, as [SubscriberCursor.asFlow] does. */
-fun LogCursor.asFlow(waitMs: ULong = 1_000u): Flow<LogEntry> =
+fun LogCursor.asFlow(waitMs: ULong = 1_000u): Flow<LogEntry> = steps { next(waitMs) }
+
+/** Every record of each [step] (a cursor's `next`), in order, on Dispatchers.IO. */
+private fun <T> steps(step: () -> List<T>): Flow<T> =
     flow {
         while (true) {
             currentCoroutineContext().ensureActive()
-            next(waitMs).forEach { emit(it) }
+            step().forEach { emit(it) }
         }
     }.flowOn(Dispatchers.IO)

@@ -17,7 +17,7 @@ internal object NoteSignatures {
 
     /** The signed text of [note] if its one signature is [verifierKey]'s and checks; else `null`. */
     fun open(note: String, verifierKey: String): String? {
-        val (name, hashHex, keyBase64) = verifierKey.trim().split("+").also { require(it.size == 3) { verifierKey } }
+        val (name, hashHex, keyBase64) = verifierKey.trim().split("+", limit = 3).also { require(it.size == 3) { verifierKey } }
         val keyBytes = Base64.getDecoder().decode(keyBase64)
         require(keyBytes.size == 33 && keyBytes[0] == 1.toByte()) { "an Ed25519 verifier key" }
         val publicKey = keyBytes.copyOfRange(1, 33)
