@@ -9,12 +9,15 @@ import org.junit.jupiter.api.assertThrows
 class ErrorTest {
     private val flowId = subscriberArchiveFlowId()
 
+    /** This test's SubscriberArchive of the store. */
+    private val Store.archive: SubscriberArchive get() = subscriberArchive(flowId)
+
     @Test
     fun `malformed page tokens are InvalidPageToken`() {
         freshStore().use { store ->
-            store.subscriberArchive(flowId).start()
+            store.archive.start()
             for (bad in listOf("7", "archive", "00000000000000000002", "000000000000000000101", "Current")) {
-                val error = assertThrows<AttrflowException.InvalidPageToken> { store.subscriberArchive(flowId).page(bad) }
+                val error = assertThrows<AttrflowException.InvalidPageToken> { store.archive.page(bad) }
                 assertEquals("invalid page token \"$bad\"", error.reason)
                 assertEquals(bad, error.token)
             }
@@ -26,9 +29,9 @@ class ErrorTest {
     @Test
     fun `a well formed token with no chunk is PageNotFound`() {
         freshStore().use { store ->
-            store.subscriberArchive(flowId).start()
+            store.archive.start()
             val error = assertThrows<AttrflowException.PageNotFound> {
-                store.subscriberArchive(flowId).page("00000000000000000301")
+                store.archive.page("00000000000000000301")
             }
             assertEquals("subscriber page \"00000000000000000301\" not found", error.reason)
         }
@@ -52,7 +55,7 @@ class ErrorTest {
             val missing = assertThrows<AttrflowException.FlowNotFound> { archive.register("s", "s@example.com") }
             assertEquals(flowId, missing.flowId)
             val runId = archive.start()
-            assertEquals(runId, store.subscriberArchive(flowId).start(), "starting again returns the running run")
+            assertEquals(runId, store.archive.start(), "starting again returns the running run")
             val bad = assertThrows<AttrflowException.InvalidPageToken> { archive.page("7") }
             assertEquals("7", bad.token)
             assertEquals("invalid page token \"7\"", bad.reason)
@@ -67,13 +70,13 @@ class ErrorTest {
     @Test
     fun `missing fields and bad names are InvalidInput and write nothing`() {
         freshStore().use { store ->
-            store.subscriberArchive(flowId).start()
+            store.archive.start()
             val missing = assertThrows<AttrflowException.InvalidInput> {
-                store.subscriberArchive(flowId).register("", "s@example.com")
+                store.archive.register("", "s@example.com")
             }
             assertEquals("subscriberId is required", missing.reason)
             assertThrows<AttrflowException.InvalidInput> { store.subscriberArchive("a/b").register("s", "s@example.com") }
-            assertTrue(store.subscriberArchive(flowId).page("current").subscribers.isEmpty())
+            assertTrue(store.archive.page("current").subscribers.isEmpty())
 
             store.appLog("app").start()
             val notJson = assertThrows<AttrflowException.InvalidInput> { store.appLog("app").append("audit", "{oops") }
@@ -88,7 +91,7 @@ class ErrorTest {
         val file = scratchFolder().resolve("not-a-database.db")
         java.nio.file.Files.writeString(file, "this is not an SQLite database, it is text long enough to be read")
         val error = assertThrows<AttrflowException.Storage> {
-            Store.open(file.toString()).use { it.subscriberArchive(flowId).start() }
+            Store.open(file.toString()).use { it.archive.start() }
         }
         assertTrue(error.reason.startsWith("storage error:"), error.reason)
     }
