@@ -1,11 +1,11 @@
-//! The customer directory (`CustomerDirectoryFlow`) on [`Store`]: profiles keyed by
+//! The customer directory (`CustomerDirectoryFlow`) client object: profiles keyed by
 //! canonical email address in hash-partitioned buckets.
 
 use attrflow::flows::customer_directory as core;
-use attrflow::flows::customer_directory::CustomerDirectory;
+use attrflow::flows::customer_directory::CustomerDirectory as CoreDirectory;
 
+use crate::clients::Target;
 use crate::error::Result;
-use crate::store::Store;
 
 /// One customer's profile, keyed by its canonical email address.
 #[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
@@ -56,45 +56,41 @@ pub fn customer_profile_partition(email_address: String) -> Result<String> {
     Ok(core::profile_partition(&email_address)?)
 }
 
+/// One customer directory (`CustomerDirectoryFlow`) of a store,
+/// `store.customerDirectory(flowId)`: every call retries lock conflicts by the policy the
+/// directory was made with.
+#[derive(Debug, uniffi::Object)]
+pub struct CustomerDirectory(pub(crate) Target);
+
+impl CustomerDirectory {
+    /// The core's client of this directory, with its policy.
+    fn core(&self) -> CoreDirectory<'_> {
+        CoreDirectory::new(&self.0.store.runtime, &self.0.flow_id).with_retry_policy(self.0.retry)
+    }
+}
+
 #[uniffi::export]
-impl Store {
-    /// Starts the customer directory `flow_id`, or returns the running one's run ID.
-    pub fn start_customer_directory(&self, flow_id: String) -> Result<String> {
-        Ok(CustomerDirectory::new(&self.runtime, &flow_id).start()?)
+impl CustomerDirectory {
+    /// Starts the directory, or returns the running one's run ID.
+    pub fn start(&self) -> Result<String> {
+        Ok(self.core().start()?)
     }
 
-    /// Saves a profile under its canonical email once (`UpsertCustomerProfile`) and returns
-    /// it as stored; a concurrent upsert to the same bucket fails with `LockConflict`, to
-    /// be retried.
-    pub fn upsert_customer_profile(
-        &self,
-        flow_id: String,
-        profile: CustomerProfile,
-    ) -> Result<CustomerProfile> {
-        let directory = CustomerDirectory::new(&self.runtime, &flow_id);
-        Ok(directory.upsert(&profile.into())?.into())
+    /// Saves a profile under its canonical email (`UpsertCustomerProfile`) and returns it
+    /// as stored.
+    pub fn upsert(&self, profile: CustomerProfile) -> Result<CustomerProfile> {
+        Ok(self.core().upsert(&profile.into())?.into())
     }
 
     /// The profile of `email_address` (any case, surrounding whitespace allowed);
     /// `RecordNotFound` when none is stored.
-    pub fn get_customer_profile(
-        &self,
-        flow_id: String,
-        email_address: String,
-    ) -> Result<CustomerProfile> {
-        let directory = CustomerDirectory::new(&self.runtime, &flow_id);
-        Ok(directory.get(&email_address)?.into())
+    pub fn get(&self, email_address: String) -> Result<CustomerProfile> {
+        Ok(self.core().get(&email_address)?.into())
     }
 
     /// Deletes the profile of `email_address` (`DeleteCustomerProfile`) and returns it;
-    /// `RecordNotFound` when none is stored, `LockConflict` (to be retried) when a
-    /// concurrent call holds its bucket.
-    pub fn delete_customer_profile(
-        &self,
-        flow_id: String,
-        email_address: String,
-    ) -> Result<CustomerProfile> {
-        let directory = CustomerDirectory::new(&self.runtime, &flow_id);
-        Ok(directory.delete(&email_address)?.into())
+    /// `RecordNotFound` when none is stored.
+    pub fn delete(&self, email_address: String) -> Result<CustomerProfile> {
+        Ok(self.core().delete(&email_address)?.into())
     }
 }

@@ -5,7 +5,8 @@
 //! token or instance that was wrong, and reads exactly as the Python exception does) and
 //! the core error's own fields as properties: `flowId`, `status`, `runId`, `currentRunId`,
 //! `token`, `oldestToken`,
-//! `oldestSequence`, `physicalName`, `errorType`.
+//! `oldestSequence`, `physicalName`, `errorType`. A test below fails when a kind of the
+//! core's [`ErrorKind::ALL`] has no variant of its own here.
 
 /// An error of any attrflow call; the variant says what kind of failure, `reason` what
 /// exactly was wrong.
@@ -123,6 +124,13 @@ pub enum AttrflowError {
         /// The core's message.
         reason: String,
     },
+    /// The store's disk (or its size cap) is full: nothing of the call was written, and
+    /// the store works again once space is freed.
+    #[error("{reason}")]
+    StorageFull {
+        /// The core's message.
+        reason: String,
+    },
 }
 
 impl From<attrflow::Error> for AttrflowError {
@@ -178,11 +186,35 @@ impl From<attrflow::Error> for AttrflowError {
             E::HandlerFailure { error_type, .. } => {
                 AttrflowError::HandlerFailure { reason, error_type }
             }
-            // Disk full is a storage error here too; its message says so.
-            E::Storage(_) | E::StorageFull(_) => AttrflowError::Storage { reason },
+            E::Storage(_) => AttrflowError::Storage { reason },
+            E::StorageFull(_) => AttrflowError::StorageFull { reason },
         }
     }
 }
+
+impl AttrflowError {
+    /// The core's kind this variant stands for (one variant a kind).
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            AttrflowError::LockConflict { .. } => ErrorKind::LockConflict,
+            AttrflowError::FlowNotFound { .. } => ErrorKind::FlowNotFound,
+            AttrflowError::FlowNotActive { .. } => ErrorKind::FlowNotActive,
+            AttrflowError::FlowAlreadyStarted { .. } => ErrorKind::FlowAlreadyStarted,
+            AttrflowError::InvalidInput { .. } => ErrorKind::InvalidInput,
+            AttrflowError::RunNotCurrent { .. } => ErrorKind::RunNotCurrent,
+            AttrflowError::InvalidPageToken { .. } => ErrorKind::InvalidPageToken,
+            AttrflowError::PageNotFound { .. } => ErrorKind::PageNotFound,
+            AttrflowError::PageTrimmed { .. } => ErrorKind::PageTrimmed,
+            AttrflowError::RecordNotFound { .. } => ErrorKind::RecordNotFound,
+            AttrflowError::AttributeMapNotLoaded { .. } => ErrorKind::AttributeMapNotLoaded,
+            AttrflowError::HandlerFailure { .. } => ErrorKind::HandlerFailure,
+            AttrflowError::Storage { .. } => ErrorKind::Storage,
+            AttrflowError::StorageFull { .. } => ErrorKind::StorageFull,
+        }
+    }
+}
+
+use attrflow::ErrorKind;
 
 /// The result of every exported call.
 pub type Result<T, E = AttrflowError> = std::result::Result<T, E>;
@@ -241,6 +273,81 @@ mod tests {
             AttrflowError::HandlerFailure {
                 reason: "RPC X panicked: boom".into(),
                 error_type: "panic".into()
+            }
+        );
+    }
+
+    /// A core error of `kind`, with every field set. The match has no catch-all, so a kind
+    /// added to the core fails to compile here until it is mapped.
+    fn sample(kind: ErrorKind) -> attrflow::Error {
+        use attrflow::Error as E;
+        let text = || "x".to_owned();
+        match kind {
+            ErrorKind::LockConflict => E::LockConflict(text()),
+            ErrorKind::FlowNotFound => E::FlowNotFound { flow_id: text() },
+            ErrorKind::FlowNotActive => E::FlowNotActive {
+                flow_id: text(),
+                status: attrflow::FlowStatus::Canceled,
+            },
+            ErrorKind::FlowAlreadyStarted => E::FlowAlreadyStarted {
+                flow_id: text(),
+                run_id: text(),
+                status: attrflow::FlowStatus::Running,
+            },
+            ErrorKind::InvalidInput => E::InvalidInput(text()),
+            ErrorKind::RunNotCurrent => E::RunNotCurrent {
+                flow_id: text(),
+                run_id: text(),
+                current_run_id: text(),
+            },
+            ErrorKind::InvalidPageToken => E::InvalidPageToken { token: text() },
+            ErrorKind::PageNotFound => E::PageNotFound(text()),
+            ErrorKind::PageTrimmed => E::PageTrimmed {
+                token: text(),
+                oldest_token: text(),
+                oldest_sequence: 1,
+            },
+            ErrorKind::RecordNotFound => E::RecordNotFound(text()),
+            ErrorKind::AttributeMapNotLoaded => E::AttributeMapNotLoaded {
+                physical_name: text(),
+            },
+            ErrorKind::HandlerFailure => E::HandlerFailure {
+                error_type: text(),
+                message: text(),
+            },
+            ErrorKind::Storage => E::Storage(text()),
+            ErrorKind::StorageFull => E::StorageFull(text()),
+        }
+    }
+
+    #[test]
+    fn every_core_error_kind_has_a_variant_of_its_own() {
+        for kind in ErrorKind::ALL {
+            let core = sample(kind);
+            assert_eq!(core.kind(), kind, "sample of {}", kind.name());
+            let exported = AttrflowError::from(core.clone());
+            assert_eq!(
+                exported.kind(),
+                kind,
+                "{} is folded into another variant",
+                kind.name()
+            );
+            assert_eq!(
+                exported.to_string(),
+                core.to_string(),
+                "{} keeps the core's message",
+                kind.name()
+            );
+        }
+    }
+
+    #[test]
+    fn a_full_disk_is_not_a_plain_storage_error() {
+        let full = AttrflowError::from(attrflow::Error::StorageFull("disk full".into()));
+        assert_eq!(
+            full,
+            AttrflowError::StorageFull {
+                reason: "storage error: disk full".into()
             }
         );
     }

@@ -6,13 +6,13 @@
 //! proc-macros, and Kotlin and Swift sources are generated from the built library with the
 //! workspace's `uniffi-bindgen` (library mode), so generator and runtime always match.
 //!
-//! - [`Store`]: a store opened by path or URL, with the subscriber archive
-//!   (`ChunkedSubscriberFlow`) and the app log (`ChunkedLogFlow`) as blocking methods,
-//!   callable from any thread, with batch and idempotent registration and chunk-size
-//!   changes of the archive, and the customer directory (`CustomerDirectoryFlow`);
-//! - [`SubscriberArchive`], [`AppLog`], [`CustomerDirectory`]: the core's typed flow
-//!   clients as objects (`store.subscriberArchive(flowId)`, …), whose `*WithRetry` calls
-//!   retry lock conflicts by the core's [`RetryPolicy`];
+//! - [`Store`]: a store opened by path or URL, its calls blocking and callable from any
+//!   thread;
+//! - [`SubscriberArchive`], [`AppLog`], [`CustomerDirectory`]: the built-in flows, as the
+//!   core's typed clients (`store.subscriberArchive(flowId)`, …) with exactly the core
+//!   client's calls (appends, batches, keyed appends, pages, reads forward, tails, trims,
+//!   retention, chunk size, proofs), each retrying lock conflicts by the client's
+//!   [`RetryPolicy`]; [`SubscriberCursor`] and [`LogCursor`] wrap the core's follow cursor;
 //! - [`FlowTypeBuilder`], [`RpcHandler`], [`RpcContext`]: flow types defined in Kotlin or
 //!   Swift, checked and run by the core (`store.registerFlowType`, `store.invokeRpc`),
 //!   and any flow's run from outside its RPCs (`store.stopFlow`, `store.describeFlow`,
@@ -26,6 +26,7 @@ mod app_log;
 mod clients;
 mod customer_directory;
 mod error;
+mod follow;
 mod foreign_flow;
 mod lifecycle;
 mod metrics;
@@ -33,11 +34,13 @@ mod retention;
 mod store;
 mod subscriber_appends;
 mod subscribers;
+mod verifiable;
 
-pub use app_log::{LogEntry, LogPage};
-pub use clients::{AppLog, CustomerDirectory, RetryPolicy, SubscriberArchive};
-pub use customer_directory::CustomerProfile;
+pub use app_log::{AppLog, LogEntry, LogPage};
+pub use clients::RetryPolicy;
+pub use customer_directory::{CustomerDirectory, CustomerProfile};
 pub use error::AttrflowError;
+pub use follow::{LogCursor, SubscriberCursor};
 pub use foreign_flow::{
     FlowType, FlowTypeBuilder, HandlerError, InitialValue, InvokeOptions, LockTarget,
     MapInstanceRef, RpcContext, RpcHandler,
@@ -47,4 +50,5 @@ pub use metrics::{LatencyBucket, Metrics};
 pub use retention::{LogEntriesFrom, RetentionChange, SubscribersFrom, TrimOutcome, TrimRule};
 pub use store::{Durability, Store};
 pub use subscriber_appends::{ChunkLayout, ChunkSizeChange, IdempotencyWindow, NewSubscriber};
-pub use subscribers::{Subscriber, SubscriberPage};
+pub use subscribers::{Subscriber, SubscriberArchive, SubscriberPage};
+pub use verifiable::{ConsistencyProof, InclusionProof, NoteKeyPair, TreeHead};

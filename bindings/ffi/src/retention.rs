@@ -1,5 +1,6 @@
 //! Trimming, retention, reading forward and tailing of the subscriber archive and the app
-//! log clients: the core's calls, their inputs and outputs translated.
+//! log clients: the core's calls, their inputs and outputs translated. Like every client
+//! call, each retries lock conflicts by the client's policy, in the core.
 
 use std::time::Duration;
 
@@ -7,10 +8,9 @@ use attrflow::chunked_log as log;
 use attrflow::flows::app_log as core_log;
 use attrflow::flows::chunked_subscriber::retention as core_retention;
 
-use crate::app_log::LogEntry;
-use crate::clients::{AppLog, SubscriberArchive};
+use crate::app_log::{AppLog, LogEntry};
 use crate::error::Result;
-use crate::subscribers::Subscriber;
+use crate::subscribers::{Subscriber, SubscriberArchive};
 
 /// Which archived chunks a trim drops (whole chunks, oldest first; never the open one).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, uniffi::Enum)]
@@ -132,20 +132,16 @@ impl From<core_log::LogEntriesFrom> for LogEntriesFrom {
 
 #[uniffi::export]
 impl SubscriberArchive {
-    /// Drops whole archived chunks, oldest first, as `rule` says, retrying lock conflicts
-    /// by the archive's policy. A token of a dropped chunk then fails with `PageTrimmed`.
-    pub fn trim_with_retry(&self, rule: TrimRule) -> Result<TrimOutcome> {
-        let rule = rule.into();
-        Ok(self.core().retrying(|archive| archive.trim(rule))?.into())
+    /// Drops whole archived chunks, oldest first, as `rule` says. A token of a dropped
+    /// chunk then fails with `PageTrimmed`.
+    pub fn trim(&self, rule: TrimRule) -> Result<TrimOutcome> {
+        Ok(self.core().trim(rule.into())?.into())
     }
 
     /// Makes every registration keep at least the newest `keep_newest` subscribers (or,
-    /// with `None`, every one) and applies it at once, retrying lock conflicts.
-    pub fn set_retention_with_retry(&self, keep_newest: Option<u64>) -> Result<RetentionChange> {
-        let change = self
-            .core()
-            .retrying(|archive| archive.set_retention(keep_newest))?;
-        Ok(change.into())
+    /// with `None`, every one) and applies it at once.
+    pub fn set_retention(&self, keep_newest: Option<u64>) -> Result<RetentionChange> {
+        Ok(self.core().set_retention(keep_newest)?.into())
     }
 
     /// Up to `limit` (1 to 1000) subscribers from `sequence` on, oldest first; with
@@ -185,24 +181,15 @@ impl SubscriberArchive {
 
 #[uniffi::export]
 impl AppLog {
-    /// Drops whole archived chunks of `log`, oldest first, as `rule` says, retrying lock
-    /// conflicts by the app log's policy.
-    pub fn trim_with_retry(&self, log: String, rule: TrimRule) -> Result<TrimOutcome> {
-        let rule = rule.into();
-        Ok(self.core().retrying(|logs| logs.trim(&log, rule))?.into())
+    /// Drops whole archived chunks of `log`, oldest first, as `rule` says.
+    pub fn trim(&self, log: String, rule: TrimRule) -> Result<TrimOutcome> {
+        Ok(self.core().trim(&log, rule.into())?.into())
     }
 
     /// Makes every append to `log` keep at least its newest `keep_newest` entries (or,
-    /// with `None`, every one) and applies it at once, retrying lock conflicts.
-    pub fn set_retention_with_retry(
-        &self,
-        log: String,
-        keep_newest: Option<u64>,
-    ) -> Result<RetentionChange> {
-        let change = self
-            .core()
-            .retrying(|logs| logs.set_retention(&log, keep_newest))?;
-        Ok(change.into())
+    /// with `None`, every one) and applies it at once.
+    pub fn set_retention(&self, log: String, keep_newest: Option<u64>) -> Result<RetentionChange> {
+        Ok(self.core().set_retention(&log, keep_newest)?.into())
     }
 
     /// Up to `limit` (1 to 1000) entries of `log` from `sequence` on, oldest first; with

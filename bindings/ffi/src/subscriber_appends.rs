@@ -1,14 +1,12 @@
 //! Batch and idempotent registration, chunk-size changes and the idempotency window of the
-//! subscriber archive on [`Store`].
+//! [`SubscriberArchive`] client object.
 
 use attrflow::chunked_log as log;
 use attrflow::flows::chunked_subscriber::appends as core_appends;
 use attrflow::flows::chunked_subscriber::layout as core_layout;
-use attrflow::flows::chunked_subscriber::SubscriberArchive;
 
 use crate::error::Result;
-use crate::store::Store;
-use crate::subscribers::Subscriber;
+use crate::subscribers::{Subscriber, SubscriberArchive};
 
 /// One subscriber of a batch, before it has a sequence.
 #[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
@@ -98,62 +96,50 @@ pub fn default_idempotency_window() -> IdempotencyWindow {
 }
 
 #[uniffi::export]
-impl Store {
+impl SubscriberArchive {
     /// Appends 1 to 1000 subscribers in one transaction (`RegisterSubscribers`), filling
     /// and archiving as many chunks as they need, and returns them with their sequences,
     /// oldest first. One bad subscriber fails the batch and stores nothing. With
     /// `idempotency_key`, a retry of the same batch returns the first call's subscribers.
     #[uniffi::method(default(idempotency_key = None))]
-    pub fn register_subscribers(
+    pub fn register_batch(
         &self,
-        flow_id: String,
         subscribers: Vec<NewSubscriber>,
         idempotency_key: Option<String>,
     ) -> Result<Vec<Subscriber>> {
-        let batch: Vec<core_appends::NewSubscriber> =
-            subscribers.into_iter().map(Into::into).collect();
-        let archive = SubscriberArchive::new(&self.runtime, &flow_id);
-        let registered = archive.register_batch(&batch, idempotency_key.as_deref())?;
-        Ok(registered.into_iter().map(Into::into).collect())
+        let batch: Vec<_> = subscribers.into_iter().map(Into::into).collect();
+        let stored = self
+            .core()
+            .register_batch(&batch, idempotency_key.as_deref())?;
+        Ok(stored.into_iter().map(Into::into).collect())
     }
 
     /// Appends a subscriber under `idempotency_key` (`RegisterSubscriberOnce`): a retry with
     /// the same key and subscriber, from this or any other `Store` on the same file, returns
     /// the first call's subscriber with its sequence and appends nothing. The same key with
     /// another subscriber is `InvalidInput`.
-    pub fn register_subscriber_once(
+    pub fn register_once(
         &self,
-        flow_id: String,
         idempotency_key: String,
         subscriber_id: String,
         delivery_address: String,
     ) -> Result<Subscriber> {
-        let archive = SubscriberArchive::new(&self.runtime, &flow_id);
-        Ok(archive
-            .register_once(&idempotency_key, &subscriber_id, &delivery_address)?
-            .into())
+        let subscriber =
+            self.core()
+                .register_once(&idempotency_key, &subscriber_id, &delivery_address)?;
+        Ok(subscriber.into())
     }
 
     /// Moves the archive to `chunk_size` (1 to 127) subscribers per chunk from the next
     /// chunk boundary (`ChangeSubscriberChunkSize`). Every token issued before keeps naming
     /// the same chunk.
-    pub fn change_subscriber_chunk_size(
-        &self,
-        flow_id: String,
-        chunk_size: u64,
-    ) -> Result<ChunkSizeChange> {
-        let archive = SubscriberArchive::new(&self.runtime, &flow_id);
-        Ok(archive.change_chunk_size(chunk_size)?.into())
+    pub fn change_chunk_size(&self, chunk_size: u64) -> Result<ChunkSizeChange> {
+        Ok(self.core().change_chunk_size(chunk_size)?.into())
     }
 
     /// Sets how many idempotency keys the archive remembers, and for how long
     /// (`SetSubscriberIdempotencyWindow`); returns the window set.
-    pub fn set_subscriber_idempotency_window(
-        &self,
-        flow_id: String,
-        window: IdempotencyWindow,
-    ) -> Result<IdempotencyWindow> {
-        let archive = SubscriberArchive::new(&self.runtime, &flow_id);
-        Ok(archive.set_idempotency_window(window.into())?.into())
+    pub fn set_idempotency_window(&self, window: IdempotencyWindow) -> Result<IdempotencyWindow> {
+        Ok(self.core().set_idempotency_window(window.into())?.into())
     }
 }

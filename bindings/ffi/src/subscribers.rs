@@ -1,10 +1,13 @@
-//! The subscriber archive (`ChunkedSubscriberFlow`) on [`Store`].
+//! The subscriber archive (`ChunkedSubscriberFlow`) client object: its records, start,
+//! registration and paging (batches and layout in `subscriber_appends.rs`, retention and
+//! reads forward in `retention.rs`, the follow cursor in `follow.rs`, proofs in
+//! `verifiable.rs`).
 
 use attrflow::flows::chunked_subscriber as core;
-use attrflow::flows::chunked_subscriber::SubscriberArchive;
+use attrflow::flows::chunked_subscriber::SubscriberArchive as CoreArchive;
 
+use crate::clients::Target;
 use crate::error::Result;
-use crate::store::Store;
 
 /// One archived subscriber.
 #[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
@@ -54,33 +57,36 @@ pub fn subscriber_archive_flow_id() -> String {
     core::FLOW_ID.to_owned()
 }
 
+/// One subscriber archive (`ChunkedSubscriberFlow`) of a store, `store.subscriberArchive(flowId)`:
+/// every call retries lock conflicts by the policy the archive was made with.
+#[derive(Debug, uniffi::Object)]
+pub struct SubscriberArchive(pub(crate) Target);
+
+impl SubscriberArchive {
+    /// The core's client of this archive, with its policy.
+    pub(crate) fn core(&self) -> CoreArchive<'_> {
+        CoreArchive::new(&self.0.store.runtime, &self.0.flow_id).with_retry_policy(self.0.retry)
+    }
+}
+
 #[uniffi::export]
-impl Store {
-    /// Starts the subscriber archive `flow_id`, or returns the running one's run ID.
-    pub fn start_subscriber_archive(&self, flow_id: String) -> Result<String> {
-        Ok(SubscriberArchive::new(&self.runtime, &flow_id).start()?)
+impl SubscriberArchive {
+    /// Starts the archive, or returns the running one's run ID.
+    pub fn start(&self) -> Result<String> {
+        Ok(self.core().start()?)
     }
 
-    /// Appends a subscriber (`RegisterSubscriber`) once; a concurrent append fails with
-    /// `LockConflict`, to be retried.
-    pub fn register_subscriber(
-        &self,
-        flow_id: String,
-        subscriber_id: String,
-        delivery_address: String,
-    ) -> Result<Subscriber> {
-        let archive = SubscriberArchive::new(&self.runtime, &flow_id);
-        Ok(archive.register(&subscriber_id, &delivery_address)?.into())
+    /// Appends a subscriber (`RegisterSubscriber`) and returns it with its sequence.
+    pub fn register(&self, subscriber_id: String, delivery_address: String) -> Result<Subscriber> {
+        Ok(self
+            .core()
+            .register(&subscriber_id, &delivery_address)?
+            .into())
     }
 
     /// Reads one page (`GetSubscriberPage`): `""` or `current` for the newest, else the
-    /// previous page's `next_page_token`.
-    pub fn get_subscriber_page(
-        &self,
-        flow_id: String,
-        page_token: String,
-    ) -> Result<SubscriberPage> {
-        let archive = SubscriberArchive::new(&self.runtime, &flow_id);
-        Ok(archive.page(&page_token)?.into())
+    /// previous page's `nextPageToken`.
+    pub fn page(&self, page_token: String) -> Result<SubscriberPage> {
+        Ok(self.core().page(&page_token)?.into())
     }
 }

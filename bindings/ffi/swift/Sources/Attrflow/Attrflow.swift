@@ -606,32 +606,36 @@ fileprivate struct FfiConverterString: FfiConverter {
 
 
 /**
- * One app log (`ChunkedLogFlow`) of a store: named logs of JSON records.
+ * One app log (`ChunkedLogFlow`) of a store, `store.appLog(flowId)`: named logs of JSON
+ * records; every call retries lock conflicts by the policy the app log was made with.
  */
 public protocol AppLogProtocol: AnyObject, Sendable {
     
     /**
-     * Appends 1 to 1000 JSON records to `log` in one transaction, retrying lock conflicts
-     * by the app log's policy; with `idempotency_key`, a retry of the same batch returns
-     * the first call's entries.
+     * Appends the JSON record `record_json` to `log` (`AppendLogRecord`); appends to
+     * different logs do not conflict.
      */
-    func appendBatchWithRetry(log: String, recordsJson: [String], idempotencyKey: String?) throws  -> [LogEntry]
+    func append(log: String, recordJson: String) throws  -> LogEntry
     
     /**
-     * Appends the JSON record `record_json` to `log` under `idempotency_key`, retrying
-     * lock conflicts by the app log's policy.
+     * Appends 1 to 1000 JSON records to `log` in one transaction (`AppendLogRecords`) and
+     * returns their entries, oldest first; one bad record fails the batch and stores
+     * nothing. With `idempotency_key`, a retry of the same batch returns the first call's
+     * entries.
      */
-    func appendOnceWithRetry(log: String, idempotencyKey: String, recordJson: String) throws  -> LogEntry
+    func appendBatch(log: String, recordsJson: [String], idempotencyKey: String?) throws  -> [LogEntry]
     
     /**
-     * Appends the JSON record `record_json` to `log`, retrying lock conflicts by the
-     * app log's policy.
+     * Appends the JSON record `record_json` to `log` under `idempotency_key`
+     * (`AppendLogRecordOnce`): a retry with the same key and record, from this or any
+     * other `Store` on the same file, returns the first call's entry and appends nothing.
+     * Keys are per log.
      */
-    func appendWithRetry(log: String, recordJson: String) throws  -> LogEntry
+    func appendOnce(log: String, idempotencyKey: String, recordJson: String) throws  -> LogEntry
     
     /**
-     * Reads one page of `log`: `""` or `current` for the newest, else a
-     * `next_page_token`.
+     * Reads one page of `log`: `""` or `current` for the newest, else the previous page's
+     * `nextPageToken`.
      */
     func page(log: String, pageToken: String) throws  -> LogPage
     
@@ -641,6 +645,13 @@ public protocol AppLogProtocol: AnyObject, Sendable {
     func start() throws  -> String
     
     /**
+     * A cursor delivering the entries of `log` after sequence `after` (0: from the oldest
+     * retained one), up to `limit` (1 to 1000) a step, in the run `run_id` or else the
+     * run its first step reads. A bad `after` or `limit` is `InvalidInput`.
+     */
+    func follow(log: String, after: UInt64, limit: UInt64, runId: String?) throws  -> LogCursor
+    
+    /**
      * Up to `limit` (1 to 1000) entries of `log` from `sequence` on, oldest first; with
      * `run_id`, only in that run of the logs flow (another is `RunNotCurrent`).
      */
@@ -648,9 +659,9 @@ public protocol AppLogProtocol: AnyObject, Sendable {
     
     /**
      * Makes every append to `log` keep at least its newest `keep_newest` entries (or,
-     * with `None`, every one) and applies it at once, retrying lock conflicts.
+     * with `None`, every one) and applies it at once.
      */
-    func setRetentionWithRetry(log: String, keepNewest: UInt64?) throws  -> RetentionChange
+    func setRetention(log: String, keepNewest: UInt64?) throws  -> RetentionChange
     
     /**
      * Waits (blocking) up to `timeout_ms` (at most 60 000) for entries of `log` after
@@ -661,14 +672,43 @@ public protocol AppLogProtocol: AnyObject, Sendable {
     func tail(log: String, after: UInt64, limit: UInt64, timeoutMs: UInt64, runId: String?) throws  -> LogEntriesFrom
     
     /**
-     * Drops whole archived chunks of `log`, oldest first, as `rule` says, retrying lock
-     * conflicts by the app log's policy.
+     * Drops whole archived chunks of `log`, oldest first, as `rule` says.
      */
-    func trimWithRetry(log: String, rule: TrimRule) throws  -> TrimOutcome
+    func trim(log: String, rule: TrimRule) throws  -> TrimOutcome
+    
+    /**
+     * The newest tree head of `log` as a C2SP checkpoint signed with `signer_key` (its
+     * note text, never stored); `origin` defaults to `attrflow/<flow ID>/<log>`.
+     */
+    func checkpoint(log: String, signerKey: String, origin: String?) throws  -> String
+    
+    /**
+     * The consistency proof of `log` between tree sizes `from` and `to`; `from > to` is
+     * `InvalidInput`.
+     */
+    func consistencyProof(log: String, from: UInt64, to: UInt64) throws  -> ConsistencyProof
+    
+    /**
+     * The inclusion proof of record `sequence` of `log` in the tree of `tree_size`
+     * records (the newest size when absent); beyond the tree is `InvalidInput`.
+     */
+    func inclusionProof(log: String, sequence: UInt64, treeSize: UInt64?) throws  -> InclusionProof
+    
+    /**
+     * Makes `log` verifiable (idempotent; the tree covers every record from sequence 1)
+     * and returns its tree head.
+     */
+    func makeVerifiable(log: String) throws  -> TreeHead
+    
+    /**
+     * The tree head of `log`: its record count and root hash.
+     */
+    func treeHead(log: String) throws  -> TreeHead
     
 }
 /**
- * One app log (`ChunkedLogFlow`) of a store: named logs of JSON records.
+ * One app log (`ChunkedLogFlow`) of a store, `store.appLog(flowId)`: named logs of JSON
+ * records; every call retries lock conflicts by the policy the app log was made with.
  */
 open class AppLog: AppLogProtocol, @unchecked Sendable {
     fileprivate let handle: UInt64
@@ -724,14 +764,30 @@ open class AppLog: AppLogProtocol, @unchecked Sendable {
 
     
     /**
-     * Appends 1 to 1000 JSON records to `log` in one transaction, retrying lock conflicts
-     * by the app log's policy; with `idempotency_key`, a retry of the same batch returns
-     * the first call's entries.
+     * Appends the JSON record `record_json` to `log` (`AppendLogRecord`); appends to
+     * different logs do not conflict.
      */
-open func appendBatchWithRetry(log: String, recordsJson: [String], idempotencyKey: String? = nil)throws  -> [LogEntry]  {
+open func append(log: String, recordJson: String)throws  -> LogEntry  {
+    return try  FfiConverterTypeLogEntry_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_applog_append(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(log),
+        FfiConverterString.lower(recordJson),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Appends 1 to 1000 JSON records to `log` in one transaction (`AppendLogRecords`) and
+     * returns their entries, oldest first; one bad record fails the batch and stores
+     * nothing. With `idempotency_key`, a retry of the same batch returns the first call's
+     * entries.
+     */
+open func appendBatch(log: String, recordsJson: [String], idempotencyKey: String? = nil)throws  -> [LogEntry]  {
     return try  FfiConverterSequenceTypeLogEntry.lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
         uniffiCallStatus in
-    uniffi_attrflow_ffi_fn_method_applog_append_batch_with_retry(
+    uniffi_attrflow_ffi_fn_method_applog_append_batch(
             self.uniffiCloneHandle(),
         FfiConverterString.lower(log),
         FfiConverterSequenceString.lower(recordsJson),
@@ -741,13 +797,15 @@ open func appendBatchWithRetry(log: String, recordsJson: [String], idempotencyKe
 }
     
     /**
-     * Appends the JSON record `record_json` to `log` under `idempotency_key`, retrying
-     * lock conflicts by the app log's policy.
+     * Appends the JSON record `record_json` to `log` under `idempotency_key`
+     * (`AppendLogRecordOnce`): a retry with the same key and record, from this or any
+     * other `Store` on the same file, returns the first call's entry and appends nothing.
+     * Keys are per log.
      */
-open func appendOnceWithRetry(log: String, idempotencyKey: String, recordJson: String)throws  -> LogEntry  {
+open func appendOnce(log: String, idempotencyKey: String, recordJson: String)throws  -> LogEntry  {
     return try  FfiConverterTypeLogEntry_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
         uniffiCallStatus in
-    uniffi_attrflow_ffi_fn_method_applog_append_once_with_retry(
+    uniffi_attrflow_ffi_fn_method_applog_append_once(
             self.uniffiCloneHandle(),
         FfiConverterString.lower(log),
         FfiConverterString.lower(idempotencyKey),
@@ -757,23 +815,8 @@ open func appendOnceWithRetry(log: String, idempotencyKey: String, recordJson: S
 }
     
     /**
-     * Appends the JSON record `record_json` to `log`, retrying lock conflicts by the
-     * app log's policy.
-     */
-open func appendWithRetry(log: String, recordJson: String)throws  -> LogEntry  {
-    return try  FfiConverterTypeLogEntry_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
-        uniffiCallStatus in
-    uniffi_attrflow_ffi_fn_method_applog_append_with_retry(
-            self.uniffiCloneHandle(),
-        FfiConverterString.lower(log),
-        FfiConverterString.lower(recordJson),uniffiCallStatus
-    )
-})
-}
-    
-    /**
-     * Reads one page of `log`: `""` or `current` for the newest, else a
-     * `next_page_token`.
+     * Reads one page of `log`: `""` or `current` for the newest, else the previous page's
+     * `nextPageToken`.
      */
 open func page(log: String, pageToken: String)throws  -> LogPage  {
     return try  FfiConverterTypeLogPage_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
@@ -799,6 +842,24 @@ open func start()throws  -> String  {
 }
     
     /**
+     * A cursor delivering the entries of `log` after sequence `after` (0: from the oldest
+     * retained one), up to `limit` (1 to 1000) a step, in the run `run_id` or else the
+     * run its first step reads. A bad `after` or `limit` is `InvalidInput`.
+     */
+open func follow(log: String, after: UInt64 = UInt64(0), limit: UInt64 = UInt64(100), runId: String? = nil)throws  -> LogCursor  {
+    return try  FfiConverterTypeLogCursor_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_applog_follow(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(log),
+        FfiConverterUInt64.lower(after),
+        FfiConverterUInt64.lower(limit),
+        FfiConverterOptionString.lower(runId),uniffiCallStatus
+    )
+})
+}
+    
+    /**
      * Up to `limit` (1 to 1000) entries of `log` from `sequence` on, oldest first; with
      * `run_id`, only in that run of the logs flow (another is `RunNotCurrent`).
      */
@@ -817,12 +878,12 @@ open func readFrom(log: String, sequence: UInt64, limit: UInt64, runId: String? 
     
     /**
      * Makes every append to `log` keep at least its newest `keep_newest` entries (or,
-     * with `None`, every one) and applies it at once, retrying lock conflicts.
+     * with `None`, every one) and applies it at once.
      */
-open func setRetentionWithRetry(log: String, keepNewest: UInt64?)throws  -> RetentionChange  {
+open func setRetention(log: String, keepNewest: UInt64?)throws  -> RetentionChange  {
     return try  FfiConverterTypeRetentionChange_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
         uniffiCallStatus in
-    uniffi_attrflow_ffi_fn_method_applog_set_retention_with_retry(
+    uniffi_attrflow_ffi_fn_method_applog_set_retention(
             self.uniffiCloneHandle(),
         FfiConverterString.lower(log),
         FfiConverterOptionUInt64.lower(keepNewest),uniffiCallStatus
@@ -851,16 +912,90 @@ open func tail(log: String, after: UInt64, limit: UInt64, timeoutMs: UInt64, run
 }
     
     /**
-     * Drops whole archived chunks of `log`, oldest first, as `rule` says, retrying lock
-     * conflicts by the app log's policy.
+     * Drops whole archived chunks of `log`, oldest first, as `rule` says.
      */
-open func trimWithRetry(log: String, rule: TrimRule)throws  -> TrimOutcome  {
+open func trim(log: String, rule: TrimRule)throws  -> TrimOutcome  {
     return try  FfiConverterTypeTrimOutcome_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
         uniffiCallStatus in
-    uniffi_attrflow_ffi_fn_method_applog_trim_with_retry(
+    uniffi_attrflow_ffi_fn_method_applog_trim(
             self.uniffiCloneHandle(),
         FfiConverterString.lower(log),
         FfiConverterTypeTrimRule_lower(rule),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * The newest tree head of `log` as a C2SP checkpoint signed with `signer_key` (its
+     * note text, never stored); `origin` defaults to `attrflow/<flow ID>/<log>`.
+     */
+open func checkpoint(log: String, signerKey: String, origin: String? = nil)throws  -> String  {
+    return try  FfiConverterString.lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_applog_checkpoint(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(log),
+        FfiConverterString.lower(signerKey),
+        FfiConverterOptionString.lower(origin),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * The consistency proof of `log` between tree sizes `from` and `to`; `from > to` is
+     * `InvalidInput`.
+     */
+open func consistencyProof(log: String, from: UInt64, to: UInt64)throws  -> ConsistencyProof  {
+    return try  FfiConverterTypeConsistencyProof_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_applog_consistency_proof(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(log),
+        FfiConverterUInt64.lower(from),
+        FfiConverterUInt64.lower(to),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * The inclusion proof of record `sequence` of `log` in the tree of `tree_size`
+     * records (the newest size when absent); beyond the tree is `InvalidInput`.
+     */
+open func inclusionProof(log: String, sequence: UInt64, treeSize: UInt64? = nil)throws  -> InclusionProof  {
+    return try  FfiConverterTypeInclusionProof_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_applog_inclusion_proof(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(log),
+        FfiConverterUInt64.lower(sequence),
+        FfiConverterOptionUInt64.lower(treeSize),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Makes `log` verifiable (idempotent; the tree covers every record from sequence 1)
+     * and returns its tree head.
+     */
+open func makeVerifiable(log: String)throws  -> TreeHead  {
+    return try  FfiConverterTypeTreeHead_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_applog_make_verifiable(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(log),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * The tree head of `log`: its record count and root hash.
+     */
+open func treeHead(log: String)throws  -> TreeHead  {
+    return try  FfiConverterTypeTreeHead_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_applog_tree_head(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(log),uniffiCallStatus
     )
 })
 }
@@ -916,12 +1051,21 @@ public func FfiConverterTypeAppLog_lower(_ value: AppLog) -> UInt64 {
 
 
 /**
- * One customer directory (`CustomerDirectoryFlow`) of a store.
+ * One customer directory (`CustomerDirectoryFlow`) of a store,
+ * `store.customerDirectory(flowId)`: every call retries lock conflicts by the policy the
+ * directory was made with.
  */
 public protocol CustomerDirectoryProtocol: AnyObject, Sendable {
     
     /**
-     * The profile of `email_address`; `RecordNotFound` when none is stored.
+     * Deletes the profile of `email_address` (`DeleteCustomerProfile`) and returns it;
+     * `RecordNotFound` when none is stored.
+     */
+    func delete(emailAddress: String) throws  -> CustomerProfile
+    
+    /**
+     * The profile of `email_address` (any case, surrounding whitespace allowed);
+     * `RecordNotFound` when none is stored.
      */
     func get(emailAddress: String) throws  -> CustomerProfile
     
@@ -931,14 +1075,16 @@ public protocol CustomerDirectoryProtocol: AnyObject, Sendable {
     func start() throws  -> String
     
     /**
-     * Saves a profile under its canonical email, retrying lock conflicts by the
-     * directory's policy, and returns it as stored.
+     * Saves a profile under its canonical email (`UpsertCustomerProfile`) and returns it
+     * as stored.
      */
-    func upsertWithRetry(profile: CustomerProfile) throws  -> CustomerProfile
+    func upsert(profile: CustomerProfile) throws  -> CustomerProfile
     
 }
 /**
- * One customer directory (`CustomerDirectoryFlow`) of a store.
+ * One customer directory (`CustomerDirectoryFlow`) of a store,
+ * `store.customerDirectory(flowId)`: every call retries lock conflicts by the policy the
+ * directory was made with.
  */
 open class CustomerDirectory: CustomerDirectoryProtocol, @unchecked Sendable {
     fileprivate let handle: UInt64
@@ -994,7 +1140,22 @@ open class CustomerDirectory: CustomerDirectoryProtocol, @unchecked Sendable {
 
     
     /**
-     * The profile of `email_address`; `RecordNotFound` when none is stored.
+     * Deletes the profile of `email_address` (`DeleteCustomerProfile`) and returns it;
+     * `RecordNotFound` when none is stored.
+     */
+open func delete(emailAddress: String)throws  -> CustomerProfile  {
+    return try  FfiConverterTypeCustomerProfile_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_customerdirectory_delete(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(emailAddress),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * The profile of `email_address` (any case, surrounding whitespace allowed);
+     * `RecordNotFound` when none is stored.
      */
 open func get(emailAddress: String)throws  -> CustomerProfile  {
     return try  FfiConverterTypeCustomerProfile_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
@@ -1019,13 +1180,13 @@ open func start()throws  -> String  {
 }
     
     /**
-     * Saves a profile under its canonical email, retrying lock conflicts by the
-     * directory's policy, and returns it as stored.
+     * Saves a profile under its canonical email (`UpsertCustomerProfile`) and returns it
+     * as stored.
      */
-open func upsertWithRetry(profile: CustomerProfile)throws  -> CustomerProfile  {
+open func upsert(profile: CustomerProfile)throws  -> CustomerProfile  {
     return try  FfiConverterTypeCustomerProfile_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
         uniffiCallStatus in
-    uniffi_attrflow_ffi_fn_method_customerdirectory_upsert_with_retry(
+    uniffi_attrflow_ffi_fn_method_customerdirectory_upsert(
             self.uniffiCloneHandle(),
         FfiConverterTypeCustomerProfile_lower(profile),uniffiCallStatus
     )
@@ -1427,6 +1588,195 @@ public func FfiConverterTypeFlowTypeBuilder_lift(_ handle: UInt64) throws -> Flo
 #endif
 public func FfiConverterTypeFlowTypeBuilder_lower(_ value: FlowTypeBuilder) -> UInt64 {
     return FfiConverterTypeFlowTypeBuilder.lower(value)
+}
+
+
+
+
+
+
+/**
+ * A cursor over the entries of one log of an app log, from `appLog.follow(log, after,
+ * limit)`.
+ */
+public protocol LogCursorProtocol: AnyObject, Sendable {
+    
+    /**
+     * The sequence of the last entry delivered (or the `after` it was opened with).
+     */
+    func after()  -> UInt64
+    
+    /**
+     * The log the cursor follows.
+     */
+    func log()  -> String
+    
+    /**
+     * The next entries of the log after the cursor's position, oldest first, waiting
+     * (blocking) up to `timeout_ms` (at most 60 000) for any; none on timeout. The cursor
+     * moves after them. A trimmed next record is `PageTrimmed` and logs started again are
+     * `RunNotCurrent`; either leaves the cursor where it was.
+     */
+    func next(timeoutMs: UInt64) throws  -> [LogEntry]
+    
+    /**
+     * The run the cursor follows, once its first step pinned it (or as opened).
+     */
+    func runId()  -> String?
+    
+}
+/**
+ * A cursor over the entries of one log of an app log, from `appLog.follow(log, after,
+ * limit)`.
+ */
+open class LogCursor: LogCursorProtocol, @unchecked Sendable {
+    fileprivate let handle: UInt64
+
+    /// Used to instantiate a [FFIObject] without an actual handle, for fakes in tests, mostly.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public struct NoHandle {
+        public init() {}
+    }
+
+    // TODO: We'd like this to be `private` but for Swifty reasons,
+    // we can't implement `FfiConverter` without making this `required` and we can't
+    // make it `required` without making it `public`.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    required public init(unsafeFromHandle handle: UInt64) {
+        self.handle = handle
+    }
+
+    // This constructor can be used to instantiate a fake object.
+    // - Parameter noHandle: Placeholder value so we can have a constructor separate from the default empty one that may be implemented for classes extending [FFIObject].
+    //
+    // - Warning:
+    //     Any object instantiated with this constructor cannot be passed to an actual Rust-backed object. Since there isn't a backing handle the FFI lower functions will crash.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public init(noHandle: NoHandle) {
+        self.handle = 0
+    }
+
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public func uniffiCloneHandle() -> UInt64 {
+        return try! rustCall { uniffi_attrflow_ffi_fn_clone_logcursor(self.handle, $0) }
+    }
+    // No primary constructor declared for this class.
+
+    deinit {
+        if handle == 0 {
+            // Mock objects have handle=0 don't try to free them
+            return
+        }
+
+        try! rustCall { uniffi_attrflow_ffi_fn_free_logcursor(handle, $0) }
+    }
+
+    
+
+    
+    /**
+     * The sequence of the last entry delivered (or the `after` it was opened with).
+     */
+open func after() -> UInt64  {
+    return try!  FfiConverterUInt64.lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_logcursor_after(
+            self.uniffiCloneHandle(),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * The log the cursor follows.
+     */
+open func log() -> String  {
+    return try!  FfiConverterString.lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_logcursor_log(
+            self.uniffiCloneHandle(),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * The next entries of the log after the cursor's position, oldest first, waiting
+     * (blocking) up to `timeout_ms` (at most 60 000) for any; none on timeout. The cursor
+     * moves after them. A trimmed next record is `PageTrimmed` and logs started again are
+     * `RunNotCurrent`; either leaves the cursor where it was.
+     */
+open func next(timeoutMs: UInt64)throws  -> [LogEntry]  {
+    return try  FfiConverterSequenceTypeLogEntry.lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_logcursor_next(
+            self.uniffiCloneHandle(),
+        FfiConverterUInt64.lower(timeoutMs),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * The run the cursor follows, once its first step pinned it (or as opened).
+     */
+open func runId() -> String?  {
+    return try!  FfiConverterOptionString.lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_logcursor_run_id(
+            self.uniffiCloneHandle(),uniffiCallStatus
+    )
+})
+}
+    
+
+    
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeLogCursor: FfiConverter {
+    typealias FfiType = UInt64
+    typealias SwiftType = LogCursor
+
+    public static func lift(_ handle: UInt64) throws -> LogCursor {
+        return LogCursor(unsafeFromHandle: handle)
+    }
+
+    public static func lower(_ value: LogCursor) -> UInt64 {
+        return value.uniffiCloneHandle()
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> LogCursor {
+        let handle: UInt64 = try readInt(&buf)
+        return try lift(handle)
+    }
+
+    public static func write(_ value: LogCursor, into buf: inout [UInt8]) {
+        writeInt(&buf, lower(value))
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeLogCursor_lift(_ handle: UInt64) throws -> LogCursor {
+    return try FfiConverterTypeLogCursor.lift(handle)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeLogCursor_lower(_ value: LogCursor) -> UInt64 {
+    return FfiConverterTypeLogCursor.lower(value)
 }
 
 
@@ -1944,39 +2294,6 @@ public func FfiConverterTypeRpcHandler_lower(_ value: RpcHandler) -> UInt64 {
 public protocol StoreProtocol: AnyObject, Sendable {
     
     /**
-     * Appends the JSON record `record_json` to the log `log` of flow `flow_id` once; a
-     * concurrent append to the same log fails with `LockConflict`, to be retried.
-     */
-    func appendLogRecord(flowId: String, log: String, recordJson: String) throws  -> LogEntry
-    
-    /**
-     * Appends the JSON record `record_json` to the log `log` under `idempotency_key`
-     * (`AppendLogRecordOnce`): a retry with the same key and record, from this or any
-     * other `Store` on the same file, returns the first call's entry and appends nothing.
-     * Keys are per log.
-     */
-    func appendLogRecordOnce(flowId: String, log: String, idempotencyKey: String, recordJson: String) throws  -> LogEntry
-    
-    /**
-     * Appends 1 to 1000 JSON records to the log `log` in one transaction
-     * (`AppendLogRecords`) and returns their entries, oldest first; one bad record fails
-     * the batch and stores nothing. With `idempotency_key`, a retry of the same batch
-     * returns the first call's entries.
-     */
-    func appendLogRecords(flowId: String, log: String, recordsJson: [String], idempotencyKey: String?) throws  -> [LogEntry]
-    
-    /**
-     * Reads one page of the log `log`: `""` or `current` for the newest, else the
-     * previous page's `next_page_token`.
-     */
-    func getLogPage(flowId: String, log: String, pageToken: String) throws  -> LogPage
-    
-    /**
-     * Starts the app-log flow `flow_id`, or returns the running one's run ID.
-     */
-    func startAppLog(flowId: String) throws  -> String
-    
-    /**
      * The app log `flow_id` (flow type `ChunkedLogFlow`), retrying lock conflicts by
      * `retry` (the default policy when absent).
      */
@@ -1993,31 +2310,6 @@ public protocol StoreProtocol: AnyObject, Sendable {
      * lock conflicts by `retry` (the default policy when absent).
      */
     func subscriberArchive(flowId: String, retry: RetryPolicy?) throws  -> SubscriberArchive
-    
-    /**
-     * Deletes the profile of `email_address` (`DeleteCustomerProfile`) and returns it;
-     * `RecordNotFound` when none is stored, `LockConflict` (to be retried) when a
-     * concurrent call holds its bucket.
-     */
-    func deleteCustomerProfile(flowId: String, emailAddress: String) throws  -> CustomerProfile
-    
-    /**
-     * The profile of `email_address` (any case, surrounding whitespace allowed);
-     * `RecordNotFound` when none is stored.
-     */
-    func getCustomerProfile(flowId: String, emailAddress: String) throws  -> CustomerProfile
-    
-    /**
-     * Starts the customer directory `flow_id`, or returns the running one's run ID.
-     */
-    func startCustomerDirectory(flowId: String) throws  -> String
-    
-    /**
-     * Saves a profile under its canonical email once (`UpsertCustomerProfile`) and returns
-     * it as stored; a concurrent upsert to the same bucket fails with `LockConflict`, to
-     * be retried.
-     */
-    func upsertCustomerProfile(flowId: String, profile: CustomerProfile) throws  -> CustomerProfile
     
     /**
      * Invokes an RPC once with JSON `input_json` and returns its output as JSON text; a
@@ -2107,52 +2399,6 @@ public protocol StoreProtocol: AnyObject, Sendable {
      * Where the store lives.
      */
     func location()  -> String
-    
-    /**
-     * Moves the archive to `chunk_size` (1 to 127) subscribers per chunk from the next
-     * chunk boundary (`ChangeSubscriberChunkSize`). Every token issued before keeps naming
-     * the same chunk.
-     */
-    func changeSubscriberChunkSize(flowId: String, chunkSize: UInt64) throws  -> ChunkSizeChange
-    
-    /**
-     * Appends a subscriber under `idempotency_key` (`RegisterSubscriberOnce`): a retry with
-     * the same key and subscriber, from this or any other `Store` on the same file, returns
-     * the first call's subscriber with its sequence and appends nothing. The same key with
-     * another subscriber is `InvalidInput`.
-     */
-    func registerSubscriberOnce(flowId: String, idempotencyKey: String, subscriberId: String, deliveryAddress: String) throws  -> Subscriber
-    
-    /**
-     * Appends 1 to 1000 subscribers in one transaction (`RegisterSubscribers`), filling
-     * and archiving as many chunks as they need, and returns them with their sequences,
-     * oldest first. One bad subscriber fails the batch and stores nothing. With
-     * `idempotency_key`, a retry of the same batch returns the first call's subscribers.
-     */
-    func registerSubscribers(flowId: String, subscribers: [NewSubscriber], idempotencyKey: String?) throws  -> [Subscriber]
-    
-    /**
-     * Sets how many idempotency keys the archive remembers, and for how long
-     * (`SetSubscriberIdempotencyWindow`); returns the window set.
-     */
-    func setSubscriberIdempotencyWindow(flowId: String, window: IdempotencyWindow) throws  -> IdempotencyWindow
-    
-    /**
-     * Reads one page (`GetSubscriberPage`): `""` or `current` for the newest, else the
-     * previous page's `next_page_token`.
-     */
-    func getSubscriberPage(flowId: String, pageToken: String) throws  -> SubscriberPage
-    
-    /**
-     * Appends a subscriber (`RegisterSubscriber`) once; a concurrent append fails with
-     * `LockConflict`, to be retried.
-     */
-    func registerSubscriber(flowId: String, subscriberId: String, deliveryAddress: String) throws  -> Subscriber
-    
-    /**
-     * Starts the subscriber archive `flow_id`, or returns the running one's run ID.
-     */
-    func startSubscriberArchive(flowId: String) throws  -> String
     
 }
 /**
@@ -2245,89 +2491,6 @@ public static func `open`(location: String, durability: Durability? = nil)throws
 
     
     /**
-     * Appends the JSON record `record_json` to the log `log` of flow `flow_id` once; a
-     * concurrent append to the same log fails with `LockConflict`, to be retried.
-     */
-open func appendLogRecord(flowId: String, log: String, recordJson: String)throws  -> LogEntry  {
-    return try  FfiConverterTypeLogEntry_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
-        uniffiCallStatus in
-    uniffi_attrflow_ffi_fn_method_store_append_log_record(
-            self.uniffiCloneHandle(),
-        FfiConverterString.lower(flowId),
-        FfiConverterString.lower(log),
-        FfiConverterString.lower(recordJson),uniffiCallStatus
-    )
-})
-}
-    
-    /**
-     * Appends the JSON record `record_json` to the log `log` under `idempotency_key`
-     * (`AppendLogRecordOnce`): a retry with the same key and record, from this or any
-     * other `Store` on the same file, returns the first call's entry and appends nothing.
-     * Keys are per log.
-     */
-open func appendLogRecordOnce(flowId: String, log: String, idempotencyKey: String, recordJson: String)throws  -> LogEntry  {
-    return try  FfiConverterTypeLogEntry_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
-        uniffiCallStatus in
-    uniffi_attrflow_ffi_fn_method_store_append_log_record_once(
-            self.uniffiCloneHandle(),
-        FfiConverterString.lower(flowId),
-        FfiConverterString.lower(log),
-        FfiConverterString.lower(idempotencyKey),
-        FfiConverterString.lower(recordJson),uniffiCallStatus
-    )
-})
-}
-    
-    /**
-     * Appends 1 to 1000 JSON records to the log `log` in one transaction
-     * (`AppendLogRecords`) and returns their entries, oldest first; one bad record fails
-     * the batch and stores nothing. With `idempotency_key`, a retry of the same batch
-     * returns the first call's entries.
-     */
-open func appendLogRecords(flowId: String, log: String, recordsJson: [String], idempotencyKey: String? = nil)throws  -> [LogEntry]  {
-    return try  FfiConverterSequenceTypeLogEntry.lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
-        uniffiCallStatus in
-    uniffi_attrflow_ffi_fn_method_store_append_log_records(
-            self.uniffiCloneHandle(),
-        FfiConverterString.lower(flowId),
-        FfiConverterString.lower(log),
-        FfiConverterSequenceString.lower(recordsJson),
-        FfiConverterOptionString.lower(idempotencyKey),uniffiCallStatus
-    )
-})
-}
-    
-    /**
-     * Reads one page of the log `log`: `""` or `current` for the newest, else the
-     * previous page's `next_page_token`.
-     */
-open func getLogPage(flowId: String, log: String, pageToken: String)throws  -> LogPage  {
-    return try  FfiConverterTypeLogPage_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
-        uniffiCallStatus in
-    uniffi_attrflow_ffi_fn_method_store_get_log_page(
-            self.uniffiCloneHandle(),
-        FfiConverterString.lower(flowId),
-        FfiConverterString.lower(log),
-        FfiConverterString.lower(pageToken),uniffiCallStatus
-    )
-})
-}
-    
-    /**
-     * Starts the app-log flow `flow_id`, or returns the running one's run ID.
-     */
-open func startAppLog(flowId: String)throws  -> String  {
-    return try  FfiConverterString.lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
-        uniffiCallStatus in
-    uniffi_attrflow_ffi_fn_method_store_start_app_log(
-            self.uniffiCloneHandle(),
-        FfiConverterString.lower(flowId),uniffiCallStatus
-    )
-})
-}
-    
-    /**
      * The app log `flow_id` (flow type `ChunkedLogFlow`), retrying lock conflicts by
      * `retry` (the default policy when absent).
      */
@@ -2368,66 +2531,6 @@ open func subscriberArchive(flowId: String, retry: RetryPolicy? = nil)throws  ->
             self.uniffiCloneHandle(),
         FfiConverterString.lower(flowId),
         FfiConverterOptionTypeRetryPolicy.lower(retry),uniffiCallStatus
-    )
-})
-}
-    
-    /**
-     * Deletes the profile of `email_address` (`DeleteCustomerProfile`) and returns it;
-     * `RecordNotFound` when none is stored, `LockConflict` (to be retried) when a
-     * concurrent call holds its bucket.
-     */
-open func deleteCustomerProfile(flowId: String, emailAddress: String)throws  -> CustomerProfile  {
-    return try  FfiConverterTypeCustomerProfile_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
-        uniffiCallStatus in
-    uniffi_attrflow_ffi_fn_method_store_delete_customer_profile(
-            self.uniffiCloneHandle(),
-        FfiConverterString.lower(flowId),
-        FfiConverterString.lower(emailAddress),uniffiCallStatus
-    )
-})
-}
-    
-    /**
-     * The profile of `email_address` (any case, surrounding whitespace allowed);
-     * `RecordNotFound` when none is stored.
-     */
-open func getCustomerProfile(flowId: String, emailAddress: String)throws  -> CustomerProfile  {
-    return try  FfiConverterTypeCustomerProfile_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
-        uniffiCallStatus in
-    uniffi_attrflow_ffi_fn_method_store_get_customer_profile(
-            self.uniffiCloneHandle(),
-        FfiConverterString.lower(flowId),
-        FfiConverterString.lower(emailAddress),uniffiCallStatus
-    )
-})
-}
-    
-    /**
-     * Starts the customer directory `flow_id`, or returns the running one's run ID.
-     */
-open func startCustomerDirectory(flowId: String)throws  -> String  {
-    return try  FfiConverterString.lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
-        uniffiCallStatus in
-    uniffi_attrflow_ffi_fn_method_store_start_customer_directory(
-            self.uniffiCloneHandle(),
-        FfiConverterString.lower(flowId),uniffiCallStatus
-    )
-})
-}
-    
-    /**
-     * Saves a profile under its canonical email once (`UpsertCustomerProfile`) and returns
-     * it as stored; a concurrent upsert to the same bucket fails with `LockConflict`, to
-     * be retried.
-     */
-open func upsertCustomerProfile(flowId: String, profile: CustomerProfile)throws  -> CustomerProfile  {
-    return try  FfiConverterTypeCustomerProfile_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
-        uniffiCallStatus in
-    uniffi_attrflow_ffi_fn_method_store_upsert_customer_profile(
-            self.uniffiCloneHandle(),
-        FfiConverterString.lower(flowId),
-        FfiConverterTypeCustomerProfile_lower(profile),uniffiCallStatus
     )
 })
 }
@@ -2642,118 +2745,6 @@ open func location() -> String  {
 })
 }
     
-    /**
-     * Moves the archive to `chunk_size` (1 to 127) subscribers per chunk from the next
-     * chunk boundary (`ChangeSubscriberChunkSize`). Every token issued before keeps naming
-     * the same chunk.
-     */
-open func changeSubscriberChunkSize(flowId: String, chunkSize: UInt64)throws  -> ChunkSizeChange  {
-    return try  FfiConverterTypeChunkSizeChange_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
-        uniffiCallStatus in
-    uniffi_attrflow_ffi_fn_method_store_change_subscriber_chunk_size(
-            self.uniffiCloneHandle(),
-        FfiConverterString.lower(flowId),
-        FfiConverterUInt64.lower(chunkSize),uniffiCallStatus
-    )
-})
-}
-    
-    /**
-     * Appends a subscriber under `idempotency_key` (`RegisterSubscriberOnce`): a retry with
-     * the same key and subscriber, from this or any other `Store` on the same file, returns
-     * the first call's subscriber with its sequence and appends nothing. The same key with
-     * another subscriber is `InvalidInput`.
-     */
-open func registerSubscriberOnce(flowId: String, idempotencyKey: String, subscriberId: String, deliveryAddress: String)throws  -> Subscriber  {
-    return try  FfiConverterTypeSubscriber_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
-        uniffiCallStatus in
-    uniffi_attrflow_ffi_fn_method_store_register_subscriber_once(
-            self.uniffiCloneHandle(),
-        FfiConverterString.lower(flowId),
-        FfiConverterString.lower(idempotencyKey),
-        FfiConverterString.lower(subscriberId),
-        FfiConverterString.lower(deliveryAddress),uniffiCallStatus
-    )
-})
-}
-    
-    /**
-     * Appends 1 to 1000 subscribers in one transaction (`RegisterSubscribers`), filling
-     * and archiving as many chunks as they need, and returns them with their sequences,
-     * oldest first. One bad subscriber fails the batch and stores nothing. With
-     * `idempotency_key`, a retry of the same batch returns the first call's subscribers.
-     */
-open func registerSubscribers(flowId: String, subscribers: [NewSubscriber], idempotencyKey: String? = nil)throws  -> [Subscriber]  {
-    return try  FfiConverterSequenceTypeSubscriber.lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
-        uniffiCallStatus in
-    uniffi_attrflow_ffi_fn_method_store_register_subscribers(
-            self.uniffiCloneHandle(),
-        FfiConverterString.lower(flowId),
-        FfiConverterSequenceTypeNewSubscriber.lower(subscribers),
-        FfiConverterOptionString.lower(idempotencyKey),uniffiCallStatus
-    )
-})
-}
-    
-    /**
-     * Sets how many idempotency keys the archive remembers, and for how long
-     * (`SetSubscriberIdempotencyWindow`); returns the window set.
-     */
-open func setSubscriberIdempotencyWindow(flowId: String, window: IdempotencyWindow)throws  -> IdempotencyWindow  {
-    return try  FfiConverterTypeIdempotencyWindow_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
-        uniffiCallStatus in
-    uniffi_attrflow_ffi_fn_method_store_set_subscriber_idempotency_window(
-            self.uniffiCloneHandle(),
-        FfiConverterString.lower(flowId),
-        FfiConverterTypeIdempotencyWindow_lower(window),uniffiCallStatus
-    )
-})
-}
-    
-    /**
-     * Reads one page (`GetSubscriberPage`): `""` or `current` for the newest, else the
-     * previous page's `next_page_token`.
-     */
-open func getSubscriberPage(flowId: String, pageToken: String)throws  -> SubscriberPage  {
-    return try  FfiConverterTypeSubscriberPage_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
-        uniffiCallStatus in
-    uniffi_attrflow_ffi_fn_method_store_get_subscriber_page(
-            self.uniffiCloneHandle(),
-        FfiConverterString.lower(flowId),
-        FfiConverterString.lower(pageToken),uniffiCallStatus
-    )
-})
-}
-    
-    /**
-     * Appends a subscriber (`RegisterSubscriber`) once; a concurrent append fails with
-     * `LockConflict`, to be retried.
-     */
-open func registerSubscriber(flowId: String, subscriberId: String, deliveryAddress: String)throws  -> Subscriber  {
-    return try  FfiConverterTypeSubscriber_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
-        uniffiCallStatus in
-    uniffi_attrflow_ffi_fn_method_store_register_subscriber(
-            self.uniffiCloneHandle(),
-        FfiConverterString.lower(flowId),
-        FfiConverterString.lower(subscriberId),
-        FfiConverterString.lower(deliveryAddress),uniffiCallStatus
-    )
-})
-}
-    
-    /**
-     * Starts the subscriber archive `flow_id`, or returns the running one's run ID.
-     */
-open func startSubscriberArchive(flowId: String)throws  -> String  {
-    return try  FfiConverterString.lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
-        uniffiCallStatus in
-    uniffi_attrflow_ffi_fn_method_store_start_subscriber_archive(
-            self.uniffiCloneHandle(),
-        FfiConverterString.lower(flowId),uniffiCallStatus
-    )
-})
-}
-    
 
     
 }
@@ -2805,54 +2796,17 @@ public func FfiConverterTypeStore_lower(_ value: Store) -> UInt64 {
 
 
 /**
- * One subscriber archive (`ChunkedSubscriberFlow`) of a store.
+ * One subscriber archive (`ChunkedSubscriberFlow`) of a store, `store.subscriberArchive(flowId)`:
+ * every call retries lock conflicts by the policy the archive was made with.
  */
 public protocol SubscriberArchiveProtocol: AnyObject, Sendable {
     
     /**
-     * Moves the archive to `chunk_size` (1 to 127) subscribers per chunk from the next
-     * chunk boundary, retrying lock conflicts by the archive's policy.
+     * A cursor delivering the subscribers after sequence `after` (0: from the oldest
+     * retained one), up to `limit` (1 to 1000) a step, in the run `run_id` or else the
+     * run its first step reads. A bad `after` or `limit` is `InvalidInput`.
      */
-    func changeChunkSizeWithRetry(chunkSize: UInt64) throws  -> ChunkSizeChange
-    
-    /**
-     * Reads one page: `""` or `current` for the newest, else a `next_page_token`.
-     */
-    func page(pageToken: String) throws  -> SubscriberPage
-    
-    /**
-     * Appends a subscriber once; a concurrent append fails with `LockConflict`.
-     */
-    func register(subscriberId: String, deliveryAddress: String) throws  -> Subscriber
-    
-    /**
-     * Appends 1 to 1000 subscribers in one transaction, retrying lock conflicts by the
-     * archive's policy; with `idempotency_key`, a retry of the same batch returns the
-     * first call's subscribers.
-     */
-    func registerBatchWithRetry(subscribers: [NewSubscriber], idempotencyKey: String?) throws  -> [Subscriber]
-    
-    /**
-     * Appends a subscriber under `idempotency_key`, retrying lock conflicts by the
-     * archive's policy: a retry with the same key returns the first call's subscriber.
-     */
-    func registerOnceWithRetry(idempotencyKey: String, subscriberId: String, deliveryAddress: String) throws  -> Subscriber
-    
-    /**
-     * Appends a subscriber, retrying lock conflicts by the archive's policy.
-     */
-    func registerWithRetry(subscriberId: String, deliveryAddress: String) throws  -> Subscriber
-    
-    /**
-     * Sets how many idempotency keys the archive remembers, and for how long, retrying
-     * lock conflicts by the archive's policy.
-     */
-    func setIdempotencyWindowWithRetry(window: IdempotencyWindow) throws  -> IdempotencyWindow
-    
-    /**
-     * Starts the archive, or returns the running one's run ID.
-     */
-    func start() throws  -> String
+    func follow(after: UInt64, limit: UInt64, runId: String?) throws  -> SubscriberCursor
     
     /**
      * Up to `limit` (1 to 1000) subscribers from `sequence` on, oldest first; with
@@ -2862,9 +2816,9 @@ public protocol SubscriberArchiveProtocol: AnyObject, Sendable {
     
     /**
      * Makes every registration keep at least the newest `keep_newest` subscribers (or,
-     * with `None`, every one) and applies it at once, retrying lock conflicts.
+     * with `None`, every one) and applies it at once.
      */
-    func setRetentionWithRetry(keepNewest: UInt64?) throws  -> RetentionChange
+    func setRetention(keepNewest: UInt64?) throws  -> RetentionChange
     
     /**
      * Waits (blocking) up to `timeout_ms` (at most 60 000) for subscribers after `after`
@@ -2875,14 +2829,89 @@ public protocol SubscriberArchiveProtocol: AnyObject, Sendable {
     func tail(after: UInt64, limit: UInt64, timeoutMs: UInt64, runId: String?) throws  -> SubscribersFrom
     
     /**
-     * Drops whole archived chunks, oldest first, as `rule` says, retrying lock conflicts
-     * by the archive's policy. A token of a dropped chunk then fails with `PageTrimmed`.
+     * Drops whole archived chunks, oldest first, as `rule` says. A token of a dropped
+     * chunk then fails with `PageTrimmed`.
      */
-    func trimWithRetry(rule: TrimRule) throws  -> TrimOutcome
+    func trim(rule: TrimRule) throws  -> TrimOutcome
+    
+    /**
+     * Moves the archive to `chunk_size` (1 to 127) subscribers per chunk from the next
+     * chunk boundary (`ChangeSubscriberChunkSize`). Every token issued before keeps naming
+     * the same chunk.
+     */
+    func changeChunkSize(chunkSize: UInt64) throws  -> ChunkSizeChange
+    
+    /**
+     * Appends 1 to 1000 subscribers in one transaction (`RegisterSubscribers`), filling
+     * and archiving as many chunks as they need, and returns them with their sequences,
+     * oldest first. One bad subscriber fails the batch and stores nothing. With
+     * `idempotency_key`, a retry of the same batch returns the first call's subscribers.
+     */
+    func registerBatch(subscribers: [NewSubscriber], idempotencyKey: String?) throws  -> [Subscriber]
+    
+    /**
+     * Appends a subscriber under `idempotency_key` (`RegisterSubscriberOnce`): a retry with
+     * the same key and subscriber, from this or any other `Store` on the same file, returns
+     * the first call's subscriber with its sequence and appends nothing. The same key with
+     * another subscriber is `InvalidInput`.
+     */
+    func registerOnce(idempotencyKey: String, subscriberId: String, deliveryAddress: String) throws  -> Subscriber
+    
+    /**
+     * Sets how many idempotency keys the archive remembers, and for how long
+     * (`SetSubscriberIdempotencyWindow`); returns the window set.
+     */
+    func setIdempotencyWindow(window: IdempotencyWindow) throws  -> IdempotencyWindow
+    
+    /**
+     * Reads one page (`GetSubscriberPage`): `""` or `current` for the newest, else the
+     * previous page's `nextPageToken`.
+     */
+    func page(pageToken: String) throws  -> SubscriberPage
+    
+    /**
+     * Appends a subscriber (`RegisterSubscriber`) and returns it with its sequence.
+     */
+    func register(subscriberId: String, deliveryAddress: String) throws  -> Subscriber
+    
+    /**
+     * Starts the archive, or returns the running one's run ID.
+     */
+    func start() throws  -> String
+    
+    /**
+     * The newest tree head as a C2SP checkpoint signed with `signer_key` (its note text,
+     * never stored); `origin` defaults to `attrflow/<flow ID>/<log>`.
+     */
+    func checkpoint(signerKey: String, origin: String?) throws  -> String
+    
+    /**
+     * The consistency proof between tree sizes `from` and `to`; `from > to` is
+     * `InvalidInput`.
+     */
+    func consistencyProof(from: UInt64, to: UInt64) throws  -> ConsistencyProof
+    
+    /**
+     * The inclusion proof of subscriber `sequence` in the tree of `tree_size` records
+     * (the newest size when absent); beyond the tree is `InvalidInput`.
+     */
+    func inclusionProof(sequence: UInt64, treeSize: UInt64?) throws  -> InclusionProof
+    
+    /**
+     * Makes the archive verifiable (idempotent; the tree covers every subscriber from
+     * sequence 1) and returns its tree head.
+     */
+    func makeVerifiable() throws  -> TreeHead
+    
+    /**
+     * The archive's tree head: its record count and root hash.
+     */
+    func treeHead() throws  -> TreeHead
     
 }
 /**
- * One subscriber archive (`ChunkedSubscriberFlow`) of a store.
+ * One subscriber archive (`ChunkedSubscriberFlow`) of a store, `store.subscriberArchive(flowId)`:
+ * every call retries lock conflicts by the policy the archive was made with.
  */
 open class SubscriberArchive: SubscriberArchiveProtocol, @unchecked Sendable {
     fileprivate let handle: UInt64
@@ -2938,114 +2967,18 @@ open class SubscriberArchive: SubscriberArchiveProtocol, @unchecked Sendable {
 
     
     /**
-     * Moves the archive to `chunk_size` (1 to 127) subscribers per chunk from the next
-     * chunk boundary, retrying lock conflicts by the archive's policy.
+     * A cursor delivering the subscribers after sequence `after` (0: from the oldest
+     * retained one), up to `limit` (1 to 1000) a step, in the run `run_id` or else the
+     * run its first step reads. A bad `after` or `limit` is `InvalidInput`.
      */
-open func changeChunkSizeWithRetry(chunkSize: UInt64)throws  -> ChunkSizeChange  {
-    return try  FfiConverterTypeChunkSizeChange_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+open func follow(after: UInt64 = UInt64(0), limit: UInt64 = UInt64(100), runId: String? = nil)throws  -> SubscriberCursor  {
+    return try  FfiConverterTypeSubscriberCursor_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
         uniffiCallStatus in
-    uniffi_attrflow_ffi_fn_method_subscriberarchive_change_chunk_size_with_retry(
+    uniffi_attrflow_ffi_fn_method_subscriberarchive_follow(
             self.uniffiCloneHandle(),
-        FfiConverterUInt64.lower(chunkSize),uniffiCallStatus
-    )
-})
-}
-    
-    /**
-     * Reads one page: `""` or `current` for the newest, else a `next_page_token`.
-     */
-open func page(pageToken: String)throws  -> SubscriberPage  {
-    return try  FfiConverterTypeSubscriberPage_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
-        uniffiCallStatus in
-    uniffi_attrflow_ffi_fn_method_subscriberarchive_page(
-            self.uniffiCloneHandle(),
-        FfiConverterString.lower(pageToken),uniffiCallStatus
-    )
-})
-}
-    
-    /**
-     * Appends a subscriber once; a concurrent append fails with `LockConflict`.
-     */
-open func register(subscriberId: String, deliveryAddress: String)throws  -> Subscriber  {
-    return try  FfiConverterTypeSubscriber_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
-        uniffiCallStatus in
-    uniffi_attrflow_ffi_fn_method_subscriberarchive_register(
-            self.uniffiCloneHandle(),
-        FfiConverterString.lower(subscriberId),
-        FfiConverterString.lower(deliveryAddress),uniffiCallStatus
-    )
-})
-}
-    
-    /**
-     * Appends 1 to 1000 subscribers in one transaction, retrying lock conflicts by the
-     * archive's policy; with `idempotency_key`, a retry of the same batch returns the
-     * first call's subscribers.
-     */
-open func registerBatchWithRetry(subscribers: [NewSubscriber], idempotencyKey: String? = nil)throws  -> [Subscriber]  {
-    return try  FfiConverterSequenceTypeSubscriber.lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
-        uniffiCallStatus in
-    uniffi_attrflow_ffi_fn_method_subscriberarchive_register_batch_with_retry(
-            self.uniffiCloneHandle(),
-        FfiConverterSequenceTypeNewSubscriber.lower(subscribers),
-        FfiConverterOptionString.lower(idempotencyKey),uniffiCallStatus
-    )
-})
-}
-    
-    /**
-     * Appends a subscriber under `idempotency_key`, retrying lock conflicts by the
-     * archive's policy: a retry with the same key returns the first call's subscriber.
-     */
-open func registerOnceWithRetry(idempotencyKey: String, subscriberId: String, deliveryAddress: String)throws  -> Subscriber  {
-    return try  FfiConverterTypeSubscriber_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
-        uniffiCallStatus in
-    uniffi_attrflow_ffi_fn_method_subscriberarchive_register_once_with_retry(
-            self.uniffiCloneHandle(),
-        FfiConverterString.lower(idempotencyKey),
-        FfiConverterString.lower(subscriberId),
-        FfiConverterString.lower(deliveryAddress),uniffiCallStatus
-    )
-})
-}
-    
-    /**
-     * Appends a subscriber, retrying lock conflicts by the archive's policy.
-     */
-open func registerWithRetry(subscriberId: String, deliveryAddress: String)throws  -> Subscriber  {
-    return try  FfiConverterTypeSubscriber_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
-        uniffiCallStatus in
-    uniffi_attrflow_ffi_fn_method_subscriberarchive_register_with_retry(
-            self.uniffiCloneHandle(),
-        FfiConverterString.lower(subscriberId),
-        FfiConverterString.lower(deliveryAddress),uniffiCallStatus
-    )
-})
-}
-    
-    /**
-     * Sets how many idempotency keys the archive remembers, and for how long, retrying
-     * lock conflicts by the archive's policy.
-     */
-open func setIdempotencyWindowWithRetry(window: IdempotencyWindow)throws  -> IdempotencyWindow  {
-    return try  FfiConverterTypeIdempotencyWindow_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
-        uniffiCallStatus in
-    uniffi_attrflow_ffi_fn_method_subscriberarchive_set_idempotency_window_with_retry(
-            self.uniffiCloneHandle(),
-        FfiConverterTypeIdempotencyWindow_lower(window),uniffiCallStatus
-    )
-})
-}
-    
-    /**
-     * Starts the archive, or returns the running one's run ID.
-     */
-open func start()throws  -> String  {
-    return try  FfiConverterString.lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
-        uniffiCallStatus in
-    uniffi_attrflow_ffi_fn_method_subscriberarchive_start(
-            self.uniffiCloneHandle(),uniffiCallStatus
+        FfiConverterUInt64.lower(after),
+        FfiConverterUInt64.lower(limit),
+        FfiConverterOptionString.lower(runId),uniffiCallStatus
     )
 })
 }
@@ -3068,12 +3001,12 @@ open func readFrom(sequence: UInt64, limit: UInt64, runId: String? = nil)throws 
     
     /**
      * Makes every registration keep at least the newest `keep_newest` subscribers (or,
-     * with `None`, every one) and applies it at once, retrying lock conflicts.
+     * with `None`, every one) and applies it at once.
      */
-open func setRetentionWithRetry(keepNewest: UInt64?)throws  -> RetentionChange  {
+open func setRetention(keepNewest: UInt64?)throws  -> RetentionChange  {
     return try  FfiConverterTypeRetentionChange_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
         uniffiCallStatus in
-    uniffi_attrflow_ffi_fn_method_subscriberarchive_set_retention_with_retry(
+    uniffi_attrflow_ffi_fn_method_subscriberarchive_set_retention(
             self.uniffiCloneHandle(),
         FfiConverterOptionUInt64.lower(keepNewest),uniffiCallStatus
     )
@@ -3100,15 +3033,189 @@ open func tail(after: UInt64, limit: UInt64, timeoutMs: UInt64, runId: String? =
 }
     
     /**
-     * Drops whole archived chunks, oldest first, as `rule` says, retrying lock conflicts
-     * by the archive's policy. A token of a dropped chunk then fails with `PageTrimmed`.
+     * Drops whole archived chunks, oldest first, as `rule` says. A token of a dropped
+     * chunk then fails with `PageTrimmed`.
      */
-open func trimWithRetry(rule: TrimRule)throws  -> TrimOutcome  {
+open func trim(rule: TrimRule)throws  -> TrimOutcome  {
     return try  FfiConverterTypeTrimOutcome_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
         uniffiCallStatus in
-    uniffi_attrflow_ffi_fn_method_subscriberarchive_trim_with_retry(
+    uniffi_attrflow_ffi_fn_method_subscriberarchive_trim(
             self.uniffiCloneHandle(),
         FfiConverterTypeTrimRule_lower(rule),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Moves the archive to `chunk_size` (1 to 127) subscribers per chunk from the next
+     * chunk boundary (`ChangeSubscriberChunkSize`). Every token issued before keeps naming
+     * the same chunk.
+     */
+open func changeChunkSize(chunkSize: UInt64)throws  -> ChunkSizeChange  {
+    return try  FfiConverterTypeChunkSizeChange_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_subscriberarchive_change_chunk_size(
+            self.uniffiCloneHandle(),
+        FfiConverterUInt64.lower(chunkSize),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Appends 1 to 1000 subscribers in one transaction (`RegisterSubscribers`), filling
+     * and archiving as many chunks as they need, and returns them with their sequences,
+     * oldest first. One bad subscriber fails the batch and stores nothing. With
+     * `idempotency_key`, a retry of the same batch returns the first call's subscribers.
+     */
+open func registerBatch(subscribers: [NewSubscriber], idempotencyKey: String? = nil)throws  -> [Subscriber]  {
+    return try  FfiConverterSequenceTypeSubscriber.lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_subscriberarchive_register_batch(
+            self.uniffiCloneHandle(),
+        FfiConverterSequenceTypeNewSubscriber.lower(subscribers),
+        FfiConverterOptionString.lower(idempotencyKey),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Appends a subscriber under `idempotency_key` (`RegisterSubscriberOnce`): a retry with
+     * the same key and subscriber, from this or any other `Store` on the same file, returns
+     * the first call's subscriber with its sequence and appends nothing. The same key with
+     * another subscriber is `InvalidInput`.
+     */
+open func registerOnce(idempotencyKey: String, subscriberId: String, deliveryAddress: String)throws  -> Subscriber  {
+    return try  FfiConverterTypeSubscriber_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_subscriberarchive_register_once(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(idempotencyKey),
+        FfiConverterString.lower(subscriberId),
+        FfiConverterString.lower(deliveryAddress),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Sets how many idempotency keys the archive remembers, and for how long
+     * (`SetSubscriberIdempotencyWindow`); returns the window set.
+     */
+open func setIdempotencyWindow(window: IdempotencyWindow)throws  -> IdempotencyWindow  {
+    return try  FfiConverterTypeIdempotencyWindow_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_subscriberarchive_set_idempotency_window(
+            self.uniffiCloneHandle(),
+        FfiConverterTypeIdempotencyWindow_lower(window),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Reads one page (`GetSubscriberPage`): `""` or `current` for the newest, else the
+     * previous page's `nextPageToken`.
+     */
+open func page(pageToken: String)throws  -> SubscriberPage  {
+    return try  FfiConverterTypeSubscriberPage_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_subscriberarchive_page(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(pageToken),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Appends a subscriber (`RegisterSubscriber`) and returns it with its sequence.
+     */
+open func register(subscriberId: String, deliveryAddress: String)throws  -> Subscriber  {
+    return try  FfiConverterTypeSubscriber_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_subscriberarchive_register(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(subscriberId),
+        FfiConverterString.lower(deliveryAddress),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Starts the archive, or returns the running one's run ID.
+     */
+open func start()throws  -> String  {
+    return try  FfiConverterString.lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_subscriberarchive_start(
+            self.uniffiCloneHandle(),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * The newest tree head as a C2SP checkpoint signed with `signer_key` (its note text,
+     * never stored); `origin` defaults to `attrflow/<flow ID>/<log>`.
+     */
+open func checkpoint(signerKey: String, origin: String? = nil)throws  -> String  {
+    return try  FfiConverterString.lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_subscriberarchive_checkpoint(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(signerKey),
+        FfiConverterOptionString.lower(origin),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * The consistency proof between tree sizes `from` and `to`; `from > to` is
+     * `InvalidInput`.
+     */
+open func consistencyProof(from: UInt64, to: UInt64)throws  -> ConsistencyProof  {
+    return try  FfiConverterTypeConsistencyProof_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_subscriberarchive_consistency_proof(
+            self.uniffiCloneHandle(),
+        FfiConverterUInt64.lower(from),
+        FfiConverterUInt64.lower(to),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * The inclusion proof of subscriber `sequence` in the tree of `tree_size` records
+     * (the newest size when absent); beyond the tree is `InvalidInput`.
+     */
+open func inclusionProof(sequence: UInt64, treeSize: UInt64? = nil)throws  -> InclusionProof  {
+    return try  FfiConverterTypeInclusionProof_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_subscriberarchive_inclusion_proof(
+            self.uniffiCloneHandle(),
+        FfiConverterUInt64.lower(sequence),
+        FfiConverterOptionUInt64.lower(treeSize),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Makes the archive verifiable (idempotent; the tree covers every subscriber from
+     * sequence 1) and returns its tree head.
+     */
+open func makeVerifiable()throws  -> TreeHead  {
+    return try  FfiConverterTypeTreeHead_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_subscriberarchive_make_verifiable(
+            self.uniffiCloneHandle(),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * The archive's tree head: its record count and root hash.
+     */
+open func treeHead()throws  -> TreeHead  {
+    return try  FfiConverterTypeTreeHead_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_subscriberarchive_tree_head(
+            self.uniffiCloneHandle(),uniffiCallStatus
     )
 })
 }
@@ -3156,6 +3263,176 @@ public func FfiConverterTypeSubscriberArchive_lift(_ handle: UInt64) throws -> S
 #endif
 public func FfiConverterTypeSubscriberArchive_lower(_ value: SubscriberArchive) -> UInt64 {
     return FfiConverterTypeSubscriberArchive.lower(value)
+}
+
+
+
+
+
+
+/**
+ * A cursor over the subscribers of one archive, from `archive.follow(after, limit)`.
+ */
+public protocol SubscriberCursorProtocol: AnyObject, Sendable {
+    
+    /**
+     * The sequence of the last subscriber delivered (or the `after` it was opened with).
+     */
+    func after()  -> UInt64
+    
+    /**
+     * The next subscribers after the cursor's position, oldest first, waiting (blocking)
+     * up to `timeout_ms` (at most 60 000) for any; none on timeout. The cursor moves after
+     * them. A trimmed next record is `PageTrimmed` and an archive started again is
+     * `RunNotCurrent`; either leaves the cursor where it was.
+     */
+    func next(timeoutMs: UInt64) throws  -> [Subscriber]
+    
+    /**
+     * The run the cursor follows, once its first step pinned it (or as opened).
+     */
+    func runId()  -> String?
+    
+}
+/**
+ * A cursor over the subscribers of one archive, from `archive.follow(after, limit)`.
+ */
+open class SubscriberCursor: SubscriberCursorProtocol, @unchecked Sendable {
+    fileprivate let handle: UInt64
+
+    /// Used to instantiate a [FFIObject] without an actual handle, for fakes in tests, mostly.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public struct NoHandle {
+        public init() {}
+    }
+
+    // TODO: We'd like this to be `private` but for Swifty reasons,
+    // we can't implement `FfiConverter` without making this `required` and we can't
+    // make it `required` without making it `public`.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    required public init(unsafeFromHandle handle: UInt64) {
+        self.handle = handle
+    }
+
+    // This constructor can be used to instantiate a fake object.
+    // - Parameter noHandle: Placeholder value so we can have a constructor separate from the default empty one that may be implemented for classes extending [FFIObject].
+    //
+    // - Warning:
+    //     Any object instantiated with this constructor cannot be passed to an actual Rust-backed object. Since there isn't a backing handle the FFI lower functions will crash.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public init(noHandle: NoHandle) {
+        self.handle = 0
+    }
+
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public func uniffiCloneHandle() -> UInt64 {
+        return try! rustCall { uniffi_attrflow_ffi_fn_clone_subscribercursor(self.handle, $0) }
+    }
+    // No primary constructor declared for this class.
+
+    deinit {
+        if handle == 0 {
+            // Mock objects have handle=0 don't try to free them
+            return
+        }
+
+        try! rustCall { uniffi_attrflow_ffi_fn_free_subscribercursor(handle, $0) }
+    }
+
+    
+
+    
+    /**
+     * The sequence of the last subscriber delivered (or the `after` it was opened with).
+     */
+open func after() -> UInt64  {
+    return try!  FfiConverterUInt64.lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_subscribercursor_after(
+            self.uniffiCloneHandle(),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * The next subscribers after the cursor's position, oldest first, waiting (blocking)
+     * up to `timeout_ms` (at most 60 000) for any; none on timeout. The cursor moves after
+     * them. A trimmed next record is `PageTrimmed` and an archive started again is
+     * `RunNotCurrent`; either leaves the cursor where it was.
+     */
+open func next(timeoutMs: UInt64)throws  -> [Subscriber]  {
+    return try  FfiConverterSequenceTypeSubscriber.lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_subscribercursor_next(
+            self.uniffiCloneHandle(),
+        FfiConverterUInt64.lower(timeoutMs),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * The run the cursor follows, once its first step pinned it (or as opened).
+     */
+open func runId() -> String?  {
+    return try!  FfiConverterOptionString.lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_method_subscribercursor_run_id(
+            self.uniffiCloneHandle(),uniffiCallStatus
+    )
+})
+}
+    
+
+    
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeSubscriberCursor: FfiConverter {
+    typealias FfiType = UInt64
+    typealias SwiftType = SubscriberCursor
+
+    public static func lift(_ handle: UInt64) throws -> SubscriberCursor {
+        return SubscriberCursor(unsafeFromHandle: handle)
+    }
+
+    public static func lower(_ value: SubscriberCursor) -> UInt64 {
+        return value.uniffiCloneHandle()
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SubscriberCursor {
+        let handle: UInt64 = try readInt(&buf)
+        return try lift(handle)
+    }
+
+    public static func write(_ value: SubscriberCursor, into buf: inout [UInt8]) {
+        writeInt(&buf, lower(value))
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeSubscriberCursor_lift(_ handle: UInt64) throws -> SubscriberCursor {
+    return try FfiConverterTypeSubscriberCursor.lift(handle)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeSubscriberCursor_lower(_ value: SubscriberCursor) -> UInt64 {
+    return FfiConverterTypeSubscriberCursor.lower(value)
 }
 
 
@@ -3306,6 +3583,86 @@ public func FfiConverterTypeChunkSizeChange_lift(_ buf: RustBuffer) throws -> Ch
 #endif
 public func FfiConverterTypeChunkSizeChange_lower(_ value: ChunkSizeChange) -> RustBuffer {
     return FfiConverterTypeChunkSizeChange.lower(value)
+}
+
+
+/**
+ * That the tree of `from` records is a prefix of the tree of `to` records (RFC 6962
+ * §2.1.2).
+ */
+public struct ConsistencyProof: Equatable, Hashable {
+    /**
+     * The smaller tree size.
+     */
+    public var from: UInt64
+    /**
+     * The larger tree size.
+     */
+    public var to: UInt64
+    /**
+     * The consistency path, base64.
+     */
+    public var hashes: [String]
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * The smaller tree size.
+         */from: UInt64, 
+        /**
+         * The larger tree size.
+         */to: UInt64, 
+        /**
+         * The consistency path, base64.
+         */hashes: [String]) {
+        self.from = from
+        self.to = to
+        self.hashes = hashes
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension ConsistencyProof: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeConsistencyProof: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> ConsistencyProof {
+        return
+            try ConsistencyProof(
+                from: FfiConverterUInt64.read(from: &buf), 
+                to: FfiConverterUInt64.read(from: &buf), 
+                hashes: FfiConverterSequenceString.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: ConsistencyProof, into buf: inout [UInt8]) {
+        FfiConverterUInt64.write(value.from, into: &buf)
+        FfiConverterUInt64.write(value.to, into: &buf)
+        FfiConverterSequenceString.write(value.hashes, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeConsistencyProof_lift(_ buf: RustBuffer) throws -> ConsistencyProof {
+    return try FfiConverterTypeConsistencyProof.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeConsistencyProof_lower(_ value: ConsistencyProof) -> RustBuffer {
+    return FfiConverterTypeConsistencyProof.lower(value)
 }
 
 
@@ -3583,6 +3940,85 @@ public func FfiConverterTypeIdempotencyWindow_lift(_ buf: RustBuffer) throws -> 
 #endif
 public func FfiConverterTypeIdempotencyWindow_lower(_ value: IdempotencyWindow) -> RustBuffer {
     return FfiConverterTypeIdempotencyWindow.lower(value)
+}
+
+
+/**
+ * That record `leaf_index + 1` is in the tree of `tree_size` records (RFC 6962 §2.1.1).
+ */
+public struct InclusionProof: Equatable, Hashable {
+    /**
+     * The leaf's index: the record's sequence minus one.
+     */
+    public var leafIndex: UInt64
+    /**
+     * The tree size the proof is for.
+     */
+    public var treeSize: UInt64
+    /**
+     * The audit path, deepest first, base64.
+     */
+    public var hashes: [String]
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * The leaf's index: the record's sequence minus one.
+         */leafIndex: UInt64, 
+        /**
+         * The tree size the proof is for.
+         */treeSize: UInt64, 
+        /**
+         * The audit path, deepest first, base64.
+         */hashes: [String]) {
+        self.leafIndex = leafIndex
+        self.treeSize = treeSize
+        self.hashes = hashes
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension InclusionProof: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeInclusionProof: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> InclusionProof {
+        return
+            try InclusionProof(
+                leafIndex: FfiConverterUInt64.read(from: &buf), 
+                treeSize: FfiConverterUInt64.read(from: &buf), 
+                hashes: FfiConverterSequenceString.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: InclusionProof, into buf: inout [UInt8]) {
+        FfiConverterUInt64.write(value.leafIndex, into: &buf)
+        FfiConverterUInt64.write(value.treeSize, into: &buf)
+        FfiConverterSequenceString.write(value.hashes, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeInclusionProof_lift(_ buf: RustBuffer) throws -> InclusionProof {
+    return try FfiConverterTypeInclusionProof.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeInclusionProof_lower(_ value: InclusionProof) -> RustBuffer {
+    return FfiConverterTypeInclusionProof.lower(value)
 }
 
 
@@ -4413,6 +4849,75 @@ public func FfiConverterTypeNewSubscriber_lower(_ value: NewSubscriber) -> RustB
 
 
 /**
+ * A new Ed25519 note key pair, as Go's `note.GenerateKey` writes it.
+ */
+public struct NoteKeyPair: Equatable, Hashable {
+    /**
+     * The signer key text, `PRIVATE+KEY+<name>+<hash>+<base64>`: the application keeps it.
+     */
+    public var signerKey: String
+    /**
+     * The verifier key text, `<name>+<hash>+<base64>`: what readers check notes with.
+     */
+    public var verifierKey: String
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * The signer key text, `PRIVATE+KEY+<name>+<hash>+<base64>`: the application keeps it.
+         */signerKey: String, 
+        /**
+         * The verifier key text, `<name>+<hash>+<base64>`: what readers check notes with.
+         */verifierKey: String) {
+        self.signerKey = signerKey
+        self.verifierKey = verifierKey
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension NoteKeyPair: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeNoteKeyPair: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> NoteKeyPair {
+        return
+            try NoteKeyPair(
+                signerKey: FfiConverterString.read(from: &buf), 
+                verifierKey: FfiConverterString.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: NoteKeyPair, into buf: inout [UInt8]) {
+        FfiConverterString.write(value.signerKey, into: &buf)
+        FfiConverterString.write(value.verifierKey, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeNoteKeyPair_lift(_ buf: RustBuffer) throws -> NoteKeyPair {
+    return try FfiConverterTypeNoteKeyPair.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeNoteKeyPair_lower(_ value: NoteKeyPair) -> RustBuffer {
+    return FfiConverterTypeNoteKeyPair.lower(value)
+}
+
+
+/**
  * What setting a retention did.
  */
 public struct RetentionChange: Equatable, Hashable {
@@ -4484,7 +4989,7 @@ public func FfiConverterTypeRetentionChange_lower(_ value: RetentionChange) -> R
 
 
 /**
- * How often, and for how long, a `*WithRetry` call retries a lock conflict: at most
+ * How often, and for how long, a client's calls retry a lock conflict: at most
  * `max_attempts` calls, pauses drawn at random below a bound that doubles from
  * `first_delay_ms` to `max_delay_ms`, and no new call after `budget_ms`.
  */
@@ -4814,6 +5319,75 @@ public func FfiConverterTypeSubscribersFrom_lower(_ value: SubscribersFrom) -> R
 
 
 /**
+ * A log's tree size and RFC 6962 root hash.
+ */
+public struct TreeHead: Equatable, Hashable {
+    /**
+     * The number of records the tree covers.
+     */
+    public var treeSize: UInt64
+    /**
+     * The root hash, base64 (`SHA-256("")` for the empty tree).
+     */
+    public var rootHash: String
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * The number of records the tree covers.
+         */treeSize: UInt64, 
+        /**
+         * The root hash, base64 (`SHA-256("")` for the empty tree).
+         */rootHash: String) {
+        self.treeSize = treeSize
+        self.rootHash = rootHash
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension TreeHead: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeTreeHead: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> TreeHead {
+        return
+            try TreeHead(
+                treeSize: FfiConverterUInt64.read(from: &buf), 
+                rootHash: FfiConverterString.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: TreeHead, into buf: inout [UInt8]) {
+        FfiConverterUInt64.write(value.treeSize, into: &buf)
+        FfiConverterString.write(value.rootHash, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeTreeHead_lift(_ buf: RustBuffer) throws -> TreeHead {
+    return try FfiConverterTypeTreeHead.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeTreeHead_lower(_ value: TreeHead) -> RustBuffer {
+    return FfiConverterTypeTreeHead.lower(value)
+}
+
+
+/**
  * What a trim did, and what the log holds afterwards.
  */
 public struct TrimOutcome: Equatable, Hashable {
@@ -5074,6 +5648,15 @@ enum AttrflowError: Swift.Error, Equatable, Hashable, Foundation.LocalizedError 
          * The core's message.
          */reason: String
     )
+    /**
+     * The store's disk (or its size cap) is full: nothing of the call was written, and
+     * the store works again once space is freed.
+     */
+    case StorageFull(
+        /**
+         * The core's message.
+         */reason: String
+    )
 
     
 
@@ -5155,6 +5738,9 @@ public struct FfiConverterTypeAttrflowError: FfiConverterRustBuffer {
             errorType: try FfiConverterString.read(from: &buf)
             )
         case 13: return .Storage(
+            reason: try FfiConverterString.read(from: &buf)
+            )
+        case 14: return .StorageFull(
             reason: try FfiConverterString.read(from: &buf)
             )
 
@@ -5246,6 +5832,11 @@ public struct FfiConverterTypeAttrflowError: FfiConverterRustBuffer {
         
         case let .Storage(reason):
             writeInt(&buf, Int32(13))
+            FfiConverterString.write(reason, into: &buf)
+            
+        
+        case let .StorageFull(reason):
+            writeInt(&buf, Int32(14))
             FfiConverterString.write(reason, into: &buf)
             
         }
@@ -6195,6 +6786,18 @@ public func subscriberArchiveFlowId() -> String  {
     )
 })
 }
+/**
+ * A new Ed25519 note key pair named `name` (a signer's name: no spaces or `+`); a bad
+ * name is `InvalidInput`.
+ */
+public func generateNoteKey(name: String)throws  -> NoteKeyPair  {
+    return try  FfiConverterTypeNoteKeyPair_lift(try rustCallWithError(FfiConverterTypeAttrflowError_lift) {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_func_generate_note_key(
+        FfiConverterString.lower(name),uniffiCallStatus
+    )
+})
+}
 
 private enum InitializationResult {
     case ok
@@ -6226,76 +6829,85 @@ private let initializationResult: InitializationResult = {
     if (uniffi_attrflow_ffi_checksum_func_subscriber_archive_flow_id() != 63356) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_attrflow_ffi_checksum_method_applog_append_batch_with_retry() != 1541) {
+    if (uniffi_attrflow_ffi_checksum_func_generate_note_key() != 35939) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_attrflow_ffi_checksum_method_applog_append_once_with_retry() != 27627) {
+    if (uniffi_attrflow_ffi_checksum_method_applog_append() != 38142) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_attrflow_ffi_checksum_method_applog_append_with_retry() != 31305) {
+    if (uniffi_attrflow_ffi_checksum_method_applog_append_batch() != 22343) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_attrflow_ffi_checksum_method_applog_page() != 5502) {
+    if (uniffi_attrflow_ffi_checksum_method_applog_append_once() != 31804) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_attrflow_ffi_checksum_method_applog_start() != 16432) {
+    if (uniffi_attrflow_ffi_checksum_method_applog_page() != 60664) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_applog_start() != 27761) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_applog_follow() != 10600) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_attrflow_ffi_checksum_method_applog_read_from() != 39094) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_attrflow_ffi_checksum_method_applog_set_retention_with_retry() != 63653) {
+    if (uniffi_attrflow_ffi_checksum_method_applog_set_retention() != 307) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_attrflow_ffi_checksum_method_applog_tail() != 14469) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_attrflow_ffi_checksum_method_applog_trim_with_retry() != 53881) {
+    if (uniffi_attrflow_ffi_checksum_method_applog_trim() != 41082) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_attrflow_ffi_checksum_method_customerdirectory_get() != 40246) {
+    if (uniffi_attrflow_ffi_checksum_method_applog_checkpoint() != 27025) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_attrflow_ffi_checksum_method_customerdirectory_start() != 18735) {
+    if (uniffi_attrflow_ffi_checksum_method_applog_consistency_proof() != 48293) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_attrflow_ffi_checksum_method_customerdirectory_upsert_with_retry() != 22806) {
+    if (uniffi_attrflow_ffi_checksum_method_applog_inclusion_proof() != 20902) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_attrflow_ffi_checksum_method_subscriberarchive_change_chunk_size_with_retry() != 30315) {
+    if (uniffi_attrflow_ffi_checksum_method_applog_make_verifiable() != 54938) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_attrflow_ffi_checksum_method_subscriberarchive_page() != 15588) {
+    if (uniffi_attrflow_ffi_checksum_method_applog_tree_head() != 44464) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_attrflow_ffi_checksum_method_subscriberarchive_register() != 38678) {
+    if (uniffi_attrflow_ffi_checksum_method_customerdirectory_delete() != 64250) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_attrflow_ffi_checksum_method_subscriberarchive_register_batch_with_retry() != 28779) {
+    if (uniffi_attrflow_ffi_checksum_method_customerdirectory_get() != 15410) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_attrflow_ffi_checksum_method_subscriberarchive_register_once_with_retry() != 56252) {
+    if (uniffi_attrflow_ffi_checksum_method_customerdirectory_start() != 57874) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_attrflow_ffi_checksum_method_subscriberarchive_register_with_retry() != 3599) {
+    if (uniffi_attrflow_ffi_checksum_method_customerdirectory_upsert() != 29447) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_attrflow_ffi_checksum_method_subscriberarchive_set_idempotency_window_with_retry() != 45824) {
+    if (uniffi_attrflow_ffi_checksum_method_logcursor_after() != 41498) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_attrflow_ffi_checksum_method_subscriberarchive_start() != 10503) {
+    if (uniffi_attrflow_ffi_checksum_method_logcursor_log() != 8873) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_attrflow_ffi_checksum_method_subscriberarchive_read_from() != 13876) {
+    if (uniffi_attrflow_ffi_checksum_method_logcursor_next() != 62151) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_attrflow_ffi_checksum_method_subscriberarchive_set_retention_with_retry() != 51700) {
+    if (uniffi_attrflow_ffi_checksum_method_logcursor_run_id() != 58373) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_attrflow_ffi_checksum_method_subscriberarchive_tail() != 49294) {
+    if (uniffi_attrflow_ffi_checksum_method_subscribercursor_after() != 12258) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_attrflow_ffi_checksum_method_subscriberarchive_trim_with_retry() != 45745) {
+    if (uniffi_attrflow_ffi_checksum_method_subscribercursor_next() != 40329) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_subscribercursor_run_id() != 13350) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_attrflow_ffi_checksum_method_flowtype_name() != 56773) {
@@ -6346,40 +6958,13 @@ private let initializationResult: InitializationResult = {
     if (uniffi_attrflow_ffi_checksum_method_rpchandler_handle() != 13623) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_attrflow_ffi_checksum_method_store_append_log_record() != 60314) {
+    if (uniffi_attrflow_ffi_checksum_method_store_app_log() != 53716) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_attrflow_ffi_checksum_method_store_append_log_record_once() != 54539) {
+    if (uniffi_attrflow_ffi_checksum_method_store_customer_directory() != 31741) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_attrflow_ffi_checksum_method_store_append_log_records() != 61590) {
-        return InitializationResult.apiChecksumMismatch
-    }
-    if (uniffi_attrflow_ffi_checksum_method_store_get_log_page() != 43214) {
-        return InitializationResult.apiChecksumMismatch
-    }
-    if (uniffi_attrflow_ffi_checksum_method_store_start_app_log() != 45603) {
-        return InitializationResult.apiChecksumMismatch
-    }
-    if (uniffi_attrflow_ffi_checksum_method_store_app_log() != 25261) {
-        return InitializationResult.apiChecksumMismatch
-    }
-    if (uniffi_attrflow_ffi_checksum_method_store_customer_directory() != 2037) {
-        return InitializationResult.apiChecksumMismatch
-    }
-    if (uniffi_attrflow_ffi_checksum_method_store_subscriber_archive() != 3287) {
-        return InitializationResult.apiChecksumMismatch
-    }
-    if (uniffi_attrflow_ffi_checksum_method_store_delete_customer_profile() != 2329) {
-        return InitializationResult.apiChecksumMismatch
-    }
-    if (uniffi_attrflow_ffi_checksum_method_store_get_customer_profile() != 16654) {
-        return InitializationResult.apiChecksumMismatch
-    }
-    if (uniffi_attrflow_ffi_checksum_method_store_start_customer_directory() != 10028) {
-        return InitializationResult.apiChecksumMismatch
-    }
-    if (uniffi_attrflow_ffi_checksum_method_store_upsert_customer_profile() != 23368) {
+    if (uniffi_attrflow_ffi_checksum_method_store_subscriber_archive() != 46889) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_attrflow_ffi_checksum_method_store_invoke_rpc() != 61271) {
@@ -6421,25 +7006,55 @@ private let initializationResult: InitializationResult = {
     if (uniffi_attrflow_ffi_checksum_method_store_location() != 1456) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_attrflow_ffi_checksum_method_store_change_subscriber_chunk_size() != 10031) {
+    if (uniffi_attrflow_ffi_checksum_method_subscriberarchive_follow() != 54862) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_attrflow_ffi_checksum_method_store_register_subscriber_once() != 1809) {
+    if (uniffi_attrflow_ffi_checksum_method_subscriberarchive_read_from() != 13876) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_attrflow_ffi_checksum_method_store_register_subscribers() != 51685) {
+    if (uniffi_attrflow_ffi_checksum_method_subscriberarchive_set_retention() != 23301) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_attrflow_ffi_checksum_method_store_set_subscriber_idempotency_window() != 63263) {
+    if (uniffi_attrflow_ffi_checksum_method_subscriberarchive_tail() != 49294) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_attrflow_ffi_checksum_method_store_get_subscriber_page() != 18611) {
+    if (uniffi_attrflow_ffi_checksum_method_subscriberarchive_trim() != 40720) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_attrflow_ffi_checksum_method_store_register_subscriber() != 48984) {
+    if (uniffi_attrflow_ffi_checksum_method_subscriberarchive_change_chunk_size() != 38363) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_attrflow_ffi_checksum_method_store_start_subscriber_archive() != 64453) {
+    if (uniffi_attrflow_ffi_checksum_method_subscriberarchive_register_batch() != 38616) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_subscriberarchive_register_once() != 28938) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_subscriberarchive_set_idempotency_window() != 16725) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_subscriberarchive_page() != 1379) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_subscriberarchive_register() != 51108) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_subscriberarchive_start() != 32962) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_subscriberarchive_checkpoint() != 38967) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_subscriberarchive_consistency_proof() != 1772) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_subscriberarchive_inclusion_proof() != 30767) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_subscriberarchive_make_verifiable() != 9897) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_method_subscriberarchive_tree_head() != 64530) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_attrflow_ffi_checksum_constructor_flowtypebuilder_new() != 38275) {

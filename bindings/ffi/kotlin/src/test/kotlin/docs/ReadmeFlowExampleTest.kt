@@ -1,8 +1,7 @@
+import io.attrflow.kotlinBlockAfter
+import io.attrflow.readmeExample
 import io.attrflow.scratchFolder
-import java.nio.file.Files
-import java.nio.file.Path
 import org.junit.jupiter.api.Assertions.assertEquals
-import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.Test
 
 /**
@@ -19,11 +18,9 @@ class ReadmeFlowExampleTest {
 
     @Test
     fun `the docs page shows the compiled flow example`() {
-        val page = Files.readString(Path.of("../../../docs/kotlin-swift.md"))
-        val heading = page.indexOf("\n## Kotlin: flows of your own\n")
-        assertTrue(heading >= 0, "docs/kotlin-swift.md has its section on Kotlin flows")
-        val start = page.indexOf("```kotlin\n", heading) + "```kotlin\n".length
-        val block = page.substring(start, page.indexOf("```\n", start))
-        assertEquals(Files.readString(Path.of("src/test/kotlin/readme/ReadmeFlowExample.kt")), block)
+        assertEquals(
+            readmeExample("ReadmeFlowExample.kt"),
+            kotlinBlockAfter("../../../docs/kotlin-swift.md", "## Kotlin: flows of your own"),
+        )
     }
 }

@@ -7,7 +7,7 @@ fun main() {
         val archive = store.subscriberArchive(subscriberArchiveFlowId())
         archive.start() // idempotent
         // Lock conflicts are retried by the core's policy (bounded, jittered backoff).
-        val subscriber = archive.registerWithRetry("subscriber-001", "subscriber-001@example.com")
+        val subscriber = archive.register("subscriber-001", "subscriber-001@example.com")
 
         var token = "current"
         while (token.isNotEmpty()) {
@@ -18,6 +18,6 @@ fun main() {
 
         val logs = store.appLog("my-app")
         logs.start()
-        logs.appendWithRetry("audit", """{"event":"registered","id":"${subscriber.subscriberId}"}""")
+        logs.append("audit", """{"event":"registered","id":"${subscriber.subscriberId}"}""")
     }
 }

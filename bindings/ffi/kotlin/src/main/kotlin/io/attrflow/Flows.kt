@@ -147,12 +147,20 @@ internal class TypedHandler<I, O>(
 }
 
 /** The message a caller sees for what a handler threw: the core's own for an attrflow error. */
-private fun Exception.describe(): String = when (this) {
+private fun Exception.describe(): String = if (this is AttrflowException) coreMessage else message ?: toString()
+
+/**
+ * The core's message of any attrflow error, word for word (each variant's `reason`). The
+ * `when` has no `else`: a variant added to the generated sealed class fails to compile here
+ * until it is named.
+ */
+val AttrflowException.coreMessage: String get() = when (this) {
     is AttrflowException.LockConflict -> reason
     is AttrflowException.FlowNotFound -> reason
     is AttrflowException.FlowNotActive -> reason
     is AttrflowException.FlowAlreadyStarted -> reason
     is AttrflowException.InvalidInput -> reason
+    is AttrflowException.RunNotCurrent -> reason
     is AttrflowException.InvalidPageToken -> reason
     is AttrflowException.PageNotFound -> reason
     is AttrflowException.PageTrimmed -> reason
@@ -160,7 +168,7 @@ private fun Exception.describe(): String = when (this) {
     is AttrflowException.AttributeMapNotLoaded -> reason
     is AttrflowException.HandlerFailure -> reason
     is AttrflowException.Storage -> reason
-    else -> message ?: toString()
+    is AttrflowException.StorageFull -> reason
 }
 
 /** Invokes [rpc] of [flowType] on [flowId] once: [input] in, [O] out; a held lock throws `LockConflict`. */

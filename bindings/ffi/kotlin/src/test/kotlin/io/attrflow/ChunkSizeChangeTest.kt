@@ -8,17 +8,20 @@ import org.junit.jupiter.api.assertThrows
 class ChunkSizeChangeTest {
     private val flowId = subscriberArchiveFlowId()
 
+    /** This test's SubscriberArchive of the store. */
+    private val Store.archive: SubscriberArchive get() = subscriberArchive(flowId)
+
     private fun Store.registerRange(from: Int, to: Int) =
-        registerSubscribers(flowId, (from..to).map { NewSubscriber("s-$it", "s-$it@example.com") })
+        archive.registerBatch((from..to).map { NewSubscriber("s-$it", "s-$it@example.com") })
 
     @Test
     fun `a change from 100 to 50 applies from the next boundary and old tokens still resolve`() {
         freshStore().use { store ->
-            store.startSubscriberArchive(flowId)
+            store.archive.start()
             store.registerRange(1, 130)
-            val oldestBefore = store.getSubscriberPage(flowId, "00000000000000000001")
+            val oldestBefore = store.archive.page("00000000000000000001")
 
-            val change = store.changeSubscriberChunkSize(flowId, 50u)
+            val change = store.archive.changeChunkSize(50u)
             assertEquals(ChunkSizeChange(50u, 201u, listOf(ChunkLayout(1u, 100u), ChunkLayout(201u, 50u))), change)
 
             store.registerRange(131, 260)
@@ -29,10 +32,10 @@ class ChunkSizeChangeTest {
             )
             assertEquals(listOf(10, 50, 100, 100), pages.map { it.subscribers.size })
             assertEquals((260 downTo 1).map { it.toULong() }, pages.flatMap { it.subscribers }.map { it.sequence })
-            assertEquals(oldestBefore, store.getSubscriberPage(flowId, "00000000000000000001"))
+            assertEquals(oldestBefore, store.archive.page("00000000000000000001"))
 
             val notABoundary = assertThrows<AttrflowException.InvalidPageToken> {
-                store.getSubscriberPage(flowId, "00000000000000000226")
+                store.archive.page("00000000000000000226")
             }
             assertEquals("invalid page token \"00000000000000000226\"", notABoundary.reason)
         }
@@ -41,9 +44,9 @@ class ChunkSizeChangeTest {
     @Test
     fun `chunk sizes out of range are InvalidInput`() {
         freshStore().use { store ->
-            store.startSubscriberArchive(flowId)
+            store.archive.start()
             for (size in listOf(0uL, 128uL, 10_000uL)) {
-                val error = assertThrows<AttrflowException.InvalidInput> { store.changeSubscriberChunkSize(flowId, size) }
+                val error = assertThrows<AttrflowException.InvalidInput> { store.archive.changeChunkSize(size) }
                 assertEquals("chunk size must be between 1 and 127, got $size", error.reason)
             }
         }

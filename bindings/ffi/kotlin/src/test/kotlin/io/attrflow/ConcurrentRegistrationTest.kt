@@ -12,7 +12,7 @@ class ConcurrentRegistrationTest {
     @Test
     fun `concurrent registrations get exactly the sequences 1 to 115`() {
         freshStore().use { store ->
-            store.startSubscriberArchive(flowId)
+            store.subscriberArchive(flowId).start()
             val archive = store.subscriberArchive(flowId, patientRetry)
             val next = AtomicInteger(1)
             val start = CountDownLatch(1)
@@ -24,7 +24,7 @@ class ConcurrentRegistrationTest {
                         val n = next.getAndIncrement()
                         if (n > 115) break
                         val id = "subscriber-%03d".format(n)
-                        sequences += archive.registerWithRetry(id, "$id@example.com").sequence
+                        sequences += archive.register(id, "$id@example.com").sequence
                     }
                 }.apply { start() }
             }

@@ -11,6 +11,9 @@ import org.junit.jupiter.api.assertThrows
 class CustomerDirectoryTest {
     private val flowId = customerDirectoryFlowId()
 
+    /** This test's CustomerDirectory of the store. */
+    private val Store.directory: CustomerDirectory get() = customerDirectory(flowId)
+
     private fun profile(email: String, tier: String = "gold") =
         CustomerProfile(email, "Name of $email", "Company of $email", tier)
 
@@ -20,14 +23,14 @@ class CustomerDirectoryTest {
         assertEquals("partition-278", customerProfilePartition(" Alice@Example.COM "))
         assertEquals("partition-278", customerProfilePartition("alice@example.com"))
         freshStore().use { store ->
-            val runId = store.startCustomerDirectory(flowId)
-            assertEquals(runId, store.startCustomerDirectory(flowId), "start is idempotent")
-            val saved = store.upsertCustomerProfile(flowId, profile(" Alice@Example.COM "))
+            val runId = store.directory.start()
+            assertEquals(runId, store.directory.start(), "start is idempotent")
+            val saved = store.directory.upsert(profile(" Alice@Example.COM "))
             assertEquals("alice@example.com", saved.emailAddress)
-            assertEquals(saved, store.getCustomerProfile(flowId, "ALICE@example.com"))
+            assertEquals(saved, store.directory.get("ALICE@example.com"))
 
-            val updated = store.upsertCustomerProfile(flowId, saved.copy(customerTier = "platinum"))
-            assertEquals(updated, store.getCustomerProfile(flowId, "alice@example.com"))
+            val updated = store.directory.upsert(saved.copy(customerTier = "platinum"))
+            assertEquals(updated, store.directory.get("alice@example.com"))
             assertEquals("platinum", updated.customerTier)
         }
     }
@@ -41,14 +44,14 @@ class CustomerDirectoryTest {
             .take(12)
             .toList()
         freshStore().use { store ->
-            store.startCustomerDirectory(flowId)
+            store.directory.start()
             val directory = store.customerDirectory(flowId, patientRetry)
             val saved = ConcurrentLinkedQueue<CustomerProfile>()
             val start = CountDownLatch(1)
             val threads = emails.map { email ->
                 Thread {
                     start.await()
-                    saved += directory.upsertWithRetry(profile(email))
+                    saved += directory.upsert(profile(email))
                 }.apply { start() }
             }
             start.countDown()
@@ -56,7 +59,7 @@ class CustomerDirectoryTest {
 
             assertEquals(emails.toSet(), saved.map { it.emailAddress }.toSet())
             for (email in emails) {
-                assertEquals(profile(email), store.getCustomerProfile(flowId, email))
+                assertEquals(profile(email), store.directory.get(email))
             }
         }
     }
@@ -64,38 +67,38 @@ class CustomerDirectoryTest {
     @Test
     fun `an unknown email is RecordNotFound and a non-ASCII one InvalidInput`() {
         freshStore().use { store ->
-            store.startCustomerDirectory(flowId)
+            store.directory.start()
             val missing = assertThrows<AttrflowException.RecordNotFound> {
-                store.getCustomerProfile(flowId, "Nobody@Example.com")
+                store.directory.get("Nobody@Example.com")
             }
             assertEquals("customer profile \"nobody@example.com\" not found", missing.reason)
 
             val accented = assertThrows<AttrflowException.InvalidInput> {
-                store.upsertCustomerProfile(flowId, profile("josé@example.com"))
+                store.directory.upsert(profile("josé@example.com"))
             }
             assertEquals("emailAddress must contain only ASCII characters", accented.reason)
-            assertThrows<AttrflowException.InvalidInput> { store.getCustomerProfile(flowId, "josé@example.com") }
+            assertThrows<AttrflowException.InvalidInput> { store.directory.get("josé@example.com") }
             assertThrows<AttrflowException.InvalidInput> { customerProfilePartition("josé@example.com") }
-            val blank = assertThrows<AttrflowException.InvalidInput> { store.upsertCustomerProfile(flowId, profile("  ")) }
+            val blank = assertThrows<AttrflowException.InvalidInput> { store.directory.upsert(profile("  ")) }
             assertEquals("emailAddress is required", blank.reason)
             val noName = assertThrows<AttrflowException.InvalidInput> {
-                store.upsertCustomerProfile(flowId, profile("ada@example.com").copy(fullName = ""))
+                store.directory.upsert(profile("ada@example.com").copy(fullName = ""))
             }
             assertTrue(noName.reason.contains("fullName"), noName.reason)
-            assertThrows<AttrflowException.RecordNotFound> { store.getCustomerProfile(flowId, "ada@example.com") }
+            assertThrows<AttrflowException.RecordNotFound> { store.directory.get("ada@example.com") }
         }
     }
 
     @Test
     fun `a deleted profile is gone and an oversized field is InvalidInput`() {
         freshStore().use { store ->
-            store.startCustomerDirectory(flowId)
-            val saved = store.upsertCustomerProfile(flowId, profile("ada@example.com"))
-            assertEquals(saved, store.deleteCustomerProfile(flowId, " ADA@example.com"))
-            assertThrows<AttrflowException.RecordNotFound> { store.getCustomerProfile(flowId, "ada@example.com") }
-            assertThrows<AttrflowException.RecordNotFound> { store.deleteCustomerProfile(flowId, "ada@example.com") }
+            store.directory.start()
+            val saved = store.directory.upsert(profile("ada@example.com"))
+            assertEquals(saved, store.directory.delete(" ADA@example.com"))
+            assertThrows<AttrflowException.RecordNotFound> { store.directory.get("ada@example.com") }
+            assertThrows<AttrflowException.RecordNotFound> { store.directory.delete("ada@example.com") }
             val huge = assertThrows<AttrflowException.InvalidInput> {
-                store.upsertCustomerProfile(flowId, profile("ada@example.com").copy(fullName = "n".repeat(257)))
+                store.directory.upsert(profile("ada@example.com").copy(fullName = "n".repeat(257)))
             }
             assertEquals("fullName is 257 bytes; the limit is 256", huge.reason)
         }
@@ -104,7 +107,7 @@ class CustomerDirectoryTest {
     @Test
     fun `a directory never started is FlowNotFound`() {
         freshStore().use { store ->
-            assertThrows<AttrflowException.FlowNotFound> { store.getCustomerProfile("nobody", "ada@example.com") }
+            assertThrows<AttrflowException.FlowNotFound> { store.customerDirectory("nobody").get("ada@example.com") }
         }
     }
 }

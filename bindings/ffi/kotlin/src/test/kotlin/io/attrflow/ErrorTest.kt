@@ -9,16 +9,19 @@ import org.junit.jupiter.api.assertThrows
 class ErrorTest {
     private val flowId = subscriberArchiveFlowId()
 
+    /** This test's SubscriberArchive of the store. */
+    private val Store.archive: SubscriberArchive get() = subscriberArchive(flowId)
+
     @Test
     fun `malformed page tokens are InvalidPageToken`() {
         freshStore().use { store ->
-            store.startSubscriberArchive(flowId)
+            store.archive.start()
             for (bad in listOf("7", "archive", "00000000000000000002", "000000000000000000101", "Current")) {
-                val error = assertThrows<AttrflowException.InvalidPageToken> { store.getSubscriberPage(flowId, bad) }
+                val error = assertThrows<AttrflowException.InvalidPageToken> { store.archive.page(bad) }
                 assertEquals("invalid page token \"$bad\"", error.reason)
                 assertEquals(bad, error.token)
             }
-            val logError = assertThrows<AttrflowException.InvalidPageToken> { store.getLogPage("app", "audit", "12") }
+            val logError = assertThrows<AttrflowException.InvalidPageToken> { store.appLog("app").page("audit", "12") }
             assertEquals("invalid page token \"12\"", logError.reason)
         }
     }
@@ -26,9 +29,9 @@ class ErrorTest {
     @Test
     fun `a well formed token with no chunk is PageNotFound`() {
         freshStore().use { store ->
-            store.startSubscriberArchive(flowId)
+            store.archive.start()
             val error = assertThrows<AttrflowException.PageNotFound> {
-                store.getSubscriberPage(flowId, "00000000000000000301")
+                store.archive.page("00000000000000000301")
             }
             assertEquals("subscriber page \"00000000000000000301\" not found", error.reason)
         }
@@ -38,7 +41,7 @@ class ErrorTest {
     fun `a flow never started is FlowNotFound`() {
         freshStore().use { store ->
             val error = assertThrows<AttrflowException.FlowNotFound> {
-                store.registerSubscriber("nobody", "s", "s@example.com")
+                store.subscriberArchive("nobody").register("s", "s@example.com")
             }
             assertEquals("flow \"nobody\" not found", error.reason)
             assertEquals("nobody", error.flowId)
@@ -49,10 +52,10 @@ class ErrorTest {
     fun `the flow clients report the same typed errors with their fields`() {
         freshStore().use { store ->
             val archive = store.subscriberArchive(flowId)
-            val missing = assertThrows<AttrflowException.FlowNotFound> { archive.registerWithRetry("s", "s@example.com") }
+            val missing = assertThrows<AttrflowException.FlowNotFound> { archive.register("s", "s@example.com") }
             assertEquals(flowId, missing.flowId)
             val runId = archive.start()
-            assertEquals(runId, store.startSubscriberArchive(flowId), "starting again returns the running run")
+            assertEquals(runId, store.archive.start(), "starting again returns the running run")
             val bad = assertThrows<AttrflowException.InvalidPageToken> { archive.page("7") }
             assertEquals("7", bad.token)
             assertEquals("invalid page token \"7\"", bad.reason)
@@ -67,19 +70,19 @@ class ErrorTest {
     @Test
     fun `missing fields and bad names are InvalidInput and write nothing`() {
         freshStore().use { store ->
-            store.startSubscriberArchive(flowId)
+            store.archive.start()
             val missing = assertThrows<AttrflowException.InvalidInput> {
-                store.registerSubscriber(flowId, "", "s@example.com")
+                store.archive.register("", "s@example.com")
             }
             assertEquals("subscriberId is required", missing.reason)
-            assertThrows<AttrflowException.InvalidInput> { store.registerSubscriber("a/b", "s", "s@example.com") }
-            assertTrue(store.getSubscriberPage(flowId, "current").subscribers.isEmpty())
+            assertThrows<AttrflowException.InvalidInput> { store.subscriberArchive("a/b").register("s", "s@example.com") }
+            assertTrue(store.archive.page("current").subscribers.isEmpty())
 
-            store.startAppLog("app")
-            val notJson = assertThrows<AttrflowException.InvalidInput> { store.appendLogRecord("app", "audit", "{oops") }
+            store.appLog("app").start()
+            val notJson = assertThrows<AttrflowException.InvalidInput> { store.appLog("app").append("audit", "{oops") }
             assertTrue(notJson.reason.startsWith("record of log \"audit\" is not JSON"), notJson.reason)
-            assertThrows<AttrflowException.InvalidInput> { store.appendLogRecord("app", "a/b", "1") }
-            assertTrue(store.getLogPage("app", "audit", "current").entries.isEmpty())
+            assertThrows<AttrflowException.InvalidInput> { store.appLog("app").append("a/b", "1") }
+            assertTrue(store.appLog("app").page("audit", "current").entries.isEmpty())
         }
     }
 
@@ -88,7 +91,7 @@ class ErrorTest {
         val file = scratchFolder().resolve("not-a-database.db")
         java.nio.file.Files.writeString(file, "this is not an SQLite database, it is text long enough to be read")
         val error = assertThrows<AttrflowException.Storage> {
-            Store.open(file.toString()).use { it.startSubscriberArchive(flowId) }
+            Store.open(file.toString()).use { it.archive.start() }
         }
         assertTrue(error.reason.startsWith("storage error:"), error.reason)
     }
@@ -96,8 +99,40 @@ class ErrorTest {
     @Test
     fun `every error is an AttrflowException`() {
         freshStore().use { store ->
-            val error = assertThrows<AttrflowException> { store.getSubscriberPage("nobody", "current") }
+            val error = assertThrows<AttrflowException> { store.subscriberArchive("nobody").page("current") }
             assertTrue(error is AttrflowException.FlowNotFound)
         }
+    }
+
+    @Test
+    fun `a handler that throws an attrflow error fails with that error's own message, for every kind`() {
+        val thrown = listOf(
+            AttrflowException.RunNotCurrent("flow \"f\" has no run \"r1\"; its run is \"r2\"", "f", "r1", "r2"),
+            AttrflowException.StorageFull("storage error: disk full"),
+            AttrflowException.Storage("storage error: locked"),
+        )
+        freshStore().use { store ->
+            store.registerFlowType(
+                flowType("Rethrow") {
+                    rpc<Int, Unit>("Throw") { index -> throw thrown[index] }
+                },
+            )
+            store.startFlow("Rethrow", "rethrow")
+            thrown.forEachIndexed { index, error ->
+                val failure = assertThrows<AttrflowException.HandlerFailure> {
+                    store.invoke<Int, Unit>("Rethrow", "rethrow", "Throw", index)
+                }
+                assertEquals(error.coreMessage, failure.reason)
+                assertEquals(error::class.qualifiedName, failure.errorType)
+            }
+        }
+    }
+
+    @Test
+    fun `a full disk is StorageFull, apart from other storage errors, with the core's message`() {
+        val full = AttrflowException.StorageFull("storage error: disk full")
+        val asAny: AttrflowException = full
+        assertTrue(asAny !is AttrflowException.Storage)
+        assertEquals("storage error: disk full", asAny.coreMessage)
     }
 }

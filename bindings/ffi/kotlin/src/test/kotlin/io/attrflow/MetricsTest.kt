@@ -13,12 +13,12 @@ class MetricsTest {
     fun `counters follow calls, errors and commits`() {
         freshStore().use { store ->
             val before = store.metrics()
-            store.startSubscriberArchive(flowId)
+            store.subscriberArchive(flowId).start()
             for (n in 1..3) {
                 store.registerRetrying(flowId, n)
             }
             assertThrows<AttrflowException.FlowNotFound> {
-                store.registerSubscriber("nobody", "s", "s@example.com")
+                store.subscriberArchive("nobody").register("s", "s@example.com")
             }
             val after = store.metrics()
 

@@ -30,7 +30,7 @@ class PythonStoreTest {
             }
             assertEquals(expected.filter { it.startsWith("subscribers\t") }, lines)
             assertEquals(150, lines.size)
-            val next = opened.registerSubscriber(flowId, "kotlin-151", "kotlin-151@example.com")
+            val next = opened.subscriberArchive(flowId).register("kotlin-151", "kotlin-151@example.com")
             assertEquals(151uL, next.sequence, "Kotlin appends after Python's records")
         }
     }
@@ -41,7 +41,7 @@ class PythonStoreTest {
             val lines = mutableListOf<String>()
             var token = "current"
             while (token.isNotEmpty()) {
-                val page = opened.getLogPage("python-app", "audit", token)
+                val page = opened.appLog("python-app").page("audit", token)
                 page.entries.forEach { lines += line("log", page.pageToken, it.sequence, it.recordJson, page.nextPageToken) }
                 token = page.nextPageToken
             }

@@ -11,7 +11,7 @@ class RetentionTest {
     private val flowId = subscriberArchiveFlowId()
 
     private fun Store.registerRange(from: Int, to: Int) =
-        registerSubscribers(flowId, (from..to).map { NewSubscriber("s-$it", "s-$it@example.com") })
+        subscriberArchive(flowId).registerBatch((from..to).map { NewSubscriber("s-$it", "s-$it@example.com") })
 
     @Test
     fun `a trim keeps the retained pages and a trimmed token is PageTrimmed naming the oldest`() {
@@ -21,7 +21,7 @@ class RetentionTest {
             store.registerRange(1, 450)
             val kept = archive.page("00000000000000000301")
 
-            val outcome = archive.trimWithRetry(TrimRule.DropBefore(250u))
+            val outcome = archive.trim(TrimRule.DropBefore(250u))
             assertEquals(TrimOutcome(2u, 200u, 250u, 201u, "00000000000000000201"), outcome)
             assertEquals(kept, archive.page("00000000000000000301"))
             val trimmed = assertThrows<AttrflowException.PageTrimmed> { archive.page("00000000000000000001") }
@@ -33,7 +33,7 @@ class RetentionTest {
             assertEquals((295..304).map { it.toULong() }, read.subscribers.map { it.sequence })
             assertEquals(305uL, read.nextSequence)
 
-            val refused = assertThrows<AttrflowException.InvalidInput> { archive.trimWithRetry(TrimRule.KeepNewest(0u)) }
+            val refused = assertThrows<AttrflowException.InvalidInput> { archive.trim(TrimRule.KeepNewest(0u)) }
             assertEquals("keepNewest must be from 1 to 18446744073709551615, not 0", refused.reason)
         }
     }
@@ -43,14 +43,14 @@ class RetentionTest {
         freshStore().use { store ->
             val logs = store.appLog("app")
             logs.start()
-            assertEquals(150uL, logs.setRetentionWithRetry("audit", 150u).keepNewest)
-            logs.appendBatchWithRetry("audit", (1..400).map { "{\"n\":$it}" })
-            val held = logs.trimWithRetry("audit", TrimRule.KeepNewest(150u))
+            assertEquals(150uL, logs.setRetention("audit", 150u).keepNewest)
+            logs.appendBatch("audit", (1..400).map { "{\"n\":$it}" })
+            val held = logs.trim("audit", TrimRule.KeepNewest(150u))
             assertEquals(0uL, held.droppedChunks)
             assertTrue(held.retainedRecords in 150uL until 250uL)
 
             assertEquals(emptyList<LogEntry>(), logs.tail("audit", 400u, 10u, 0u).entries)
-            val appender = thread { logs.appendWithRetry("audit", "{\"n\":401}") }
+            val appender = thread { logs.append("audit", "{\"n\":401}") }
             var read = logs.tail("audit", 400u, 10u, 60_000u)
             while (read.entries.isEmpty()) read = logs.tail("audit", 400u, 10u, 60_000u)
             appender.join()

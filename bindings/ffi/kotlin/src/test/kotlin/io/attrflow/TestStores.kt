@@ -26,7 +26,7 @@ internal val patientRetry = RetryPolicy(maxAttempts = 100_000u, firstDelayMs = 1
 /** Registers subscriber `n`, retrying by the core's policy while another caller holds the lock. */
 internal fun Store.registerRetrying(flowId: String, n: Int): Subscriber {
     val id = "subscriber-%03d".format(n)
-    return subscriberArchive(flowId, patientRetry).registerWithRetry(id, "$id@example.com")
+    return subscriberArchive(flowId, patientRetry).register(id, "$id@example.com")
 }
 
 /** Every page of the archive, newest first, following each page's next token. */
@@ -34,7 +34,7 @@ internal fun Store.allSubscriberPages(flowId: String): List<SubscriberPage> {
     val pages = mutableListOf<SubscriberPage>()
     var token = "current"
     while (token.isNotEmpty()) {
-        val page = getSubscriberPage(flowId, token)
+        val page = subscriberArchive(flowId).page(token)
         pages += page
         token = page.nextPageToken
     }
