@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from attrflow_bench import agents_session, concurrency, pg_concurrency, report_python, tailing
+from attrflow_bench import (
+    agents_session,
+    concurrency,
+    langgraph_saver,
+    pg_concurrency,
+    report_python,
+    tailing,
+)
 from attrflow_bench.findings import CLOSING, FINDINGS
 from attrflow_bench.notes import note
 from attrflow_bench.results import Results
@@ -140,6 +147,7 @@ def render(results: Results, plotted: bool) -> str:
     lines += pg_concurrency.render(results)
     lines += tailing.render(results)
     lines += agents_session.render(results)
+    lines += langgraph_saver.render(results)
     missed += concurrency.missed(results) + pg_concurrency.missed(results)
     lines += ["## Missed targets and their profiles", ""]
     if not missed:

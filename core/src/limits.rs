@@ -142,7 +142,11 @@ pub const fn chunk_size_for_record(record_bytes: usize) -> Option<u64> {
         return None;
     }
     let size = ((MAX_VALUE_BYTES - CHUNK_OVERHEAD_BYTES) / (record_bytes + 1)) as u64;
-    Some(if size > MAX_CHUNK_SIZE { MAX_CHUNK_SIZE } else { size })
+    Some(if size > MAX_CHUNK_SIZE {
+        MAX_CHUNK_SIZE
+    } else {
+        size
+    })
 }
 
 /// Whether a full chunk of `chunk_size` records of its [`record_limit`] fits in one stored
@@ -197,7 +201,9 @@ pub fn check_record_bytes(size: usize, chunk_size: u64) -> Result<()> {
         return Ok(());
     }
     let remedy = match chunk_size_for_record(size) {
-        Some(fits) => format!("a smaller chunk size allows larger records: {fits} or less for this one"),
+        Some(fits) => {
+            format!("a smaller chunk size allows larger records: {fits} or less for this one")
+        }
         None => format!(
             "no chunk size takes it: the largest record any log takes is {} bytes",
             record_limit(1)
@@ -254,7 +260,10 @@ mod tests {
             assert!(chunk_fits(chunk_size), "chunk size {chunk_size}");
             let limit = record_limit(chunk_size);
             assert!(limit >= MAX_RECORD_BYTES);
-            assert_eq!(chunk_size_for_record(limit).map(|s| s >= chunk_size), Some(true));
+            assert_eq!(
+                chunk_size_for_record(limit).map(|s| s >= chunk_size),
+                Some(true)
+            );
             let at = json!("x".repeat(limit - 2));
             assert!(check_record(&at, chunk_size).is_ok());
             let over = json!("x".repeat(limit - 1));
@@ -272,17 +281,20 @@ mod tests {
             );
         }
         assert_eq!(
-            (record_limit(MAX_CHUNK_SIZE), record_limit(100), record_limit(8)),
+            (
+                record_limit(MAX_CHUNK_SIZE),
+                record_limit(100),
+                record_limit(8)
+            ),
             (8247, 10_474, 130_943)
         );
         assert!(chunk_fits(1) && check_record(&json!("x".repeat(record_limit(1) - 2)), 1).is_ok());
         assert_eq!(chunk_size_for_record(1), Some(MAX_CHUNK_SIZE));
         assert_eq!(chunk_size_for_record(record_limit(1) + 1), None);
         let huge = json!("x".repeat(record_limit(1)));
-        assert!(check_record(&huge, 1)
-            .unwrap_err()
-            .to_string()
-            .ends_with("(no chunk size takes it: the largest record any log takes is 1047551 bytes)"));
+        assert!(check_record(&huge, 1).unwrap_err().to_string().ends_with(
+            "(no chunk size takes it: the largest record any log takes is 1047551 bytes)"
+        ));
     }
 
     #[test]

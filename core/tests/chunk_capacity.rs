@@ -19,9 +19,7 @@ use serde_json::json;
 fn subscriber(n: u64, record_bytes: usize) -> NewSubscriber {
     // `{"sequence":N,"subscriberId":"…","deliveryAddress":"…"}` is about 80 bytes besides
     // the two texts.
-    let text = record_bytes
-        .saturating_sub(80)
-        .clamp(2, MAX_RECORD_BYTES);
+    let text = record_bytes.saturating_sub(80).clamp(2, MAX_RECORD_BYTES);
     let id = format!("{n}-{}", "i".repeat(text / 2));
     let address = format!("{n}@{}", "a".repeat(text - text / 2));
     NewSubscriber::new(id, address)

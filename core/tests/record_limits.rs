@@ -45,13 +45,27 @@ fn a_batch_is_checked_against_the_layout_each_record_lands_in() {
     let small: Vec<Value> = (1..=98).map(|n| json!({"n": n})).collect();
     log.append_batch("chat", small, None).unwrap();
     // The change waits for the boundary at 101: sequences 99 and 100 keep the old limit.
-    let change = log.fit_records("chat", 52_376 - ENTRY_OVERHEAD_BYTES).unwrap();
+    let change = log
+        .fit_records("chat", 52_376 - ENTRY_OVERHEAD_BYTES)
+        .unwrap();
     assert_eq!(
         (change.chunk_size, change.record_limit, change.from_sequence),
         (20, 52_376, 101)
     );
-    assert_eq!(log.fit_records("chat", 52_377 - ENTRY_OVERHEAD_BYTES).unwrap().chunk_size, 19);
+    assert_eq!(
+        log.fit_records("chat", 52_377 - ENTRY_OVERHEAD_BYTES)
+            .unwrap()
+            .chunk_size,
+        19
+    );
     assert_eq!(log.change_chunk_size("chat", 20).unwrap().chunk_size, 20);
+    // Asking again for the size in effect writes nothing.
+    let before = t.stored_values("agents");
+    assert_eq!(
+        log.change_chunk_size("chat", 20).unwrap().from_sequence,
+        101
+    );
+    assert_eq!(t.stored_values("agents"), before);
     let tool_output = json!({"output": "é".repeat(20_000)});
     let before = t.stored_values("agents");
     let refused = log.append_batch("chat", vec![json!(99), tool_output.clone()], None);
@@ -87,7 +101,10 @@ fn full_chunks_of_each_sizes_largest_records_roll_over_and_read_back() {
     for chunk_size in [1, 8, MAX_CHUNK_SIZE] {
         let name = format!("log-{chunk_size}");
         let change = log.change_chunk_size(&name, chunk_size).unwrap();
-        assert_eq!((change.from_sequence, change.record_limit), (1, record_limit(chunk_size)));
+        assert_eq!(
+            (change.from_sequence, change.record_limit),
+            (1, record_limit(chunk_size))
+        );
         assert_eq!(chunk_size_for_record(change.record_limit), Some(chunk_size));
         let count = 2 * chunk_size + 1;
         for n in 1..=count {
@@ -109,7 +126,8 @@ fn a_chunk_size_change_names_exactly_one_of_size_and_record_bytes() {
     let t = TestStore::fast();
     let log = AppLog::new(&t.runtime, "agents");
     log.start().unwrap();
-    let message = invalid_input_message(log.fit_records("chat", record_limit(1) - ENTRY_OVERHEAD_BYTES + 1));
+    let message =
+        invalid_input_message(log.fit_records("chat", record_limit(1) - ENTRY_OVERHEAD_BYTES + 1));
     assert_eq!(
         message,
         "maxRecordBytes 1047509 is over the largest record any log takes, 1047508 bytes (at \

@@ -3,8 +3,8 @@
 
 mod common;
 
-use attrflow::flows::chunked_subscriber::{FLOW_ID, FLOW_TYPE, REGISTER_SUBSCRIBER};
 use attrflow::flows::chunked_subscriber::SUBSCRIBER_CHUNK_SIZE;
+use attrflow::flows::chunked_subscriber::{FLOW_ID, FLOW_TYPE, REGISTER_SUBSCRIBER};
 use attrflow::limits::{
     record_limit, MAX_FLOW_ID_BYTES, MAX_INSTANCE_KEY_BYTES, MAX_RECORD_BYTES, MAX_RPC_INPUT_BYTES,
     MAX_VALUE_BYTES,
@@ -73,7 +73,10 @@ fn a_chunk_of_the_largest_records_rolls_over_and_pages_back() {
     archive.start().unwrap();
     let address = "a".repeat(MAX_RECORD_BYTES / 2);
     for n in 1..=101u64 {
-        let id = format!("{n:03}{}", "s".repeat(record_limit(100) - MAX_RECORD_BYTES / 2 - 80));
+        let id = format!(
+            "{n:03}{}",
+            "s".repeat(record_limit(100) - MAX_RECORD_BYTES / 2 - 80)
+        );
         let subscriber = archive.register(&id, &address).unwrap();
         assert_eq!(subscriber.sequence, n);
     }

@@ -6,7 +6,8 @@
 //! (`maxRecordBytes`, and the core picks the largest chunk size that takes it). As for
 //! every chunked log ([`crate::chunked_log::LayoutHistory`]) the new size applies from the
 //! next chunk boundary (at once on a log with no entries yet), every token issued stays
-//! valid, and asking for the size in effect changes nothing.
+//! valid, and asking for the size every later chunk has changes nothing (and writes
+//! nothing).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -93,8 +94,18 @@ pub(super) fn change_log_chunk_size(ctx: &mut RpcContext<'_>, input: Value) -> R
     validate_log_name(&input.log)?;
     let chunk_size = input.chunk_size()?;
     let log = named_log(&input.log);
-    let from_sequence = log.change_chunk_size(ctx, chunk_size)?;
-    let layouts = log.layout_history(ctx)?.layouts().to_vec();
+    let history = log.layout_history(ctx)?;
+    // Asking for the size every later chunk has already writes nothing: a session that
+    // sets its log's size each time it opens costs no write once it is set.
+    let (from_sequence, layouts) = match history.layouts().last() {
+        Some(last) if last.chunk_size == chunk_size => {
+            (last.from_sequence, history.layouts().to_vec())
+        }
+        _ => {
+            let from = log.change_chunk_size(ctx, chunk_size)?;
+            (from, log.layout_history(ctx)?.layouts().to_vec())
+        }
+    };
     RpcOutput::encode(
         "chunk size change",
         &LogChunkSizeChange {
