@@ -25,6 +25,7 @@ from typing import Annotated, Any
 
 from attrflow.integrations.langgraph import AttrflowSaver
 from langchain_core.messages import AIMessage, AnyMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
@@ -107,7 +108,10 @@ def timed_puts(saver: BaseCheckpointSaver[Any]) -> Iterator[list[float]]:
 
 def measure(saver: BaseCheckpointSaver[Any], steps: int) -> dict[str, float]:
     """Runs the thread to ``steps`` messages through ``saver`` and times its calls."""
-    config = {"configurable": {"thread_id": THREAD}, "recursion_limit": 2 * steps + 10}
+    config: RunnableConfig = {
+        "configurable": {"thread_id": THREAD},
+        "recursion_limit": 2 * steps + 10,
+    }
     with timed_puts(saver) as puts:
         state = build_graph(saver, steps).invoke({"messages": []}, config)
     assert len(state["messages"]) == steps
@@ -116,12 +120,13 @@ def measure(saver: BaseCheckpointSaver[Any], steps: int) -> dict[str, float]:
     early = by_step[max(0, EARLY_STEP - 1 - WINDOW) : EARLY_STEP + WINDOW]
     last = by_step[-(2 * WINDOW + 1) :]
     reads = []
-    read_config = {"configurable": {"thread_id": THREAD}}
+    read_config: RunnableConfig = {"configurable": {"thread_id": THREAD}}
     for _ in range(READS):
         start = time.perf_counter()
         latest = saver.get_tuple(read_config)
         reads.append(time.perf_counter() - start)
-    assert latest is not None and len(latest.checkpoint["channel_values"]["messages"]) == steps
+    assert latest is not None
+    assert len(latest.checkpoint["channel_values"]["messages"]) == steps
     figures = {
         "get_tuple_us": statistics.median(reads) * 1e6,
         "put_last_us": statistics.median(last) * 1e6,

@@ -23,9 +23,11 @@ QUESTION = {"role": "user", "content": "Summarise the log, s'il vous plaît"}
 
 
 def tool_output(size: int) -> dict[str, object]:
-    """A function call output whose text is ``size`` characters: lines, quotes, non-ASCII."""
+    """A function call output of about ``size`` bytes as JSON (its text has lines, quotes,
+    tabs and non-ASCII characters)."""
     line = 'ligne «café» — "ok"\tß→✓\n'
-    text = (line * (size // len(line) + 1))[:size]
+    per_line = len(json.dumps(line, ensure_ascii=False)[1:-1].encode())
+    text = line * (size // per_line)
     return {"type": "function_call_output", "call_id": "call_1", "output": text}
 
 
@@ -76,7 +78,7 @@ def test_an_item_over_the_limit_is_refused_naming_it_and_nothing_is_stored(
 
 
 def test_max_item_bytes_sizes_the_log_for_larger_items(store_url: str) -> None:
-    huge = tool_output(400_000)
+    huge = tool_output(600_000)
 
     async def run() -> None:
         async with AttrflowSession("s-huge", store_url, max_item_bytes=700_000) as session:

@@ -82,10 +82,12 @@ def _json_bytes(item: Any) -> int | None:
     except (TypeError, ValueError):
         return None
 
+
 _BATCH_ITEMS: int = _native.MAX_CHUNK_SIZE
 """Items appended in one transaction. The core sizes a chunk so that this many records of
 the largest size fit in one stored value, which is also the most one call may send, so a
 batch of this many always fits; each of an ``add_items`` call's batches is contiguous."""
+
 
 @dataclass
 class _ChangeLogChunkSizeInput:
@@ -109,6 +111,8 @@ class _LogChunkSizeChange:
 
 class _SessionLogFlow(ChunkedLogFlow):
     """The app log, with the core RPC that sizes a log's chunks for its records."""
+
+    flow_type = ChunkedLogFlow.flow_type
 
     change_log_chunk_size = core_rpc(
         "ChangeLogChunkSize", _ChangeLogChunkSizeInput, _LogChunkSizeChange

@@ -13,12 +13,14 @@ from __future__ import annotations
 import asyncio
 import base64
 import builtins
+import functools
 import hashlib
 import json
 import random
+import threading
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
@@ -63,11 +65,30 @@ def _chain(digest: str, entry: builtins.list[str]) -> str:
     return hashlib.sha256((digest + entry[0] + entry[1]).encode()).hexdigest()
 
 
+_Method = TypeVar("_Method", bound=Callable[..., Any])
+
+
+def _serialized(method: _Method) -> _Method:
+    """Runs ``method`` under the saver's lock. A write reads the thread's state and index
+    and writes them back, and LangGraph runs a step's ``put`` and its tasks' ``put_writes``
+    on background threads at once: unserialized, the later commit would overwrite the
+    other's (a ``put_writes`` creating a fresh thread's state erased its first ``put``'s
+    index entry). LangGraph's SqliteSaver serializes its calls the same way."""
+
+    @functools.wraps(method)
+    def locked(self: AttrflowSaver, *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            return method(self, *args, **kwargs)
+
+    return locked  # type: ignore[return-value]
+
+
 class AttrflowSaver(BaseCheckpointSaver[str]):
     """A LangGraph checkpointer keeping threads in the attrflow store of ``client``.
 
     ``AttrflowSaver.from_store("data/attrflow.db")`` (or a ``postgresql://`` URL) opens a
     store and closes it on exit. The async methods run the same calls on a worker thread.
+    The writing calls of one saver are serialized; use one saver per process for a thread.
     """
 
     def __init__(
@@ -81,6 +102,7 @@ class AttrflowSaver(BaseCheckpointSaver[str]):
         self.client = client
         self.flow_id = flow_id
         self.flow = LangGraphCheckpointFlow()
+        self._lock = threading.RLock()
         client.start_flow(self.flow, flow_id, options=StartFlowOptions(ignore_already_started=True))
 
     @classmethod
@@ -388,6 +410,7 @@ class AttrflowSaver(BaseCheckpointSaver[str]):
         if latest is None or checkpoint_id >= latest:
             state["latest"][ns] = checkpoint_id
 
+    @_serialized
     def put(
         self,
         config: RunnableConfig,
@@ -422,6 +445,7 @@ class AttrflowSaver(BaseCheckpointSaver[str]):
             }
         }
 
+    @_serialized
     def put_writes(
         self,
         config: RunnableConfig,
@@ -487,6 +511,7 @@ class AttrflowSaver(BaseCheckpointSaver[str]):
         writes.append(StagedWrite("lg_checkpoints", hk))
         writes.append(StagedWrite("lg_writes", hk))
 
+    @_serialized
     def delete_thread(self, thread_id: str) -> None:
         """Deletes every stored row of the thread: checkpoints, writes, values, logs."""
         tk, state = self._thread(_check_thread_id(thread_id))
@@ -541,12 +566,14 @@ class AttrflowSaver(BaseCheckpointSaver[str]):
         writes.append(StagedWrite("lg_threads", tk, state))
         self._commit(writes)
 
+    @_serialized
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
         """Deletes the checkpoints (and their writes and values) of the runs ``run_ids``."""
         runs = {str(r) for r in run_ids}
         for thread_id in self._all_thread_ids():
             self._keep(thread_id, None, runs)
 
+    @_serialized
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         """``keep_latest`` keeps each namespace's latest checkpoint; ``delete`` all none."""
         if strategy not in ("keep_latest", "delete"):
@@ -561,6 +588,7 @@ class AttrflowSaver(BaseCheckpointSaver[str]):
             keep = {(ns, cid) for ns, cid in state["latest"].items()}
             self._keep(thread_id, keep, None)
 
+    @_serialized
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Copies every checkpoint and pending write of one thread to another."""
         tk, state = self._thread(_check_thread_id(source_thread_id))
