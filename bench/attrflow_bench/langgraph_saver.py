@@ -138,6 +138,8 @@ def measure(saver: BaseCheckpointSaver[Any], steps: int) -> dict[str, float]:
 
 def run(steps: int, folder: Path) -> dict[str, Any]:
     """Both savers, one after the other, each on its own SQLite file in ``folder``."""
+    for leftover in folder.glob("langgraph-*.db*"):
+        leftover.unlink()
     result: dict[str, Any] = {"steps": steps}
     ours_path = folder / "langgraph-attrflow.db"
     with AttrflowSaver.from_store(str(ours_path)) as ours:
@@ -161,8 +163,6 @@ def figures(smoke: bool, data_dir: Path, results: Results) -> None:
     steps = SMOKE_STEPS if smoke else FULL_STEPS
     folder = data_dir / "langgraph-saver"
     folder.mkdir(parents=True, exist_ok=True)
-    for leftover in folder.glob("*.db*"):
-        leftover.unlink()
     measured = run(steps, folder)
     results.facts[f"{PREFIX}.steps"] = steps
     for who in SAVERS:

@@ -52,6 +52,9 @@ DEFAULT_FLOW_ID = "langgraph"
 MAX_VALUE_BYTES = 700 * 1024
 """The largest serialized channel value, pending write or checkpoint accepted (its stored
 JSON form, base64, stays under attrflow's 1 MiB value limit)."""
+_SEEN_LOGS = 64
+"""Message logs whose last stored list a saver remembers (the newest), to serialize only
+the new messages of the next ``put``."""
 LOG_CHUNK_BYTES = 256 * 1024
 """A message log chunk is closed once its entries reach this many serialized bytes."""
 _BATCH_BYTES = 900 * 1024
@@ -103,6 +106,7 @@ class AttrflowSaver(BaseCheckpointSaver[str]):
         self.flow_id = flow_id
         self.flow = LangGraphCheckpointFlow()
         self._lock = threading.RLock()
+        self._seen: dict[str, tuple[builtins.list[Any], builtins.list[Any], str]] = {}
         client.start_flow(self.flow, flow_id, options=StartFlowOptions(ignore_already_started=True))
 
     @classmethod
@@ -301,16 +305,19 @@ class AttrflowSaver(BaseCheckpointSaver[str]):
     ) -> dict[str, Any]:
         """Stages ``value`` as a message log reference, appending only its new entries
         when the channel's log holds a prefix of it."""
-        entries = [
-            self._dump(item, f"item {i} of channel {channel!r}") for i, item in enumerate(value)
-        ]
         slot = f"{ns}\x00{channel}"
         log = state["logs"].get(slot)
         log_state = None
         if log is not None:
             log_state = staged_logs.get(log) or self._get("lg_logs", log)
-        prefix_ok = False
-        if log_state is not None and log_state["n"] <= len(entries):
+        entries = self._known_prefix(log, log_state, value)
+        # Entries known from this saver's last put to the log are its whole prefix, checked.
+        prefix_ok = bool(entries) or (log_state is not None and log_state["n"] == 0)
+        entries += [
+            self._dump(item, f"item {i} of channel {channel!r}")
+            for i, item in enumerate(value[len(entries) :], start=len(entries))
+        ]
+        if not prefix_ok and log_state is not None and log_state["n"] <= len(entries):
             digest = ""
             for entry in entries[: log_state["n"]]:
                 digest = _chain(digest, entry)
@@ -351,7 +358,38 @@ class AttrflowSaver(BaseCheckpointSaver[str]):
             log_state["last_bytes"] = last_bytes
         staged_logs[log] = log_state
         writes.append(StagedWrite("lg_logs", log, log_state))
+        self._remember(log, value, entries, log_state["digest"])
         return {"log": log, "n": len(entries)}
+
+    def _known_prefix(
+        self, log: str | None, log_state: dict[str, Any] | None, value: builtins.list[Any]
+    ) -> builtins.list[builtins.list[str]]:
+        """The serialized entries of ``log``'s whole stored prefix when this saver's last
+        ``put`` to it stored exactly that (same digest and length) and its items are the
+        very objects ``value`` starts with (``add_messages`` builds the next list from the
+        same message objects), so a ``put`` serializes only the new messages. Empty when
+        unknown: the caller then serializes and checks the whole list."""
+        seen = self._seen.get(log) if log is not None else None
+        if seen is None or log_state is None:
+            return []
+        items, entries, digest = seen
+        if digest != log_state["digest"] or len(items) != log_state["n"] or not items:
+            return []
+        if len(items) > len(value) or any(a is not b for a, b in zip(items, value)):
+            return []
+        return builtins.list(entries)
+
+    def _remember(
+        self,
+        log: str,
+        value: builtins.list[Any],
+        entries: builtins.list[builtins.list[str]],
+        digest: str,
+    ) -> None:
+        self._seen.pop(log, None)
+        self._seen[log] = (builtins.list(value), builtins.list(entries), digest)
+        while len(self._seen) > _SEEN_LOGS:
+            self._seen.pop(next(iter(self._seen)))
 
     def _stage_put(
         self,
