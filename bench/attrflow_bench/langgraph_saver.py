@@ -6,6 +6,11 @@ against ``put`` at step 10 (each ``put`` the graph makes is timed as it runs).
 
     python -m attrflow_bench.langgraph_saver [--smoke] [--steps N] [--data-dir DIR]
 
+With a PostgreSQL server (``--postgres-url``, or in ``make bench`` a throwaway durable one
+when PostgreSQL's binaries are installed), the same thread also runs through AttrflowSaver
+on PostgreSQL and LangGraph's PostgresSaver, each in a schema of its own; their storage is
+the schema's tables, indexes and TOAST.
+
 Alone it prints its figures as JSON; ``make bench`` runs it as section 10 (:func:`figures`,
 :func:`render`).
 """
@@ -14,10 +19,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import sqlite3
 import statistics
 import tempfile
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -44,6 +51,7 @@ WINDOW = 5
 2 × WINDOW + 1 at the last step)."""
 READS = 100
 SAVERS = ("AttrflowSaver", "SqliteSaver")
+PG_SAVERS = ("AttrflowSaver-pg", "PostgresSaver")
 FIGURES = ("stored_bytes", "get_tuple_us", "put_last_us", "put_early_us", "put_growth")
 THREAD = "bench-thread"
 
@@ -54,9 +62,21 @@ class ChatState(TypedDict):
     messages: Annotated[list[AnyMessage], add_messages]
 
 
+_VOCABULARY = (
+    "the of and to in is that for it as with was on be by this are from or at an not have "
+    "which but all were when we there can more if will one about been has their do would "
+    "so what up out into only time than them some could other then its over also new these "
+    "model tool call result answer thread step message agent user state graph node value"
+)
+WORDS = tuple(_VOCABULARY.split(" "))
+
+
 def message(number: int) -> AIMessage:
-    """Step ``number``'s message: about 250 bytes, as a short assistant turn."""
-    return AIMessage(content=f"step {number}: " + "lorem ipsum " * 20, id=f"m-{number}")
+    """Step ``number``'s message: about 250 bytes of words drawn by a generator seeded with
+    ``number`` (text that compresses as prose does, not a repeated phrase that PostgreSQL's
+    TOAST compression would shrink to nothing), as a short assistant turn."""
+    words = random.Random(number).choices(WORDS, k=45)
+    return AIMessage(content=f"step {number}: " + " ".join(words), id=f"m-{number}")
 
 
 def build_graph(saver: BaseCheckpointSaver[Any], steps: int) -> Any:
@@ -158,14 +178,63 @@ def run(steps: int, folder: Path) -> dict[str, Any]:
     return result
 
 
+def postgres_schema_bytes(url: str, schema: str) -> int:
+    """Bytes of every table of ``schema`` with its indexes and TOAST, after a VACUUM."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as db:
+        tables = db.execute(
+            "SELECT format('%%I.%%I', schemaname, tablename) FROM pg_tables WHERE schemaname = %s",
+            (schema,),
+        ).fetchall()
+        total = 0
+        for (table,) in tables:
+            db.execute(f"VACUUM {table}")
+            row = db.execute("SELECT pg_total_relation_size(%s::regclass)", (table,)).fetchone()
+            total += int(row[0]) if row else 0
+    return total
+
+
+def run_postgres(steps: int, url: str) -> dict[str, Any]:
+    """AttrflowSaver and PostgresSaver on the PostgreSQL server ``url``, a fresh schema
+    each."""
+    import psycopg
+    from langgraph.checkpoint.postgres import PostgresSaver
+
+    result: dict[str, Any] = {}
+    ours_schema = f"bench_lg_{uuid.uuid4().hex[:12]}"
+    separator = "&" if "?" in url else "?"
+    with AttrflowSaver.from_store(f"{url}{separator}schema={ours_schema}") as ours:
+        result["AttrflowSaver-pg"] = measure(ours, steps)
+    result["AttrflowSaver-pg"]["stored_bytes"] = postgres_schema_bytes(url, ours_schema)
+    theirs_schema = f"bench_lg_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(url, autocommit=True) as db:
+        db.execute(f"CREATE SCHEMA {theirs_schema}")
+    options = f"-c search_path={theirs_schema}"
+    with psycopg.connect(url, autocommit=True, prepare_threshold=0, options=options) as conn:
+        theirs = PostgresSaver(conn)  # type: ignore[arg-type]
+        theirs.setup()
+        result["PostgresSaver"] = measure(theirs, steps)
+    result["PostgresSaver"]["stored_bytes"] = postgres_schema_bytes(url, theirs_schema)
+    return result
+
+
 def figures(smoke: bool, data_dir: Path, results: Results) -> None:
-    """Measures this section (one repeat) into ``results``."""
+    """Measures this section (one repeat) into ``results``: on SQLite, and at full size on
+    a throwaway PostgreSQL server too when PostgreSQL's binaries are installed."""
+    from attrflow_bench import pg_concurrency
+
     steps = SMOKE_STEPS if smoke else FULL_STEPS
     folder = data_dir / "langgraph-saver"
     folder.mkdir(parents=True, exist_ok=True)
     measured = run(steps, folder)
+    savers: tuple[str, ...] = SAVERS
+    if not smoke and pg_concurrency.postgres_available():
+        with pg_concurrency.PostgresServer() as url:
+            measured.update(run_postgres(steps, url))
+        savers = SAVERS + PG_SAVERS
     results.facts[f"{PREFIX}.steps"] = steps
-    for who in SAVERS:
+    for who in savers:
         for key, value in measured[who].items():
             unit = {"stored_bytes": "B", "put_growth": "x"}.get(key, "us")
             results.add(f"{PREFIX}.{who}.{key}", unit, value)
@@ -182,8 +251,8 @@ def render(results: Results) -> list[str]:
     lines = [
         "## 10. LangGraph: `AttrflowSaver` against LangGraph's `SqliteSaver`",
         "",
-        f"One thread of a `StateGraph` whose `add_messages` channel gains one message "
-        f"(about 250 bytes) a step, run to {steps:,} steps through each saver on an SQLite file "
+        "One thread of a `StateGraph` whose `add_messages` channel gains one message (about "
+        f"250 bytes of words) a step, run to {steps:,} steps through each saver on an SQLite file "
         "each, in one process and one run. `stored_bytes`: the file's live pages after the "
         f"run; `get_tuple_us`: the latest checkpoint at step {steps:,} (median of {READS}); "
         f"`put_last_us` and `put_early_us`: median `put` at the last steps and around step "
@@ -192,15 +261,31 @@ def render(results: Results) -> list[str]:
         "| figure | AttrflowSaver | SqliteSaver | ratio | target |",
         "| --- | --- | --- | --- | --- |",
     ]
+    lines += _rows(results, "AttrflowSaver", "SqliteSaver")
+    if f"{PREFIX}.PostgresSaver.stored_bytes" in results.series:
+        lines += [
+            "",
+            "The same thread on PostgreSQL (a throwaway durable server, a schema each; "
+            "`stored_bytes`: the schema's tables with their indexes and TOAST):",
+            "",
+            "| figure | AttrflowSaver | PostgresSaver | ratio | target |",
+            "| --- | --- | --- | --- | --- |",
+            *_rows(results, "AttrflowSaver-pg", "PostgresSaver"),
+        ]
+    return [*lines, ""]
+
+
+def _rows(results: Results, ours_name: str, theirs_name: str) -> list[str]:
+    rows = []
     for key in FIGURES:
-        ours = results.values(f"{PREFIX}.AttrflowSaver.{key}")[-1]
-        theirs = results.values(f"{PREFIX}.SqliteSaver.{key}")[-1]
+        ours = results.values(f"{PREFIX}.{ours_name}.{key}")[-1]
+        theirs = results.values(f"{PREFIX}.{theirs_name}.{key}")[-1]
         number = "{:,.0f}" if key == "stored_bytes" else "{:,.2f}"
-        lines.append(
+        rows.append(
             f"| `{key}` | {number.format(ours)} | {number.format(theirs)} | "
             f"{ours / theirs:.3f}× | {TARGETS.get(key, '')} |"
         )
-    return [*lines, ""]
+    return rows
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -208,12 +293,20 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--smoke", action="store_true", help=f"{SMOKE_STEPS} steps")
     parser.add_argument("--steps", type=int, default=FULL_STEPS)
     parser.add_argument("--data-dir", type=Path)
+    parser.add_argument("--postgres-url", help="also run both PostgreSQL savers on it")
     args = parser.parse_args(argv)
     steps = SMOKE_STEPS if args.smoke else args.steps
     with tempfile.TemporaryDirectory() as scratch:
         folder = args.data_dir or Path(scratch)
         folder.mkdir(parents=True, exist_ok=True)
-        print(json.dumps(run(steps, folder), indent=1))
+        measured = run(steps, folder)
+        if args.postgres_url:
+            pg = run_postgres(steps, args.postgres_url)
+            measured.update(pg)
+            measured["ratios-pg"] = {
+                key: pg["AttrflowSaver-pg"][key] / pg["PostgresSaver"][key] for key in FIGURES
+            }
+        print(json.dumps(measured, indent=1))
 
 
 if __name__ == "__main__":

@@ -157,6 +157,18 @@ class AttrflowSaver(BaseCheckpointSaver[str]):
             entries.extend(self._get("lg_log_chunks", f"{log}.{number}") or [])
         return entries[:length]
 
+    def _load_entries(self, entries: builtins.list[builtins.list[str]]) -> builtins.list[Any]:
+        """The values of a message log's ``entries``. When all are msgpack (the default
+        serializer's form), they are joined into one msgpack array and loaded in one call,
+        as a saver storing the whole list would: the same values, without a call a message."""
+        if len(entries) > 1 and all(kind == "msgpack" for kind, _ in entries):
+            parts = [base64.b64decode(data) for _, data in entries]
+            header = b"\xdd" + len(parts).to_bytes(4, "big")
+            loaded = self.serde.loads_typed(("msgpack", header + b"".join(parts)))
+            if isinstance(loaded, builtins.list) and len(loaded) == len(entries):
+                return loaded
+        return [self._load(entry) for entry in entries]
+
     def _channel_values(self, tk: str, ns: str, versions: dict[str, Any]) -> dict[str, Any]:
         values: dict[str, Any] = {}
         for channel, version in versions.items():
@@ -164,7 +176,7 @@ class AttrflowSaver(BaseCheckpointSaver[str]):
             if blob is None or blob.get("t") == "empty":
                 continue
             if "log" in blob:
-                values[channel] = [self._load(e) for e in self._log_entries(blob["log"], blob["n"])]
+                values[channel] = self._load_entries(self._log_entries(blob["log"], blob["n"]))
             else:
                 values[channel] = self._load([blob["t"], blob["b"]])
         return values
