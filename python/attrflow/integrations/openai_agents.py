@@ -41,7 +41,7 @@ from attrflow import _native
 from attrflow.async_client import AsyncClient
 from attrflow.client import DEFAULT_STORE
 from attrflow.errors import InvalidInputError, RpcLockConflictError
-from attrflow.flow import core_rpc
+from attrflow.flow import BoundRpc, RpcDefinition
 from attrflow.flows.app_log import (
     AppendLogRecordOnceInput,
     AppendLogRecordsInput,
@@ -109,17 +109,14 @@ class _LogChunkSizeChange:
     layouts: list[Any]
 
 
-class _SessionLogFlow(ChunkedLogFlow):
-    """The app log, with the core RPC that sizes a log's chunks for its records."""
-
-    flow_type = ChunkedLogFlow.flow_type
-
-    change_log_chunk_size = core_rpc(
-        "ChangeLogChunkSize", _ChangeLogChunkSizeInput, _LogChunkSizeChange
-    )
-
-
-_FLOW = _SessionLogFlow()
+_FLOW = ChunkedLogFlow()
+# The core's app-log RPC that sizes a log's chunks for its records, bound to the app log
+# flow (the Python app-log wrapper does not declare it yet).
+_CHANGE_LOG_CHUNK_SIZE: BoundRpc[_ChangeLogChunkSizeInput, _LogChunkSizeChange] = BoundRpc(
+    _FLOW,
+    RpcDefinition("ChangeLogChunkSize", _ChangeLogChunkSizeInput, _LogChunkSizeChange),
+    "change_log_chunk_size",
+)
 _START = StartFlowOptions(ignore_already_started=True)
 _APPEND = _FLOW.append_options(SESSION_LOG)
 _APPEND_ONCE = _FLOW.idempotent_append_options(SESSION_LOG)
@@ -364,7 +361,7 @@ class AttrflowSession(SessionABC):
             # Writes nothing once the log's chunks already have the size asked for.
             await self._with_retry(
                 lambda: self._client.invoke_rpc(
-                    _FLOW.change_log_chunk_size,
+                    _CHANGE_LOG_CHUNK_SIZE,
                     self.session_id,
                     _ChangeLogChunkSizeInput(
                         SESSION_LOG, self._max_item_bytes + _ITEM_RECORD_OVERHEAD
