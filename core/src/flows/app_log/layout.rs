@@ -120,7 +120,7 @@ pub(super) fn change_log_chunk_size(ctx: &mut RpcContext<'_>, input: Value) -> R
 
 impl AppLog<'_> {
     /// Moves `log` to `chunk_size` entries per chunk from its next chunk boundary; see
-    /// the [module docs](self).
+    /// the [app log docs](crate::flows::app_log).
     pub fn change_chunk_size(&self, log: &str, chunk_size: u64) -> Result<LogChunkSizeChange> {
         self.change(ChangeLogChunkSizeInput {
             log: log.to_owned(),
