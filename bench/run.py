@@ -19,6 +19,7 @@ from pathlib import Path
 from attrflow_bench import (
     agents_session,
     concurrency,
+    langgraph_saver,
     machine,
     pg_concurrency,
     phases,
@@ -97,6 +98,8 @@ def main(argv: list[str] | None = None) -> None:
     verifiable.figures(rust, args.smoke, results)
     log("Agent memory: AttrflowSession against the SDK's SQLiteSession")
     agents_session.figures(args.smoke, args.data_dir, results)
+    log("Agent memory: AttrflowSaver against LangGraph's SqliteSaver")
+    langgraph_saver.figures(args.smoke, args.data_dir, results)
     log(f"memory: the service paging through {plan.memory_records:,} records")
     phases.memory_figures(rust, SERVE_PY, plan, results)
     results.save(args.data_dir / "results.json")

@@ -7,6 +7,7 @@ from pathlib import Path
 from attrflow_bench import (
     agents_session,
     concurrency,
+    langgraph_saver,
     pg_concurrency,
     report_python,
     tailing,
@@ -147,6 +148,7 @@ def render(results: Results, plotted: bool) -> str:
     lines += pg_concurrency.render(results)
     lines += tailing.render(results)
     lines += agents_session.render(results)
+    lines += langgraph_saver.render(results)
     lines += verifiable.render(results)
     missed += concurrency.missed(results) + pg_concurrency.missed(results)
     missed += verifiable.missed(results)

@@ -80,9 +80,9 @@ def missed(results: Results) -> list[str]:
         return []
     keys = []
     if results.summary(f"{PREFIX}.on_over_off").median < APPEND_TARGET:
-        keys.append("10-verifiable-appends")
+        keys.append("11-verifiable-appends")
     if _growth(results)[2] > PROOF_GROWTH_TARGET:
-        keys.append("10-verifiable-proofs")
+        keys.append("11-verifiable-proofs")
     return keys
 
 
@@ -94,7 +94,7 @@ def render(results: Results) -> list[str]:
     ratio = results.summary(f"{PREFIX}.on_over_off")
     small, large, growth = _growth(results)
     lines = [
-        "## 10. Verifiable logs",
+        "## 11. Verifiable logs",
         "",
         f"Appends: {config['workers']} threads, each registering {config['appends']} "
         "subscribers on its own archive, SQLite at `synchronous=FULL`, with the Merkle tree "
@@ -129,7 +129,7 @@ def render(results: Results) -> list[str]:
         f"(target ≤ {PROOF_GROWTH_TARGET}×): it reads the state and the O(log n) tiles its "
         "path touches. Signing a checkpoint is the client's, off the append path.",
         "",
-        *note("10-verifiable"),
+        *note("11-verifiable"),
     ]
     return lines
 

@@ -101,7 +101,7 @@ def test_the_smoke_run_writes_every_figure_and_target(tmp_path: Path) -> None:
     for key in ("| 3-concurrent-full |", "| 3-http-page |"):
         assert key in report
     assert "## Closing note" in report
-    assert "## 10. Verifiable logs" in report
+    assert "## 11. Verifiable logs" in report
     if shutil.which("redis-server"):
         assert "## 8. Tailing and trimming" in report
     if shutil.which("redis-server") and _postgres_available():

@@ -10,10 +10,11 @@ mod common;
 
 use std::cell::Cell;
 
+use attrflow::flows::chunked_subscriber::SUBSCRIBER_CHUNK_SIZE;
 use attrflow::flows::chunked_subscriber::{
     Subscriber, FLOW_ID, FLOW_TYPE, GET_SUBSCRIBER_PAGE, REGISTER_SUBSCRIBER, SUBSCRIBER_CHUNKS_MAP,
 };
-use attrflow::limits::{json_len, MAX_RECORD_BYTES, MAX_RECORD_FIELD_BYTES, MAX_RPC_INPUT_BYTES};
+use attrflow::limits::{json_len, record_limit, MAX_RPC_INPUT_BYTES};
 use attrflow::{Error, RpcInvokeOptions};
 use common::TestStore;
 use proptest::collection::{btree_map, vec};
@@ -86,10 +87,8 @@ fn valid_registration(input: &Value) -> Option<(String, String)> {
     };
     let (id, address) = (text(id)?, text(address)?);
     let record = json!({ "sequence": u64::MAX, "subscriberId": id, "deliveryAddress": address });
-    let fits = [&id, &address]
-        .iter()
-        .all(|t| !t.is_empty() && t.len() <= MAX_RECORD_FIELD_BYTES)
-        && json_len(&record) <= MAX_RECORD_BYTES
+    let fits = [&id, &address].iter().all(|t| !t.is_empty())
+        && json_len(&record) <= record_limit(SUBSCRIBER_CHUNK_SIZE)
         && json_len(input) <= MAX_RPC_INPUT_BYTES;
     fits.then_some((id, address))
 }

@@ -9,7 +9,7 @@ use attrflow::chunked_log::{archive_token, LEGACY_MAX_CHUNK_SIZE, MAX_CHUNK_SIZE
 use attrflow::flows::app_log::AppLog;
 use attrflow::flows::chunked_subscriber::appends::NewSubscriber;
 use attrflow::flows::chunked_subscriber::{Subscriber, FLOW_ID};
-use attrflow::limits::{MAX_RECORD_BYTES, MAX_RECORD_FIELD_BYTES};
+use attrflow::limits::MAX_RECORD_BYTES;
 use attrflow::Error;
 use common::{all_subscribers, TestStore};
 use proptest::prelude::*;
@@ -19,9 +19,7 @@ use serde_json::json;
 fn subscriber(n: u64, record_bytes: usize) -> NewSubscriber {
     // `{"sequence":N,"subscriberId":"…","deliveryAddress":"…"}` is about 80 bytes besides
     // the two texts.
-    let text = record_bytes
-        .saturating_sub(80)
-        .clamp(2, 2 * MAX_RECORD_FIELD_BYTES);
+    let text = record_bytes.saturating_sub(80).clamp(2, MAX_RECORD_BYTES);
     let id = format!("{n}-{}", "i".repeat(text / 2));
     let address = format!("{n}@{}", "a".repeat(text - text / 2));
     NewSubscriber::new(id, address)
@@ -122,7 +120,7 @@ fn app_logs_take_the_largest_records_across_three_chunks() {
     let t = TestStore::fast();
     let log = AppLog::new(&t.runtime, "app");
     log.start().unwrap();
-    let text = "x".repeat(MAX_RECORD_FIELD_BYTES - 200);
+    let text = "x".repeat(MAX_RECORD_BYTES / 2 - 200);
     for n in 1..=301u64 {
         let record = json!({"n": n, "a": text, "b": text});
         assert_eq!(log.append("big", record).unwrap().sequence, n);

@@ -1,10 +1,10 @@
 //! Any two texts as a subscriber's ID and delivery address, appended on a real store: stored
-//! exactly when both are non-empty and within the field and record limits, refused with
+//! exactly when both are non-empty and the record within its log's limit, refused with
 //! `InvalidInput` and nothing stored otherwise.
 #![no_main]
 
-use attrflow::flows::chunked_subscriber::{SubscriberArchive, FLOW_ID};
-use attrflow::limits::{MAX_RECORD_BYTES, MAX_RECORD_FIELD_BYTES};
+use attrflow::flows::chunked_subscriber::{SubscriberArchive, FLOW_ID, SUBSCRIBER_CHUNK_SIZE};
+use attrflow::limits::record_limit;
 use attrflow::Error;
 use libfuzzer_sys::fuzz_target;
 use serde_json::json;
@@ -16,8 +16,8 @@ fuzz_target!(|fields: (String, String)| {
     let record = json!({"sequence": u64::MAX, "subscriberId": id, "deliveryAddress": address});
     let allowed = [&id, &address]
         .iter()
-        .all(|t| !t.is_empty() && t.len() <= MAX_RECORD_FIELD_BYTES)
-        && record.to_string().len() <= MAX_RECORD_BYTES;
+        .all(|t| !t.is_empty())
+        && record.to_string().len() <= record_limit(SUBSCRIBER_CHUNK_SIZE);
     match archive.register(&id, &address) {
         Ok(stored) => {
             assert!(allowed, "{id:?}, {address:?} was stored");

@@ -69,7 +69,8 @@ def test_many_sessions_share_one_store_apart(store_url: str) -> None:
 
 def test_a_limited_read_reads_only_the_newest_chunks(store_url: str) -> None:
     async def run() -> None:
-        items = [message(n) for n in range(1000)]  # ten chunks of a hundred
+        # 125 chunks of 8 (the chunk size of the default max_item_bytes), the newest full.
+        items = [message(n) for n in range(1000)]
         async with AsyncClient(store_url) as client:
             session = AttrflowSession("s-bounded", client=client)
             await session.add_items(items)
@@ -81,9 +82,9 @@ def test_a_limited_read_reads_only_the_newest_chunks(store_url: str) -> None:
                 )
                 return client.metrics().calls - before
 
-            assert await pages_read(20) == 1
-            assert await pages_read(100) == 1
-            assert await pages_read(120) == 2
-            assert await pages_read(None) == 10
+            assert await pages_read(8) == 1
+            assert await pages_read(20) == 3
+            assert await pages_read(100) == 13
+            assert await pages_read(None) == 125
 
     asyncio.run(run())

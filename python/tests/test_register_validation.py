@@ -1,5 +1,5 @@
-"""RegisterSubscriber rejects empty fields and fields over their byte limit with the core's
-message and writes nothing."""
+"""RegisterSubscriber rejects empty fields and a record over its log's byte limit with the
+core's message and writes nothing."""
 
 from __future__ import annotations
 
@@ -21,12 +21,14 @@ from attrflow.flows.chunked_subscriber import (
         (RegisterSubscriberInput("a", ""), "deliveryAddress is required"),
         (RegisterSubscriberInput("", ""), "subscriberId is required"),
         (
-            RegisterSubscriberInput("s" * 4097, "a@example.com"),
-            'record field "subscriberId" is 4097 bytes; the limit is 4096 bytes',
+            RegisterSubscriberInput("s" * 10_500, "a@example.com"),
+            "record is 10566 bytes as JSON; the limit of a log with chunks of 100 records is "
+            "10474 bytes (a smaller chunk size allows larger records: 99 or less for this one)",
         ),
         (
-            RegisterSubscriberInput("s-1", "é" * 2049),
-            'record field "deliveryAddress" is 4098 bytes; the limit is 4096 bytes',
+            RegisterSubscriberInput("s-1", "é" * 5250),
+            "record is 10556 bytes as JSON; the limit of a log with chunks of 100 records is "
+            "10474 bytes (a smaller chunk size allows larger records: 99 or less for this one)",
         ),
     ],
 )

@@ -110,8 +110,7 @@ impl ChunkedLog {
         open: &mut OpenChunk,
         record: Value,
     ) -> Result<()> {
-        crate::limits::check_record(&record)?;
-        let record = serde_json::to_string(&record)
+        let encoded = serde_json::to_string(&record)
             .map_err(|e| Error::storage(format!("cannot encode a record: {e}")))?;
         let first = open.first_sequence();
         let len = open.current.len();
@@ -131,9 +130,13 @@ impl ChunkedLog {
             )?;
             open.state.latest_archived_chunk_token = token;
         }
-        open.current.push(&record);
+        // The record's limit is the one of the chunk it lands in (the layout of its
+        // sequence); a refusal fails the RPC, so nothing staged above is stored.
+        let lands_in = open.first_sequence();
+        crate::limits::check_record_bytes(encoded.len(), open.history.capacity_at(lands_in))?;
+        open.current.push(&encoded);
         if let Some(frontier) = &mut open.tree {
-            self.append_leaf(ctx, frontier, &record)?;
+            self.append_leaf(ctx, frontier, &encoded)?;
         }
         open.state.next_sequence = open.state.next_sequence.checked_add(1).ok_or_else(|| {
             Error::storage(format!(

@@ -20,6 +20,8 @@
 //! Page tokens follow the same rules as every chunked log: `""` or `current`, else the
 //! 20-digit first sequence of an archived chunk. `TrimLog` drops a log's oldest archived
 //! chunks and `ReadLogFrom` reads it forward from a sequence, as for every chunked log.
+//! `ChangeLogChunkSize` changes one log's chunk size, and with it the largest record the
+//! log takes ([`crate::limits::record_limit`]): 10 474 bytes at the default 100.
 //!
 //! ```
 //! use attrflow::flows::app_log::AppLog;
@@ -40,11 +42,13 @@
 //! ```
 
 mod appends;
+mod layout;
 mod plans;
 mod retention;
 mod verifiable;
 
 pub use appends::{AppendLogRecordOnceInput, AppendLogRecordsInput, AppendedLogEntries};
+pub use layout::{ChangeLogChunkSizeInput, LogChunkSizeChange, ENTRY_OVERHEAD_BYTES};
 pub use retention::{LogEntriesFrom, ReadLogFromInput, SetLogRetentionInput, TrimLogInput};
 pub use verifiable::MakeLogVerifiableInput;
 
@@ -88,6 +92,8 @@ pub const READ_LOG_FROM: &str = "ReadLogFrom";
 pub const SET_LOG_RETENTION: &str = "SetLogRetention";
 /// The RPC that switches a log's Merkle tree on, one bounded step a call.
 pub const MAKE_LOG_VERIFIABLE: &str = "MakeLogVerifiable";
+/// The RPC that changes one log's chunk size, and so the largest record it takes.
+pub const CHANGE_LOG_CHUNK_SIZE: &str = "ChangeLogChunkSize";
 pub use crate::limits::MAX_LOG_NAME_BYTES;
 
 /// The field of a stored chunk that lists its entries.
@@ -219,6 +225,10 @@ pub fn definition() -> FlowDefinition {
         )
         .rpc(
             RpcDefinition::new_with_output(MAKE_LOG_VERIFIABLE, verifiable::make_log_verifiable)
+                .planned_by(plans::APPEND),
+        )
+        .rpc(
+            RpcDefinition::new_with_output(CHANGE_LOG_CHUNK_SIZE, layout::change_log_chunk_size)
                 .planned_by(plans::APPEND),
         )
         .build()

@@ -17,11 +17,18 @@ one of
 A reader pages the log newest first and applies the removals and the newest clear as it
 goes, so a page (``attrflow page``) or an export (``attrflow export``) shows each item and
 what removed it, and archived chunks are never rewritten. docs/agents.md tells why.
+
+A record's size limit follows its log's chunk size (the core's rule: a full chunk must fit
+in one stored value), so a session asks the core for the largest chunk size that takes
+items of ``max_item_bytes`` (:data:`DEFAULT_MAX_ITEM_BYTES`, 128 kB: chunks of 8 items).
+Smaller chunks take larger items but make ``get_items(20)`` read more pages (3 or 4 of 8
+items, against 1 or 2 of 100); 128 kB takes a long tool output or answer whole.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import uuid
 from dataclasses import dataclass
@@ -34,6 +41,7 @@ from attrflow import _native
 from attrflow.async_client import AsyncClient
 from attrflow.client import DEFAULT_STORE
 from attrflow.errors import InvalidInputError, RpcLockConflictError
+from attrflow.flow import BoundRpc, RpcDefinition
 from attrflow.flows.app_log import (
     AppendLogRecordOnceInput,
     AppendLogRecordsInput,
@@ -45,20 +53,86 @@ from attrflow.flows.app_log import (
 from attrflow.options import StartFlowOptions
 from attrflow.retry import RetryPolicy
 
-__all__ = ["SESSION_LOG", "AttrflowSession", "InvalidSessionIdError"]
+__all__ = [
+    "DEFAULT_MAX_ITEM_BYTES",
+    "SESSION_LOG",
+    "AttrflowSession",
+    "InvalidSessionIdError",
+    "ItemTooLargeError",
+]
 
 SESSION_LOG = "items"
 """The name of the log holding a session's records, in the flow named by the session ID."""
+
+DEFAULT_MAX_ITEM_BYTES = 128_000
+"""The largest item (compact JSON bytes, UTF-8) a session takes unless told otherwise."""
+
+_ITEM_RECORD_OVERHEAD = len('{"item":}')
+"""What the ``{"item": …}`` record adds to an item."""
+
+_PART_BYTES = 1_000_000
+"""The most item bytes a batch re-sent in parts holds: within the core's RPC input limit
+(1 MiB, ``attrflow::limits::MAX_RPC_INPUT_BYTES``) with room for the call's own JSON."""
+
+
+def _json_bytes(item: Any) -> int | None:
+    """The size of ``item`` as compact UTF-8 JSON, None when it is no JSON."""
+    try:
+        return len(json.dumps(item, ensure_ascii=False, separators=(",", ":")).encode())
+    except (TypeError, ValueError):
+        return None
+
 
 _BATCH_ITEMS: int = _native.MAX_CHUNK_SIZE
 """Items appended in one transaction. The core sizes a chunk so that this many records of
 the largest size fit in one stored value, which is also the most one call may send, so a
 batch of this many always fits; each of an ``add_items`` call's batches is contiguous."""
 
+
+@dataclass
+class _ChangeLogChunkSizeInput:
+    """Input of the core's ``ChangeLogChunkSize``: the log, and the record size it must take
+    (the core picks the largest chunk size that takes it)."""
+
+    log: str
+    max_record_bytes: int
+
+
+@dataclass
+class _LogChunkSizeChange:
+    """Output of ``ChangeLogChunkSize``: the chunk size and the largest entry it takes."""
+
+    log: str
+    chunk_size: int
+    record_limit: int
+    from_sequence: int
+    layouts: list[Any]
+
+
 _FLOW = ChunkedLogFlow()
+# The core's app-log RPC that sizes a log's chunks for its records, bound to the app log
+# flow (the Python app-log wrapper does not declare it yet).
+_CHANGE_LOG_CHUNK_SIZE: BoundRpc[_ChangeLogChunkSizeInput, _LogChunkSizeChange] = BoundRpc(
+    _FLOW,
+    RpcDefinition("ChangeLogChunkSize", _ChangeLogChunkSizeInput, _LogChunkSizeChange),
+    "change_log_chunk_size",
+)
 _START = StartFlowOptions(ignore_already_started=True)
 _APPEND = _FLOW.append_options(SESSION_LOG)
 _APPEND_ONCE = _FLOW.idempotent_append_options(SESSION_LOG)
+
+
+class ItemTooLargeError(InvalidInputError):
+    """An item larger than its session takes: ``index`` is its place in the ``add_items``
+    call, ``size`` its compact JSON bytes, ``limit`` the most the session takes."""
+
+    index: int
+    size: int
+    limit: int
+
+    def __init__(self, message: str, index: int, size: int, limit: int) -> None:
+        super().__init__(message)
+        self.index, self.size, self.limit = index, size, limit
 
 
 class InvalidSessionIdError(InvalidInputError):
@@ -90,6 +164,13 @@ class AttrflowSession(SessionABC):
     its own flow. Lock conflicts between writers of one session are retried by ``retry``
     (the core's default :class:`~attrflow.retry.RetryPolicy` when None).
 
+    ``max_item_bytes`` is the largest item (compact JSON, UTF-8 bytes) the session must
+    take, 1 to about 1 MiB: the core sizes the session log's chunks for it (from the next
+    chunk boundary of a log that already holds items), so every item up to it is taken. An
+    item the log cannot take (over ``max_item_bytes``, and over the core's limit for the
+    chunk size, which is a little more) raises :class:`ItemTooLargeError` and its batch
+    stores nothing.
+
     A session ID that is not a valid flow ID raises :class:`InvalidSessionIdError`.
     """
 
@@ -104,7 +185,12 @@ class AttrflowSession(SessionABC):
         client: AsyncClient | None = None,
         session_settings: SessionSettings | None = None,
         retry: RetryPolicy | None = None,
+        max_item_bytes: int = DEFAULT_MAX_ITEM_BYTES,
     ) -> None:
+        if isinstance(max_item_bytes, bool) or not isinstance(max_item_bytes, int):
+            raise InvalidInputError(f"max_item_bytes must be an int, not {max_item_bytes!r}")
+        if max_item_bytes < 1:
+            raise InvalidInputError(f"max_item_bytes must be at least 1, got {max_item_bytes}")
         try:
             _native.validate_flow_id(session_id)
         except InvalidInputError as error:
@@ -116,7 +202,13 @@ class AttrflowSession(SessionABC):
         self._owns_client = client is None
         self._client = AsyncClient(store) if client is None else client
         self._retry = RetryPolicy() if retry is None else retry
+        self._max_item_bytes = max_item_bytes
         self._started = False
+
+    @property
+    def max_item_bytes(self) -> int:
+        """The largest item, compact JSON bytes, the session takes."""
+        return self._max_item_bytes
 
     @property
     def client(self) -> AsyncClient:
@@ -138,21 +230,55 @@ class AttrflowSession(SessionABC):
 
     async def add_items(self, items: list[Any]) -> None:
         """Appends ``items`` in order, each batch of up to :data:`_BATCH_ITEMS` in one
-        transaction (so contiguous, whatever other writers do). An item that is not JSON,
-        or over the core's record limits, raises ``InvalidInputError`` naming it, and its
-        batch stores nothing."""
+        transaction (so contiguous, whatever other writers do). An item that is not JSON
+        raises ``ValueMappingError``, one the log cannot take (over :attr:`max_item_bytes`)
+        raises :class:`ItemTooLargeError` naming its place, size and the limit; its batch
+        stores nothing."""
         if not items:
             await self._ensure_started()
             return
         records = [{"item": item} for item in items]
         await self._ensure_started()
         for start in range(0, len(records), _BATCH_ITEMS):
-            batch = AppendLogRecordsInput(SESSION_LOG, records[start : start + _BATCH_ITEMS])
+            await self._append(items, start, records[start : start + _BATCH_ITEMS])
+
+    async def _append(self, items: list[Any], start: int, records: list[Any]) -> None:
+        """Appends ``records`` (those of ``items[start:]``) in one transaction. When the
+        core refuses them, measures them (only a refused batch is encoded here): an item
+        over :attr:`max_item_bytes` raises :class:`ItemTooLargeError`; a batch of large
+        items over the core's RPC input limit is sent again in parts within it."""
+        batch = AppendLogRecordsInput(SESSION_LOG, records)
+        try:
             await self._with_retry(
-                lambda batch=batch: self._client.invoke_rpc(
+                lambda: self._client.invoke_rpc(
                     _FLOW.append_log_records, self.session_id, batch, options=_APPEND
                 )
             )
+        except InvalidInputError as error:
+            sizes = [_json_bytes(record["item"]) for record in records]
+            for offset, size in enumerate(sizes):
+                if size is not None and size > self._max_item_bytes:
+                    raise self._too_large(start + offset, size) from error
+            known = [size for size in sizes if size is not None]
+            if len(known) < len(sizes) or len(sizes) == 1 or sum(known) <= _PART_BYTES:
+                raise
+            part_start, part_bytes = 0, 0
+            for offset, size in enumerate(known):
+                if offset > part_start and part_bytes + size > _PART_BYTES:
+                    await self._append(items, start + part_start, records[part_start:offset])
+                    part_start, part_bytes = offset, 0
+                part_bytes += size + _ITEM_RECORD_OVERHEAD
+            await self._append(items, start + part_start, records[part_start:])
+
+    def _too_large(self, index: int, size: int) -> ItemTooLargeError:
+        return ItemTooLargeError(
+            f"item {index} of session {self.session_id!r} is {size} bytes as JSON; the "
+            f"session takes items of up to {self._max_item_bytes} bytes "
+            "(AttrflowSession(max_item_bytes=...) takes larger ones, up to about 1 MiB)",
+            index,
+            size,
+            self._max_item_bytes,
+        )
 
     async def pop_item(self) -> Any | None:
         """Removes and returns the newest item (``None`` when there is none) by appending
@@ -232,6 +358,17 @@ class AttrflowSession(SessionABC):
     async def _ensure_started(self) -> None:
         if not self._started:
             await self._client.start_flow(_FLOW, self.session_id, options=_START)
+            # Writes nothing once the log's chunks already have the size asked for.
+            await self._with_retry(
+                lambda: self._client.invoke_rpc(
+                    _CHANGE_LOG_CHUNK_SIZE,
+                    self.session_id,
+                    _ChangeLogChunkSizeInput(
+                        SESSION_LOG, self._max_item_bytes + _ITEM_RECORD_OVERHEAD
+                    ),
+                    options=_APPEND,
+                )
+            )
             self._started = True
 
     async def _page(self, token: str) -> Any:

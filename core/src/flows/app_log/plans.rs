@@ -33,7 +33,8 @@ fn fields(input: &Value) -> Option<PlannedFields<'_>> {
     PlannedFields::deserialize(input).ok()
 }
 
-/// `AppendLogRecord`, `TrimLog`, `SetLogRetention`: the log's state and open chunk.
+/// `AppendLogRecord`, `TrimLog`, `SetLogRetention`, `ChangeLogChunkSize`: the log's state
+/// and open chunk.
 pub(super) const APPEND: RpcPlanner = RpcPlanner::locking(append);
 /// `AppendLogRecords`: as [`APPEND`], and with an idempotency key the log's remembered keys.
 pub(super) const APPEND_BATCH: RpcPlanner = RpcPlanner::locking(append_batch);

@@ -13,12 +13,14 @@ from __future__ import annotations
 import asyncio
 import base64
 import builtins
+import functools
 import hashlib
 import json
 import random
+import threading
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
@@ -50,6 +52,9 @@ DEFAULT_FLOW_ID = "langgraph"
 MAX_VALUE_BYTES = 700 * 1024
 """The largest serialized channel value, pending write or checkpoint accepted (its stored
 JSON form, base64, stays under attrflow's 1 MiB value limit)."""
+_SEEN_LOGS = 64
+"""Message logs whose last stored list a saver remembers (the newest), to serialize only
+the new messages of the next ``put``."""
 LOG_CHUNK_BYTES = 256 * 1024
 """A message log chunk is closed once its entries reach this many serialized bytes."""
 _BATCH_BYTES = 900 * 1024
@@ -63,11 +68,30 @@ def _chain(digest: str, entry: builtins.list[str]) -> str:
     return hashlib.sha256((digest + entry[0] + entry[1]).encode()).hexdigest()
 
 
+_Method = TypeVar("_Method", bound=Callable[..., Any])
+
+
+def _serialized(method: _Method) -> _Method:
+    """Runs ``method`` under the saver's lock. A write reads the thread's state and index
+    and writes them back, and LangGraph runs a step's ``put`` and its tasks' ``put_writes``
+    on background threads at once: unserialized, the later commit would overwrite the
+    other's (a ``put_writes`` creating a fresh thread's state erased its first ``put``'s
+    index entry). LangGraph's SqliteSaver serializes its calls the same way."""
+
+    @functools.wraps(method)
+    def locked(self: AttrflowSaver, *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            return method(self, *args, **kwargs)
+
+    return locked  # type: ignore[return-value]
+
+
 class AttrflowSaver(BaseCheckpointSaver[str]):
     """A LangGraph checkpointer keeping threads in the attrflow store of ``client``.
 
     ``AttrflowSaver.from_store("data/attrflow.db")`` (or a ``postgresql://`` URL) opens a
     store and closes it on exit. The async methods run the same calls on a worker thread.
+    The writing calls of one saver are serialized; use one saver per process for a thread.
     """
 
     def __init__(
@@ -81,6 +105,8 @@ class AttrflowSaver(BaseCheckpointSaver[str]):
         self.client = client
         self.flow_id = flow_id
         self.flow = LangGraphCheckpointFlow()
+        self._lock = threading.RLock()
+        self._seen: dict[str, tuple[builtins.list[Any], builtins.list[Any], str]] = {}
         client.start_flow(self.flow, flow_id, options=StartFlowOptions(ignore_already_started=True))
 
     @classmethod
@@ -131,6 +157,18 @@ class AttrflowSaver(BaseCheckpointSaver[str]):
             entries.extend(self._get("lg_log_chunks", f"{log}.{number}") or [])
         return entries[:length]
 
+    def _load_entries(self, entries: builtins.list[builtins.list[str]]) -> builtins.list[Any]:
+        """The values of a message log's ``entries``. When all are msgpack (the default
+        serializer's form), they are joined into one msgpack array and loaded in one call,
+        as a saver storing the whole list would: the same values, without a call a message."""
+        if len(entries) > 1 and all(kind == "msgpack" for kind, _ in entries):
+            parts = [base64.b64decode(data) for _, data in entries]
+            header = b"\xdd" + len(parts).to_bytes(4, "big")
+            loaded = self.serde.loads_typed(("msgpack", header + b"".join(parts)))
+            if isinstance(loaded, builtins.list) and len(loaded) == len(entries):
+                return loaded
+        return [self._load(entry) for entry in entries]
+
     def _channel_values(self, tk: str, ns: str, versions: dict[str, Any]) -> dict[str, Any]:
         values: dict[str, Any] = {}
         for channel, version in versions.items():
@@ -138,7 +176,7 @@ class AttrflowSaver(BaseCheckpointSaver[str]):
             if blob is None or blob.get("t") == "empty":
                 continue
             if "log" in blob:
-                values[channel] = [self._load(e) for e in self._log_entries(blob["log"], blob["n"])]
+                values[channel] = self._load_entries(self._log_entries(blob["log"], blob["n"]))
             else:
                 values[channel] = self._load([blob["t"], blob["b"]])
         return values
@@ -279,16 +317,19 @@ class AttrflowSaver(BaseCheckpointSaver[str]):
     ) -> dict[str, Any]:
         """Stages ``value`` as a message log reference, appending only its new entries
         when the channel's log holds a prefix of it."""
-        entries = [
-            self._dump(item, f"item {i} of channel {channel!r}") for i, item in enumerate(value)
-        ]
         slot = f"{ns}\x00{channel}"
         log = state["logs"].get(slot)
         log_state = None
         if log is not None:
             log_state = staged_logs.get(log) or self._get("lg_logs", log)
-        prefix_ok = False
-        if log_state is not None and log_state["n"] <= len(entries):
+        entries = self._known_prefix(log, log_state, value)
+        # Entries known from this saver's last put to the log are its whole prefix, checked.
+        prefix_ok = bool(entries) or (log_state is not None and log_state["n"] == 0)
+        entries += [
+            self._dump(item, f"item {i} of channel {channel!r}")
+            for i, item in enumerate(value[len(entries) :], start=len(entries))
+        ]
+        if not prefix_ok and log_state is not None and log_state["n"] <= len(entries):
             digest = ""
             for entry in entries[: log_state["n"]]:
                 digest = _chain(digest, entry)
@@ -329,7 +370,38 @@ class AttrflowSaver(BaseCheckpointSaver[str]):
             log_state["last_bytes"] = last_bytes
         staged_logs[log] = log_state
         writes.append(StagedWrite("lg_logs", log, log_state))
+        self._remember(log, value, entries, log_state["digest"])
         return {"log": log, "n": len(entries)}
+
+    def _known_prefix(
+        self, log: str | None, log_state: dict[str, Any] | None, value: builtins.list[Any]
+    ) -> builtins.list[builtins.list[str]]:
+        """The serialized entries of ``log``'s whole stored prefix when this saver's last
+        ``put`` to it stored exactly that (same digest and length) and its items are the
+        very objects ``value`` starts with (``add_messages`` builds the next list from the
+        same message objects), so a ``put`` serializes only the new messages. Empty when
+        unknown: the caller then serializes and checks the whole list."""
+        seen = self._seen.get(log) if log is not None else None
+        if seen is None or log_state is None:
+            return []
+        items, entries, digest = seen
+        if digest != log_state["digest"] or len(items) != log_state["n"] or not items:
+            return []
+        if len(items) > len(value) or any(a is not b for a, b in zip(items, value)):
+            return []
+        return builtins.list(entries)
+
+    def _remember(
+        self,
+        log: str,
+        value: builtins.list[Any],
+        entries: builtins.list[builtins.list[str]],
+        digest: str,
+    ) -> None:
+        self._seen.pop(log, None)
+        self._seen[log] = (builtins.list(value), builtins.list(entries), digest)
+        while len(self._seen) > _SEEN_LOGS:
+            self._seen.pop(next(iter(self._seen)))
 
     def _stage_put(
         self,
@@ -388,6 +460,7 @@ class AttrflowSaver(BaseCheckpointSaver[str]):
         if latest is None or checkpoint_id >= latest:
             state["latest"][ns] = checkpoint_id
 
+    @_serialized
     def put(
         self,
         config: RunnableConfig,
@@ -422,6 +495,7 @@ class AttrflowSaver(BaseCheckpointSaver[str]):
             }
         }
 
+    @_serialized
     def put_writes(
         self,
         config: RunnableConfig,
@@ -487,6 +561,7 @@ class AttrflowSaver(BaseCheckpointSaver[str]):
         writes.append(StagedWrite("lg_checkpoints", hk))
         writes.append(StagedWrite("lg_writes", hk))
 
+    @_serialized
     def delete_thread(self, thread_id: str) -> None:
         """Deletes every stored row of the thread: checkpoints, writes, values, logs."""
         tk, state = self._thread(_check_thread_id(thread_id))
@@ -541,12 +616,14 @@ class AttrflowSaver(BaseCheckpointSaver[str]):
         writes.append(StagedWrite("lg_threads", tk, state))
         self._commit(writes)
 
+    @_serialized
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
         """Deletes the checkpoints (and their writes and values) of the runs ``run_ids``."""
         runs = {str(r) for r in run_ids}
         for thread_id in self._all_thread_ids():
             self._keep(thread_id, None, runs)
 
+    @_serialized
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         """``keep_latest`` keeps each namespace's latest checkpoint; ``delete`` all none."""
         if strategy not in ("keep_latest", "delete"):
@@ -561,6 +638,7 @@ class AttrflowSaver(BaseCheckpointSaver[str]):
             keep = {(ns, cid) for ns, cid in state["latest"].items()}
             self._keep(thread_id, keep, None)
 
+    @_serialized
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Copies every checkpoint and pending write of one thread to another."""
         tk, state = self._thread(_check_thread_id(source_thread_id))
