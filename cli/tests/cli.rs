@@ -426,11 +426,11 @@ fn an_import_names_the_first_bad_line_and_what_was_imported() {
     );
     assert!(failure(&not_utf8).contains("line 1: not UTF-8 text"));
 
-    // The second batch holds a record the store refuses (a field over its limit): the first
-    // batch stays imported, and the message says so.
+    // The second batch holds a record the store refuses (over the record limit of a log with
+    // chunks of 100): the first batch stays imported, and the message says so.
     let mut lines = subscriber_lines(1, 1500);
     lines[1199] =
-        json!({ "sequence": 1200, "subscriberId": "x".repeat(5000), "deliveryAddress": "y" })
+        json!({ "sequence": 1200, "subscriberId": "x".repeat(20_000), "deliveryAddress": "y" })
             .to_string();
     let error = failure(&import(&lines));
     assert!(
