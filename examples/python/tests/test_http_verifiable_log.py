@@ -2,7 +2,8 @@
 signature (Ed25519, checked with ``cryptography``) and root (RFC 6962, with ``hashlib``)
 verify independently of attrflow; ``GET /proof/inclusion`` and ``GET /proof/consistency``
 verify by RFC 9162's algorithms; bad input is a 400 naming it, a trimmed record a 410,
-checkpoints without a key a 404 saying how to turn them on, never a 500. The check itself is python/tests/tlog_check.py.
+checkpoints without a key a 404 saying how to turn them on, never a 500. The check itself
+is python/tests/tlog_check.py.
 """
 
 from __future__ import annotations
