@@ -88,6 +88,18 @@ pub enum Error {
         oldest_sequence: u64,
     },
 
+    /// A verifiable log's proof names a record a trim of the log dropped (or a log whose
+    /// oldest records were trimmed is switched on, its tree needing every record from
+    /// sequence 1). Unlike [`Error::PageTrimmed`] there is no page token: the caller named
+    /// a sequence, and `oldest_sequence` is where a proof can be asked again.
+    #[error("record {sequence} was trimmed; the oldest retained sequence is {oldest_sequence}")]
+    RecordTrimmed {
+        /// The sequence asked for.
+        sequence: u64,
+        /// The sequence of the oldest retained record.
+        oldest_sequence: u64,
+    },
+
     /// A lookup by key found no stored record (`customer profile "<email>" not found`).
     #[error("{0}")]
     RecordNotFound(String),
@@ -165,6 +177,7 @@ impl Error {
             Error::InvalidPageToken { .. } => ErrorKind::InvalidPageToken,
             Error::PageNotFound(_) => ErrorKind::PageNotFound,
             Error::PageTrimmed { .. } => ErrorKind::PageTrimmed,
+            Error::RecordTrimmed { .. } => ErrorKind::RecordTrimmed,
             Error::RecordNotFound(_) => ErrorKind::RecordNotFound,
             Error::AttributeMapNotLoaded { .. } => ErrorKind::AttributeMapNotLoaded,
             Error::HandlerFailure { .. } => ErrorKind::HandlerFailure,
@@ -200,6 +213,8 @@ pub enum ErrorKind {
     PageNotFound,
     /// See [`Error::PageTrimmed`].
     PageTrimmed,
+    /// See [`Error::RecordTrimmed`].
+    RecordTrimmed,
     /// See [`Error::RecordNotFound`].
     RecordNotFound,
     /// See [`Error::AttributeMapNotLoaded`].
@@ -215,7 +230,7 @@ pub enum ErrorKind {
 impl ErrorKind {
     /// Every kind, in declaration order: the table each binding maps onto its own error
     /// types (and tests that none is left out).
-    pub const ALL: [ErrorKind; 14] = [
+    pub const ALL: [ErrorKind; 15] = [
         ErrorKind::LockConflict,
         ErrorKind::FlowNotFound,
         ErrorKind::FlowNotActive,
@@ -225,6 +240,7 @@ impl ErrorKind {
         ErrorKind::InvalidPageToken,
         ErrorKind::PageNotFound,
         ErrorKind::PageTrimmed,
+        ErrorKind::RecordTrimmed,
         ErrorKind::RecordNotFound,
         ErrorKind::AttributeMapNotLoaded,
         ErrorKind::HandlerFailure,
@@ -245,6 +261,7 @@ impl ErrorKind {
             ErrorKind::InvalidPageToken => "invalid_page_token",
             ErrorKind::PageNotFound => "page_not_found",
             ErrorKind::PageTrimmed => "page_trimmed",
+            ErrorKind::RecordTrimmed => "record_trimmed",
             ErrorKind::RecordNotFound => "record_not_found",
             ErrorKind::AttributeMapNotLoaded => "attribute_map_not_loaded",
             ErrorKind::HandlerFailure => "handler_failure",
@@ -276,6 +293,15 @@ mod tests {
             not_loaded.to_string(),
             "AttributeMap instance was not loaded for RPC: m/i"
         );
+        let trimmed = Error::RecordTrimmed {
+            sequence: 3,
+            oldest_sequence: 9,
+        };
+        assert_eq!(
+            trimmed.to_string(),
+            "record 3 was trimmed; the oldest retained sequence is 9"
+        );
+        assert_eq!(trimmed.kind().name(), "record_trimmed");
     }
 
     #[test]

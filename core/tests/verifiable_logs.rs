@@ -156,13 +156,18 @@ fn a_trim_keeps_the_tree_and_names_the_oldest_retained_record() {
     let before = app.make_verifiable("audit").unwrap();
     app.trim("audit", Trim::DropBefore(201)).unwrap();
     assert_eq!(app.tree_head("audit").unwrap(), before);
-    match app.inclusion_proof("audit", 3, None).unwrap_err() {
-        Error::InvalidInput(message) => assert_eq!(
-            message,
-            "record 3 was trimmed; the oldest retained sequence is 201"
-        ),
-        other => panic!("expected the trimmed error, got {other:?}"),
-    }
+    let trimmed = app.inclusion_proof("audit", 3, None).unwrap_err();
+    assert_eq!(
+        trimmed.to_string(),
+        "record 3 was trimmed; the oldest retained sequence is 201"
+    );
+    assert_eq!(
+        trimmed,
+        Error::RecordTrimmed {
+            sequence: 3,
+            oldest_sequence: 201
+        }
+    );
     let expected = exported_tree(&records);
     let proof = app.inclusion_proof("audit", 201, Some(250)).unwrap();
     assert_eq!(proof.hashes, expected.inclusion_path(200, 250).unwrap());
@@ -173,13 +178,18 @@ fn a_trim_keeps_the_tree_and_names_the_oldest_retained_record() {
     // A log trimmed before it was switched on cannot be: its tree starts at sequence 1.
     app.append_batch("other", records.clone(), None).unwrap();
     app.trim("other", Trim::DropBefore(101)).unwrap();
-    match app.make_verifiable("other").unwrap_err() {
-        Error::InvalidInput(message) => assert_eq!(
-            message,
-            "record 1 was trimmed; the oldest retained sequence is 101"
-        ),
-        other => panic!("expected the trimmed error, got {other:?}"),
-    }
+    let trimmed = app.make_verifiable("other").unwrap_err();
+    assert_eq!(
+        trimmed.to_string(),
+        "record 1 was trimmed; the oldest retained sequence is 101"
+    );
+    assert_eq!(
+        trimmed,
+        Error::RecordTrimmed {
+            sequence: 1,
+            oldest_sequence: 101
+        }
+    );
 }
 
 #[test]

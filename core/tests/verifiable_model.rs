@@ -111,7 +111,15 @@ fn run(steps: &[Step]) -> Result<(), TestCaseError> {
             }
             Step::SwitchOn => {
                 if trimmed && !verifiable {
-                    prop_assert!(archive.make_verifiable().is_err());
+                    let refused = archive.make_verifiable();
+                    prop_assert!(
+                        matches!(
+                            refused,
+                            Err(attrflow::Error::RecordTrimmed { sequence: 1, .. })
+                        ),
+                        "{:?}",
+                        refused
+                    );
                 } else {
                     archive.make_verifiable().unwrap();
                     verifiable = true;

@@ -37,6 +37,7 @@ __all__ = [
     "PageNotFoundError",
     "PageTrimmedError",
     "RecordNotFoundError",
+    "RecordTrimmedError",
     "RpcLockConflictError",
     "RunNotCurrentError",
     "StorageError",
@@ -235,6 +236,21 @@ class PageTrimmedError(AttrflowError, LookupError):
         self.oldest_sequence = oldest_sequence
 
 
+class RecordTrimmedError(AttrflowError, LookupError):
+    """A verifiable log's proof names a record a trim of the log dropped, or a log whose
+    oldest records were trimmed is switched on (its tree needs every record from sequence
+    1). ``sequence`` is the record asked for and ``oldest_sequence`` the oldest retained
+    one, from which proofs can be asked again."""
+
+    sequence: int
+    oldest_sequence: int
+
+    def __init__(self, message: str, sequence: int = 0, oldest_sequence: int = 0) -> None:
+        super().__init__(message)
+        self.sequence = sequence
+        self.oldest_sequence = oldest_sequence
+
+
 class RecordNotFoundError(AttrflowError, LookupError):
     """A lookup by key found no stored record, such as a customer profile by email."""
 
@@ -291,6 +307,7 @@ CORE_ERROR_CLASSES: MappingProxyType[str, type[AttrflowError]] = MappingProxyTyp
         "invalid_page_token": InvalidPageTokenError,
         "page_not_found": PageNotFoundError,
         "page_trimmed": PageTrimmedError,
+        "record_trimmed": RecordTrimmedError,
         "record_not_found": RecordNotFoundError,
         "attribute_map_not_loaded": AttributeMapNotLoadedError,
         "handler_failure": WorkerInvocationError,

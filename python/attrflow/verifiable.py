@@ -11,8 +11,9 @@ Hashes are base64 text, as ``attrflow prove`` prints them. The rules are the Rus
 each ``checkpoint`` call, never stored.
 
 Bad requests raise ``InvalidInputError`` naming what was wrong: a sequence or tree size
-beyond the tree, ``from_ > to``, a malformed key, a record a trim dropped (the message names
-the oldest retained sequence).
+beyond the tree, ``from_ > to``, a malformed key. A proof of a record a trim dropped, or
+switching on a log whose oldest records were trimmed, raises ``RecordTrimmedError`` with
+``sequence`` and ``oldest_sequence`` (the oldest retained one).
 
 >>> signer_key, verifier_key = generate_key("example.com/log")
 >>> signer_key.startswith("PRIVATE+KEY+example.com/log+")

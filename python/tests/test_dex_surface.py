@@ -243,6 +243,7 @@ def test_all_holds_the_dex_surface_the_additions_and_the_errors_only() -> None:
         "PageNotFoundError",
         "PageTrimmedError",
         "RecordNotFoundError",
+        "RecordTrimmedError",
         "RunNotCurrentError",
         "StorageError",
         "StorageFullError",

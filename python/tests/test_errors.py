@@ -18,6 +18,7 @@ from attrflow import (
     InvalidPageTokenError,
     PageNotFoundError,
     PageTrimmedError,
+    RecordTrimmedError,
     RpcLockConflictError,
     StorageError,
     ValueMappingError,
@@ -34,6 +35,7 @@ ALL = [
     InvalidPageTokenError,
     PageNotFoundError,
     PageTrimmedError,
+    RecordTrimmedError,
     RpcLockConflictError,
     StorageError,
     ValueMappingError,
@@ -56,6 +58,7 @@ def test_built_in_bases() -> None:
     assert issubclass(ValueMappingError, InvalidInputError)
     assert issubclass(PageNotFoundError, LookupError)
     assert issubclass(PageTrimmedError, LookupError)
+    assert issubclass(RecordTrimmedError, LookupError)
     assert issubclass(FlowNotFoundError, LookupError)
     assert not issubclass(AttributeMapNotLoadedError, LookupError)
     assert not issubclass(RpcLockConflictError, ValueError)

@@ -20,7 +20,7 @@ from tlog_check import (
     verify_inclusion,
 )
 
-from attrflow import Client, InvalidInputError
+from attrflow import Client, InvalidInputError, RecordTrimmedError
 from attrflow.flows.app_log import AppLog
 from attrflow.flows.chunked_subscriber import NewSubscriber, SubscriberArchive
 from attrflow.verifiable import (
@@ -174,7 +174,20 @@ def test_a_proof_of_a_trimmed_record_names_the_oldest_retained_sequence(client: 
     archive.make_verifiable()
     archive.register_batch([NewSubscriber(f"s-{n}", f"s-{n}@example.com") for n in range(250)])
     archive.trim(keep_newest=100)
-    with pytest.raises(InvalidInputError) as raised:
+    with pytest.raises(RecordTrimmedError) as raised:
         archive.inclusion_proof(1)
-    assert "trimmed" in str(raised.value)
-    assert "the oldest retained sequence is 101" in str(raised.value)
+    assert str(raised.value) == "record 1 was trimmed; the oldest retained sequence is 101"
+    assert raised.value.sequence == 1
+    assert raised.value.oldest_sequence == 101
+
+
+def test_a_trimmed_log_is_not_switched_on_and_names_its_oldest_retained_sequence(
+    client: Client,
+) -> None:
+    archive = SubscriberArchive(client, FLOW_ID)
+    archive.start()
+    archive.register_batch([NewSubscriber(f"s-{n}", f"s-{n}@example.com") for n in range(250)])
+    archive.trim(keep_newest=100)
+    with pytest.raises(RecordTrimmedError) as raised:
+        archive.make_verifiable()
+    assert (raised.value.sequence, raised.value.oldest_sequence) == (1, 101)

@@ -5,7 +5,7 @@
 //! token or instance that was wrong, and reads exactly as the Python exception does) and
 //! the core error's own fields as properties: `flowId`, `status`, `runId`, `currentRunId`,
 //! `token`, `oldestToken`,
-//! `oldestSequence`, `physicalName`, `errorType`. A test below fails when a kind of the
+//! `oldestSequence`, `sequence`, `physicalName`, `errorType`. A test below fails when a kind of the
 //! core's [`ErrorKind::ALL`] has no variant of its own here.
 
 /// An error of any attrflow call; the variant says what kind of failure, `reason` what
@@ -96,6 +96,17 @@ pub enum AttrflowError {
         /// The oldest retained sequence.
         oldest_sequence: u64,
     },
+    /// A verifiable log's proof names a record a trim of the log dropped, or a trimmed
+    /// log is switched on; proofs can be asked again from `oldestSequence`.
+    #[error("{reason}")]
+    RecordTrimmed {
+        /// The core's message.
+        reason: String,
+        /// The sequence asked for.
+        sequence: u64,
+        /// The oldest retained sequence.
+        oldest_sequence: u64,
+    },
     /// A record the call looked up by key (a customer profile, say) is not stored.
     #[error("{reason}")]
     RecordNotFound {
@@ -178,6 +189,14 @@ impl From<attrflow::Error> for AttrflowError {
                 oldest_token,
                 oldest_sequence,
             },
+            E::RecordTrimmed {
+                sequence,
+                oldest_sequence,
+            } => AttrflowError::RecordTrimmed {
+                reason,
+                sequence,
+                oldest_sequence,
+            },
             E::RecordNotFound(_) => AttrflowError::RecordNotFound { reason },
             E::AttributeMapNotLoaded { physical_name } => AttrflowError::AttributeMapNotLoaded {
                 reason,
@@ -205,6 +224,7 @@ impl AttrflowError {
             AttrflowError::InvalidPageToken { .. } => ErrorKind::InvalidPageToken,
             AttrflowError::PageNotFound { .. } => ErrorKind::PageNotFound,
             AttrflowError::PageTrimmed { .. } => ErrorKind::PageTrimmed,
+            AttrflowError::RecordTrimmed { .. } => ErrorKind::RecordTrimmed,
             AttrflowError::RecordNotFound { .. } => ErrorKind::RecordNotFound,
             AttrflowError::AttributeMapNotLoaded { .. } => ErrorKind::AttributeMapNotLoaded,
             AttrflowError::HandlerFailure { .. } => ErrorKind::HandlerFailure,
@@ -263,6 +283,22 @@ mod tests {
     }
 
     #[test]
+    fn a_trimmed_record_names_the_oldest_retained_sequence() {
+        let trimmed = AttrflowError::from(attrflow::Error::RecordTrimmed {
+            sequence: 3,
+            oldest_sequence: 201,
+        });
+        assert_eq!(
+            trimmed,
+            AttrflowError::RecordTrimmed {
+                reason: "record 3 was trimmed; the oldest retained sequence is 201".into(),
+                sequence: 3,
+                oldest_sequence: 201,
+            }
+        );
+    }
+
+    #[test]
     fn handler_failures_keep_their_error_type() {
         let failure = AttrflowError::from(attrflow::Error::HandlerFailure {
             error_type: "panic".into(),
@@ -306,6 +342,10 @@ mod tests {
                 token: text(),
                 oldest_token: text(),
                 oldest_sequence: 1,
+            },
+            ErrorKind::RecordTrimmed => E::RecordTrimmed {
+                sequence: 1,
+                oldest_sequence: 2,
             },
             ErrorKind::RecordNotFound => E::RecordNotFound(text()),
             ErrorKind::AttributeMapNotLoaded => E::AttributeMapNotLoaded {

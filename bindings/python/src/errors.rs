@@ -58,6 +58,14 @@ pub(crate) fn to_py_err(py: Python<'_>, error: Error) -> PyErr {
             numbers.push(("oldest_sequence", oldest_sequence));
             vec![("token", token), ("oldest_token", oldest_token)]
         }
+        Error::RecordTrimmed {
+            sequence,
+            oldest_sequence,
+        } => {
+            numbers.push(("sequence", sequence));
+            numbers.push(("oldest_sequence", oldest_sequence));
+            vec![]
+        }
         Error::AttributeMapNotLoaded { physical_name } => {
             vec![("physical_name", physical_name)]
         }

@@ -2,9 +2,10 @@
 
 use thiserror::Error;
 
-/// A verifiable-log request or input that cannot be served or parsed. Core maps every
-/// variant to [`crate::Error::InvalidInput`], its message naming what was wrong (for
-/// [`VerifiableError::Trimmed`], the sequence asked for and the oldest retained one).
+/// A verifiable-log request or input that cannot be served or parsed. Core maps
+/// [`VerifiableError::Trimmed`] to [`crate::Error::RecordTrimmed`] (the sequence asked for
+/// and the oldest retained one, as fields) and every other variant to
+/// [`crate::Error::InvalidInput`], its message naming what was wrong.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum VerifiableError {
     /// A proof names a leaf or a size beyond the tree (`sequence 7 is beyond tree size 5`).
@@ -52,6 +53,37 @@ pub enum VerifiableError {
 
 impl From<VerifiableError> for crate::Error {
     fn from(error: VerifiableError) -> Self {
-        crate::Error::InvalidInput(error.to_string())
+        match error {
+            VerifiableError::Trimmed {
+                sequence,
+                oldest_sequence,
+            } => crate::Error::RecordTrimmed {
+                sequence,
+                oldest_sequence,
+            },
+            other => crate::Error::InvalidInput(other.to_string()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_trimmed_proof_is_a_typed_record_trimmed_error() {
+        let error = crate::Error::from(VerifiableError::Trimmed {
+            sequence: 2,
+            oldest_sequence: 5,
+        });
+        assert_eq!(
+            error,
+            crate::Error::RecordTrimmed {
+                sequence: 2,
+                oldest_sequence: 5
+            }
+        );
+        let other = crate::Error::from(VerifiableError::FromAfterTo { from: 3, to: 2 });
+        assert_eq!(other.kind(), crate::ErrorKind::InvalidInput);
     }
 }

@@ -1,8 +1,9 @@
 """The one place where errors become HTTP responses.
 
 Every error body is JSON, ``{"error": "<message>"}``, Quart's own 404, 405 and 413 included;
-a 410 for a trimmed page also names ``oldestToken`` and ``oldestSequence``, and a 409 for a
-run the flow is no longer in its ``currentRunID``.
+a 410 for a trimmed page also names ``oldestToken`` and ``oldestSequence``, a 410 for a
+proof of a trimmed record ``oldestSequence``, and a 409 for a run the flow is no longer in
+its ``currentRunID``.
 attrflow errors are mapped by class (the most specific entry of :data:`ERROR_RULES` along
 the exception's MRO wins), so a user's mistake is a 4xx with the core's exact message and
 only a failure of the service itself is a 500, which is logged.
@@ -24,6 +25,7 @@ from attrflow import (
     PageNotFoundError,
     PageTrimmedError,
     RecordNotFoundError,
+    RecordTrimmedError,
     RpcLockConflictError,
     RunNotCurrentError,
     StorageError,
@@ -78,6 +80,8 @@ ERROR_RULES: dict[type[AttrflowError], ErrorRule] = {
     # A trim dropped the page (or the start of a read forward); the body names the oldest
     # retained page token and sequence, so a client can restart there.
     PageTrimmedError: ErrorRule(HTTPStatus.GONE),
+    # A proof of a record a trim dropped; the body names the oldest retained sequence.
+    RecordTrimmedError: ErrorRule(HTTPStatus.GONE),
     RecordNotFoundError: ErrorRule(HTTPStatus.NOT_FOUND),
     # The routes check every field before they call, so a value that does not fit its type
     # (or stored JSON that does not decode) is the service's fault, though the class is an
@@ -109,6 +113,8 @@ def error_fields(error: AttrflowError) -> dict[str, object]:
     """
     if isinstance(error, PageTrimmedError):
         return {"oldestToken": error.oldest_token, "oldestSequence": error.oldest_sequence}
+    if isinstance(error, RecordTrimmedError):
+        return {"oldestSequence": error.oldest_sequence}
     if isinstance(error, RunNotCurrentError):
         return {"currentRunID": error.current_run_id}
     return {}

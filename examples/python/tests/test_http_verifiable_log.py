@@ -1,8 +1,9 @@
 """The archive as a verifiable log over HTTP: ``GET /checkpoint`` is a C2SP signed note whose
 signature (Ed25519, checked with ``cryptography``) and root (RFC 6962, with ``hashlib``)
 verify independently of attrflow; ``GET /proof/inclusion`` and ``GET /proof/consistency``
-verify by RFC 9162's algorithms; bad input is a 400 naming it, checkpoints without a key a
-404 saying how to turn them on, never a 500. The check itself is python/tests/tlog_check.py.
+verify by RFC 9162's algorithms; bad input is a 400 naming it, a trimmed record a 410,
+checkpoints without a key a 404 saying how to turn them on, never a 500. The check itself
+is python/tests/tlog_check.py.
 """
 
 from __future__ import annotations
@@ -147,12 +148,13 @@ async def test_bad_proof_requests_are_400s_naming_the_fault(
     assert message in body["error"]
 
 
-async def test_a_proof_of_a_trimmed_subscriber_is_a_400_naming_the_oldest_retained(
+async def test_a_proof_of_a_trimmed_subscriber_is_a_410_naming_the_oldest_retained(
     signed: HttpClient,
 ) -> None:
     await register_batch(signed, 1, 250)
     response = await signed.post(f"{PREFIX}/trim", json={"keepNewest": 100})
     assert response.status_code == 200
     status, body = await get(signed, "proof/inclusion", sequence=1)
-    assert status == 400, body
-    assert "the oldest retained sequence is 101" in body["error"]
+    assert status == 410, body
+    assert body["error"] == "record 1 was trimmed; the oldest retained sequence is 101"
+    assert body["oldestSequence"] == 101

@@ -5611,6 +5611,21 @@ enum AttrflowError: Swift.Error, Equatable, Hashable, Foundation.LocalizedError 
          */oldestSequence: UInt64
     )
     /**
+     * A verifiable log's proof names a record a trim of the log dropped, or a trimmed
+     * log is switched on; proofs can be asked again from `oldestSequence`.
+     */
+    case RecordTrimmed(
+        /**
+         * The core's message.
+         */reason: String, 
+        /**
+         * The sequence asked for.
+         */sequence: UInt64, 
+        /**
+         * The oldest retained sequence.
+         */oldestSequence: UInt64
+    )
+    /**
      * A record the call looked up by key (a customer profile, say) is not stored.
      */
     case RecordNotFound(
@@ -5726,21 +5741,26 @@ public struct FfiConverterTypeAttrflowError: FfiConverterRustBuffer {
             oldestToken: try FfiConverterString.read(from: &buf), 
             oldestSequence: try FfiConverterUInt64.read(from: &buf)
             )
-        case 10: return .RecordNotFound(
+        case 10: return .RecordTrimmed(
+            reason: try FfiConverterString.read(from: &buf), 
+            sequence: try FfiConverterUInt64.read(from: &buf), 
+            oldestSequence: try FfiConverterUInt64.read(from: &buf)
+            )
+        case 11: return .RecordNotFound(
             reason: try FfiConverterString.read(from: &buf)
             )
-        case 11: return .AttributeMapNotLoaded(
+        case 12: return .AttributeMapNotLoaded(
             reason: try FfiConverterString.read(from: &buf), 
             physicalName: try FfiConverterString.read(from: &buf)
             )
-        case 12: return .HandlerFailure(
+        case 13: return .HandlerFailure(
             reason: try FfiConverterString.read(from: &buf), 
             errorType: try FfiConverterString.read(from: &buf)
             )
-        case 13: return .Storage(
+        case 14: return .Storage(
             reason: try FfiConverterString.read(from: &buf)
             )
-        case 14: return .StorageFull(
+        case 15: return .StorageFull(
             reason: try FfiConverterString.read(from: &buf)
             )
 
@@ -5813,30 +5833,37 @@ public struct FfiConverterTypeAttrflowError: FfiConverterRustBuffer {
             FfiConverterUInt64.write(oldestSequence, into: &buf)
             
         
-        case let .RecordNotFound(reason):
+        case let .RecordTrimmed(reason,sequence,oldestSequence):
             writeInt(&buf, Int32(10))
+            FfiConverterString.write(reason, into: &buf)
+            FfiConverterUInt64.write(sequence, into: &buf)
+            FfiConverterUInt64.write(oldestSequence, into: &buf)
+            
+        
+        case let .RecordNotFound(reason):
+            writeInt(&buf, Int32(11))
             FfiConverterString.write(reason, into: &buf)
             
         
         case let .AttributeMapNotLoaded(reason,physicalName):
-            writeInt(&buf, Int32(11))
+            writeInt(&buf, Int32(12))
             FfiConverterString.write(reason, into: &buf)
             FfiConverterString.write(physicalName, into: &buf)
             
         
         case let .HandlerFailure(reason,errorType):
-            writeInt(&buf, Int32(12))
+            writeInt(&buf, Int32(13))
             FfiConverterString.write(reason, into: &buf)
             FfiConverterString.write(errorType, into: &buf)
             
         
         case let .Storage(reason):
-            writeInt(&buf, Int32(13))
+            writeInt(&buf, Int32(14))
             FfiConverterString.write(reason, into: &buf)
             
         
         case let .StorageFull(reason):
-            writeInt(&buf, Int32(14))
+            writeInt(&buf, Int32(15))
             FfiConverterString.write(reason, into: &buf)
             
         }

@@ -14,7 +14,8 @@ the ``ATTRFLOW_CHECKPOINT_KEY_FILE`` environment variable names), in the note ke
 prints it: ``{"leafIndex": N-1, "treeSize": M, "hashes": ["<base64>", ...]}``;
 ``GET /proof/consistency?from=M1&to=M2`` the consistency proof between two tree sizes,
 ``{"from": M1, "to": M2, "hashes": [...]}``. A missing or malformed number, a sequence or
-size beyond the tree, ``from > to`` or a trimmed record is a 400 naming what was wrong.
+size beyond the tree or ``from > to`` is a 400 naming what was wrong; a trimmed record is a
+410 whose body names the ``oldestSequence``.
 
 Every rule (the tree, the proofs, the note format) is the core's; this module only reads
 the request and calls the core's client off the event loop.

@@ -164,6 +164,7 @@ val AttrflowException.coreMessage: String get() = when (this) {
     is AttrflowException.InvalidPageToken -> reason
     is AttrflowException.PageNotFound -> reason
     is AttrflowException.PageTrimmed -> reason
+    is AttrflowException.RecordTrimmed -> reason
     is AttrflowException.RecordNotFound -> reason
     is AttrflowException.AttributeMapNotLoaded -> reason
     is AttrflowException.HandlerFailure -> reason

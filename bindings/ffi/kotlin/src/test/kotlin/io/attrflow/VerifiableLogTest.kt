@@ -115,4 +115,26 @@ class VerifiableLogTest {
             assertThrows<AttrflowException.InvalidInput> { generateNoteKey("has space") }
         }
     }
+
+    @Test
+    fun `a proof of a trimmed record, or switching on a trimmed log, is RecordTrimmed naming the oldest`() {
+        freshStore().use { store ->
+            val logs = store.appLog("app")
+            logs.start()
+            logs.makeVerifiable("audit")
+            logs.appendBatch("audit", (1..250).map { """{"n":$it}""" })
+            logs.trim("audit", TrimRule.DropBefore(201u))
+            val trimmed = assertThrows<AttrflowException.RecordTrimmed> { logs.inclusionProof("audit", 3u) }
+            assertEquals("record 3 was trimmed; the oldest retained sequence is 201", trimmed.reason)
+            assertEquals(3uL, trimmed.sequence)
+            assertEquals(201uL, trimmed.oldestSequence)
+            assertEquals(250uL, logs.inclusionProof("audit", 201u).treeSize)
+
+            logs.appendBatch("other", (1..250).map { """{"n":$it}""" })
+            logs.trim("other", TrimRule.DropBefore(101u))
+            val refused = assertThrows<AttrflowException.RecordTrimmed> { logs.makeVerifiable("other") }
+            assertEquals(1uL, refused.sequence)
+            assertEquals(101uL, refused.oldestSequence)
+        }
+    }
 }
