@@ -22,10 +22,12 @@ TESTED_EXAMPLES = {
         "docs/verifiable-logs.md": 1,  # test_verifiable_docs_example.py
     },
     "kotlin": {
-        # bindings/ffi/kotlin: ReadmeExampleTest (README) and ReadmeFlowExampleTest
-        # (docs/kotlin-swift.md) check that the page shows exactly the compiled file.
+        # bindings/ffi/kotlin: ReadmeExampleTest (README), ReadmeFlowExampleTest
+        # (docs/kotlin-swift.md) and VerifiableLogExampleTest (docs/verifiable-logs.md) check
+        # that the page shows exactly the compiled file.
         "README.md": 1,
         "docs/kotlin-swift.md": 1,
+        "docs/verifiable-logs.md": 1,
     },
 }
 FRAGMENTS = {"text", "sh", "xml"}

@@ -147,6 +147,9 @@ def test_note_keys_from_attrflow_are_in_the_note_format() -> None:
 def test_bad_proof_requests_and_keys_are_typed_errors_naming_the_fault(client: Client) -> None:
     archive = SubscriberArchive(client, FLOW_ID)
     archive.start()
+    with pytest.raises(InvalidInputError, match="is not verifiable: switch it on first"):
+        archive.inclusion_proof(1)
+    archive.make_verifiable()
     for n in range(5):
         archive.register(f"s-{n}", f"s-{n}@example.com")
     cases = [

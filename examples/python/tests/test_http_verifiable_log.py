@@ -117,9 +117,12 @@ async def test_without_a_key_checkpoints_are_a_404_saying_how_to_turn_them_on(
     status, body = await get(http, "checkpoint")
     assert (status, body) == (404, {"error": CHECKPOINTS_OFF})
     assert "--checkpoint-key-file" in CHECKPOINTS_OFF
+    # Without a key the service leaves the archive's tree off (verifiable logs are opt-in):
+    # a proof is a 400 saying so and how to switch it on, never a 500.
     await register_batch(http, 1, 3)
-    status, proof = await get(http, "proof/inclusion", sequence=2)
-    assert (status, proof["treeSize"]) == (200, 3)
+    status, body = await get(http, "proof/inclusion", sequence=2)
+    assert status == 400, body
+    assert "is not verifiable: switch it on first" in body["error"]
 
 
 @pytest.mark.parametrize(
