@@ -1,33 +1,11 @@
 //! The verifiable-log commands end to end (`keygen`, `verifiable`, `checkpoint`, `prove`) on a real store file.
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+mod common;
 
 use attrflow::verifiable::{Checkpoint, NoteVerifier};
 use serde_json::Value;
 
-fn attrflow(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_attrflow"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the attrflow binary starts");
-    let mut input = child.stdin.take().expect("stdin");
-    input.write_all(stdin).expect("stdin written");
-    drop(input);
-    child.wait_with_output().expect("attrflow finishes")
-}
-
-fn stdout(output: &Output) -> String {
-    assert!(
-        output.status.success(),
-        "failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
+use common::{attrflow, stdout};
 
 #[test]
 fn keygen_checkpoint_and_proofs() {

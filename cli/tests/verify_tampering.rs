@@ -3,34 +3,14 @@
 //! another log's are each reported with the first bad sequence (exit code 1); an honest
 //! log passes; `--checkpoint` checks the log against a checkpoint signed earlier.
 
-use std::io::Write;
+mod common;
+
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
+
+use common::{attrflow, stdout as ok};
 
 const CHUNK: &str = "log_chunks/audit.00000000000000000101";
-
-fn attrflow(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_attrflow"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the attrflow binary starts");
-    let mut input = child.stdin.take().expect("stdin");
-    input.write_all(stdin).expect("stdin written");
-    drop(input);
-    child.wait_with_output().expect("attrflow finishes")
-}
-
-fn ok(output: &Output) -> String {
-    assert!(
-        output.status.success(),
-        "failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
 
 fn failure(output: &Output) -> String {
     assert_eq!(output.status.code(), Some(1), "{output:?}");
