@@ -13,6 +13,10 @@ cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 RUSTDOCFLAGS="-D warnings" cargo doc -p attrflow --no-deps --locked
 
+section "Rust: no import cycles between the files of a crate (and the checker fails on one)"
+python3 scripts/check_import_cycles.py --self-test
+python3 scripts/check_import_cycles.py
+
 section "Rust: the core crate packages for crates.io (cargo package)"
 cargo package -p attrflow --locked --allow-dirty --no-verify
 
