@@ -45,6 +45,7 @@ pub mod layout;
 mod paging;
 pub mod read_from;
 pub mod retention;
+mod retention_setting;
 mod state;
 pub mod tail;
 pub mod token;

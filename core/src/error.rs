@@ -26,7 +26,7 @@ pub enum Error {
         /// The flow's ID.
         flow_id: String,
         /// How it was stopped.
-        status: crate::lifecycle::FlowStatus,
+        status: crate::flow_status::FlowStatus,
     },
 
     /// A flow with this ID already has a run, and the start's
@@ -39,7 +39,7 @@ pub enum Error {
         /// The run ID of the flow's run.
         run_id: String,
         /// Where that run stands: running, or how it was stopped.
-        status: crate::lifecycle::FlowStatus,
+        status: crate::flow_status::FlowStatus,
     },
 
     /// Input given by the caller broke a rule: a bad name, a missing field, malformed JSON.
@@ -134,9 +134,9 @@ pub enum Error {
 }
 
 /// The message of [`Error::FlowAlreadyStarted`].
-fn already_started(flow_id: &str, run_id: &str, status: crate::lifecycle::FlowStatus) -> String {
+fn already_started(flow_id: &str, run_id: &str, status: crate::flow_status::FlowStatus) -> String {
     match status {
-        crate::lifecycle::FlowStatus::Running => {
+        crate::flow_status::FlowStatus::Running => {
             format!("flow {flow_id:?} is already started (run ID {run_id})")
         }
         stopped => format!(

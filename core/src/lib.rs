@@ -43,6 +43,7 @@ pub mod commits;
 pub mod context;
 pub mod definition;
 pub mod error;
+mod flow_status;
 pub mod flows;
 pub mod fork;
 pub mod hash_partition;

@@ -44,41 +44,10 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+pub use crate::flow_status::FlowStatus;
 
 /// The physical name of a closed run's record (see the module docs).
 pub const RUN_STATE_NAME: &str = "/run";
-
-/// Where a flow's run stands, as Dex's `FlowStatus` names it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FlowStatus {
-    /// Started and not stopped: it serves RPCs.
-    Running,
-    /// Stopped with [`StopType::Cancel`].
-    Canceled,
-    /// Stopped with [`StopType::Terminate`].
-    Terminated,
-    /// Stopped with [`StopType::Fail`].
-    Failed,
-}
-
-impl FlowStatus {
-    /// The status's name (`running`, `canceled`, `terminated`, `failed`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FlowStatus::Running => "running",
-            FlowStatus::Canceled => "canceled",
-            FlowStatus::Terminated => "terminated",
-            FlowStatus::Failed => "failed",
-        }
-    }
-}
-
-impl std::fmt::Display for FlowStatus {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
 
 /// How [`crate::Runtime::stop_flow`] closes a run, as Dex's `StopType` names it. attrflow
 /// runs no Steps, so the three differ only in the status they record.

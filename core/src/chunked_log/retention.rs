@@ -19,6 +19,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::append::OpenChunk;
+pub use super::retention_setting::Retention;
 use super::token::{out_of_range, PageToken};
 use super::ChunkedLog;
 use crate::context::RpcContext;
@@ -116,15 +117,6 @@ pub struct TrimOutcome {
     pub oldest_sequence: u64,
     /// The page token of the oldest retained chunk (`current` when no archive remains).
     pub oldest_token: String,
-}
-
-/// A log's retention, kept in its state and applied by every append.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Retention {
-    /// Keep at least this many of the newest records (1 or more): an append drops the
-    /// oldest archived chunks as long as that many remain.
-    pub keep_newest: u64,
 }
 
 /// Input of a retention-setting RPC: `keepNewest`, or nothing (or `null`) to keep every

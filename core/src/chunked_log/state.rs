@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::idempotency::IdempotencyWindow;
 use super::layout::{ChunkLayout, LayoutHistory};
-use super::retention::Retention;
+use super::retention_setting::Retention;
 use super::token::{PageToken, CURRENT_CHUNK};
 use super::ChunkedLog;
 use crate::context::RpcContext;

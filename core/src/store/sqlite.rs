@@ -14,6 +14,7 @@ mod busy_wait;
 mod checkpoint;
 mod group;
 mod mutexes;
+mod restarts;
 mod wal_writes;
 use self::group::RememberedFlows;
 pub use self::group::SqliteGroup;

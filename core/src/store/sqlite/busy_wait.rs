@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 
 use rusqlite::{ffi, Connection};
 
-use super::checkpoint::Restarts;
+use super::restarts::Restarts;
 
 /// The shortest sleep: the first ones of a wait.
 const SHORTEST_SLEEP: Duration = Duration::from_micros(50);

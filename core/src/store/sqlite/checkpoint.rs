@@ -29,9 +29,9 @@
 //!    with a lone NORMAL appender (bench/notes/4-redis.md), it held the write lock
 //!    2.4–4.9 ms after one `PASSIVE`, 1.5–3.6 ms after two.
 //!    A writer of this process that finds the file busy while this step runs waits for
-//!    the step's end on [`Restarts`] rather than in its busy handler's sleeps (which end
-//!    about a quarter of the wait late, and each sleep takes longer than it asks on a
-//!    virtual machine): the thread wakes it as the step ends (`busy_wait.rs`).
+//!    the step's end on [`Restarts`] (`restarts.rs`) rather than in its busy handler's
+//!    sleeps (which end about a quarter of the wait late, and each sleep takes longer than
+//!    it asks on a virtual machine): the thread wakes it as the step ends (`busy_wait.rs`).
 //!
 //! A checkpoint changes what the database file holds, never what a reader sees or what
 //! survives a crash: the same frames are copied as SQLite's own checkpoint would copy, in
@@ -48,6 +48,8 @@ use std::time::Duration;
 
 use crate::sync::{Condvar, Mutex};
 use rusqlite::Connection;
+
+use super::restarts::Restarts;
 
 /// The log length, in frames (pages), past which a commit asks for a checkpoint: SQLite's
 /// own default for `wal_autocheckpoint`.
@@ -66,47 +68,6 @@ const FIRST_REST: Duration = Duration::from_millis(20);
 
 /// The longest rest between two checkpoints that did not complete.
 const LONGEST_REST: Duration = Duration::from_secs(1);
-
-/// Whether the checkpoint thread of a file is in its `RESTART` step, which holds the file's
-/// write lock: writers of the process that find the file busy meanwhile wait here for the
-/// step's end, woken as it ends (`busy_wait.rs`).
-#[derive(Debug, Default)]
-pub(crate) struct Restarts {
-    running: Mutex<bool>,
-    ended: Condvar,
-}
-
-impl Restarts {
-    /// Waits, at most `longest`, for the end of the `RESTART` step running now; whether
-    /// one was running.
-    pub(super) fn wait_for_end(&self, longest: Duration) -> bool {
-        let running = self.running.lock();
-        if !*running {
-            return false;
-        }
-        drop(
-            self.ended
-                .wait_while_for(running, |running| *running, longest),
-        );
-        true
-    }
-
-    /// Runs `step` as the `RESTART` step: writers finding the file busy meanwhile wait for
-    /// its end, which wakes them however `step` ends.
-    pub(super) fn run<T>(&self, step: impl FnOnce() -> T) -> T {
-        /// Ends the step and wakes its waiters, even when `step` panics.
-        struct Ending<'a>(&'a Restarts);
-        impl Drop for Ending<'_> {
-            fn drop(&mut self) {
-                *self.0.running.lock() = false;
-                self.0.ended.notify_all();
-            }
-        }
-        *self.running.lock() = true;
-        let _ending = Ending(self);
-        step()
-    }
-}
 
 /// What the committing connections and the checkpoint thread share.
 #[derive(Debug, Default)]
