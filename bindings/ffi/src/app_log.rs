@@ -7,7 +7,7 @@ use attrflow::flows::app_log as core;
 use attrflow::flows::app_log::AppLog as CoreAppLog;
 use serde_json::Value;
 
-use crate::clients::Target;
+use crate::client_target::Target;
 use crate::error::Result;
 
 /// One record of a log.

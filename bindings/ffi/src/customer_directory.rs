@@ -4,7 +4,7 @@
 use attrflow::flows::customer_directory as core;
 use attrflow::flows::customer_directory::CustomerDirectory as CoreDirectory;
 
-use crate::clients::Target;
+use crate::client_target::Target;
 use crate::error::Result;
 
 /// One customer's profile, keyed by its canonical email address.

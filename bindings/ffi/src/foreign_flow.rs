@@ -17,9 +17,9 @@ use attrflow::store::StoreUrl;
 use attrflow::{Error, MapInstance, RpcInvokeOptions, RpcOutput, Runtime, StartFlowOptions};
 use serde_json::Value;
 
-use crate::clients::{core_policy, RetryPolicy};
 use crate::error::Result;
-use crate::lifecycle::IdReusePolicy;
+use crate::id_reuse_policy::IdReusePolicy;
+use crate::retry_policy::{core_policy, RetryPolicy};
 use crate::store::{Durability, Store};
 
 /// Why a foreign handler failed: the type of what it threw and its message. Nothing the

@@ -23,21 +23,23 @@
 uniffi::setup_scaffolding!();
 
 mod app_log;
+mod client_target;
 mod clients;
 mod customer_directory;
 mod error;
 mod follow;
 mod foreign_flow;
+mod id_reuse_policy;
 mod lifecycle;
 mod metrics;
 mod retention;
+mod retry_policy;
 mod store;
 mod subscriber_appends;
 mod subscribers;
 mod verifiable;
 
 pub use app_log::{AppLog, LogEntry, LogPage};
-pub use clients::RetryPolicy;
 pub use customer_directory::{CustomerDirectory, CustomerProfile};
 pub use error::AttrflowError;
 pub use follow::{LogCursor, SubscriberCursor};
@@ -48,6 +50,7 @@ pub use foreign_flow::{
 pub use lifecycle::{FlowInfo, StopType};
 pub use metrics::{LatencyBucket, Metrics};
 pub use retention::{LogEntriesFrom, RetentionChange, SubscribersFrom, TrimOutcome, TrimRule};
+pub use retry_policy::RetryPolicy;
 pub use store::{Durability, Store};
 pub use subscriber_appends::{ChunkLayout, ChunkSizeChange, IdempotencyWindow, NewSubscriber};
 pub use subscribers::{Subscriber, SubscriberArchive, SubscriberPage};

@@ -6,7 +6,7 @@
 use attrflow::flows::chunked_subscriber as core;
 use attrflow::flows::chunked_subscriber::SubscriberArchive as CoreArchive;
 
-use crate::clients::Target;
+use crate::client_target::Target;
 use crate::error::Result;
 
 /// One archived subscriber.
