@@ -84,7 +84,7 @@ impl Convert {
 }
 
 /// A value as a mismatch names it: a str by its (shortened) repr, anything else as
-/// [`crate::encode::got`] names it (its type).
+/// [`crate::python_type_name::got`] names it (its type).
 fn described(value: &Bound<'_, PyAny>) -> String {
     if value.is_instance_of::<PyString>() {
         if let Ok(repr) = value.repr() {
@@ -95,7 +95,29 @@ fn described(value: &Bound<'_, PyAny>) -> String {
             };
         }
     }
-    crate::encode::got(value)
+    crate::python_type_name::got(value)
+}
+
+/// What is wrong when `node` meets a JSON value of kind `got` (a Python type name), as
+/// decoding and writing along a type both say it.
+pub(crate) fn mismatch_problem(node: &Node, got: &str) -> String {
+    match node {
+        Node::Null => format!("expected null, got {got}"),
+        Node::Bool => format!("expected bool, got {got}"),
+        Node::Int => format!("expected int, got {got}"),
+        Node::Float => format!("expected float, got {got}"),
+        Node::Str => format!("expected str, got {got}"),
+        Node::List(_) | Node::Tuple(_) => format!("expected a JSON array, got {got}"),
+        Node::Dict(_) => format!("expected a JSON object, got {got}"),
+        Node::Dataclass(class) => {
+            format!("expected a JSON object for {}, got {got}", class.name)
+        }
+        Node::Union { names, .. } => format!("expected {names}, got {got}"),
+        Node::Convert(convert) => format!("expected {}, got {got}", convert.name),
+        Node::Unsupported(problem) => problem.clone(),
+        // Not met when decoding: `Any` takes every JSON value.
+        Node::Any => format!("unexpected {got}"),
+    }
 }
 
 /// How a dataclass is built: `cls.__new__(cls)`, each field set as by `object.__setattr__`

@@ -19,6 +19,7 @@ use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
 use crate::decode::{Decoder, Node};
 use crate::mismatch::{failure_error, Failure, Step};
+use crate::python_type_name::got;
 use crate::text::lone_surrogate_in_json;
 
 /// How deeply containers may nest: what the core's JSON parser accepts.
@@ -392,18 +393,6 @@ pub(crate) fn named_escape(character: char) -> Option<&'static str> {
         '\u{c}' => "\\f",
         _ => return None,
     })
-}
-
-/// The Python type name of `value` as messages say it (`null` for `None`).
-pub(crate) fn got(value: &Bound<'_, PyAny>) -> String {
-    if value.is_none() {
-        return "null".to_owned();
-    }
-    value
-        .get_type()
-        .name()
-        .map(|name| name.to_string())
-        .unwrap_or_else(|_| "object".to_owned())
 }
 
 fn expected(name: &str, value: &Bound<'_, PyAny>) -> Failure {

@@ -16,19 +16,18 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use attrflow::chunked_log::token::out_of_range;
-use attrflow::chunked_log::{
-    after_out_of_range, limit_out_of_range, timeout_out_of_range, Trim, TrimInput,
-};
+use attrflow::chunked_log::{after_out_of_range, limit_out_of_range, Trim, TrimInput};
 use attrflow::flows::app_log::AppLog as CoreAppLog;
 use attrflow::flows::chunked_subscriber::SubscriberArchive as CoreArchive;
 use attrflow::retry::RetryPolicy as CorePolicy;
 use attrflow::Runtime;
 use pyo3::prelude::*;
 
-use crate::errors::{to_py_err, IntoPyResult};
+use crate::errors::IntoPyResult;
 use crate::executor;
 use crate::integers::{optional_unsigned, unsigned};
 use crate::runtime::NativeRuntime;
+pub(crate) use crate::wait_timeout::wait_timeout;
 
 pub(crate) use retry_policy::PyRetryPolicy;
 
@@ -111,13 +110,6 @@ fn tail_arguments(
     let after = unsigned(after, |shown| after_out_of_range(shown))?;
     let limit = unsigned(limit, |shown| limit_out_of_range(shown))?;
     Ok((after, limit, wait_timeout(py, timeout)?))
-}
-
-/// A wait's `timeout` in seconds as a duration; a negative, infinite or NaN one is the
-/// core's out-of-range error (the core checks the upper limit).
-pub(crate) fn wait_timeout(py: Python<'_>, timeout: f64) -> PyResult<Duration> {
-    Duration::try_from_secs_f64(timeout)
-        .map_err(|_| to_py_err(py, timeout_out_of_range(format_args!("{timeout} seconds"))))
 }
 
 /// Runs `work` (a tail or a follow step, which may wait long) now with the GIL released

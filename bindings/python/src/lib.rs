@@ -18,11 +18,13 @@ mod integers;
 mod metrics;
 mod mismatch;
 mod python_flow;
+mod python_type_name;
 mod rpc_call;
 mod rpc_context;
 mod runtime;
 mod text;
 mod transcode;
+mod wait_timeout;
 
 use attrflow::flows::{chunked_subscriber, customer_directory};
 use pyo3::prelude::*;

@@ -10,8 +10,6 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyString, PyType};
 use serde_json::Value;
 
-use crate::decode::Node;
-
 static VALUE_MAPPING_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
 /// A step of the path to a mismatch, innermost last once rendered.
@@ -89,28 +87,6 @@ pub(crate) fn got(value: &Value) -> &'static str {
         Value::String(_) => "str",
         Value::Array(_) => "list",
         Value::Object(_) => "dict",
-    }
-}
-
-/// What is wrong when `node` meets a JSON value of kind `got` (a Python type name), as
-/// decoding and writing along a type both say it.
-pub(crate) fn mismatch_problem(node: &Node, got: &str) -> String {
-    match node {
-        Node::Null => format!("expected null, got {got}"),
-        Node::Bool => format!("expected bool, got {got}"),
-        Node::Int => format!("expected int, got {got}"),
-        Node::Float => format!("expected float, got {got}"),
-        Node::Str => format!("expected str, got {got}"),
-        Node::List(_) | Node::Tuple(_) => format!("expected a JSON array, got {got}"),
-        Node::Dict(_) => format!("expected a JSON object, got {got}"),
-        Node::Dataclass(class) => {
-            format!("expected a JSON object for {}, got {got}", class.name)
-        }
-        Node::Union { names, .. } => format!("expected {names}, got {got}"),
-        Node::Convert(convert) => format!("expected {}, got {got}", convert.name),
-        Node::Unsupported(problem) => problem.clone(),
-        // Not met when decoding: `Any` takes every JSON value.
-        Node::Any => format!("unexpected {got}"),
     }
 }
 

@@ -15,11 +15,11 @@ use serde_json::Value;
 use crate::decode::Decoder;
 use crate::errors::IntoPyResult;
 use crate::executor;
-use crate::flow_clients::wait_timeout;
 use crate::python_flow::{self, RpcArg};
 use crate::rpc_call::{InstanceArg, RpcCallArgs};
 use crate::text::{JsonText, Text};
 use crate::transcode;
+use crate::wait_timeout::wait_timeout;
 
 /// An initial value as Python passes it: the Attribute or AttributeMap name, the instance
 /// key (`None` for a singleton Attribute) and the value as JSON text.

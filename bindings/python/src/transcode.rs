@@ -23,10 +23,10 @@ use pyo3::prelude::*;
 use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
-use crate::decode::{next_field, Dataclass, Decoder, Node, INLINE_FIELDS};
+use crate::decode::{mismatch_problem, next_field, Dataclass, Decoder, Node, INLINE_FIELDS};
 use crate::encode::named_escape;
 use crate::errors::IntoPyResult;
-use crate::mismatch::{self, failure_error, got, mismatch_problem, Failure, Stash, Step};
+use crate::mismatch::{self, failure_error, got, Failure, Stash, Step};
 
 /// A core result written as JSON text along a decoder's type, made without the
 /// interpreter by [`encode_output`] and turned into `bytes` by [`encoded`].

@@ -9,8 +9,8 @@ use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
-use super::{next_field, set_attribute, Dataclass, Decoder, Node, INLINE_FIELDS};
-use crate::mismatch::{self, got, mismatch_problem, Failure, Stash, Step};
+use super::{mismatch_problem, next_field, set_attribute, Dataclass, Decoder, Node, INLINE_FIELDS};
+use crate::mismatch::{self, got, Failure, Stash, Step};
 
 /// Decodes one JSON value as node `index` of `decoder`'s table, from any serde
 /// `Deserializer` (JSON text, or a core value), into the Python object it declares. It is
