@@ -40,6 +40,14 @@ Module = Tuple[str, ...]
 
 
 @dataclass
+class Cycle:
+    """A cycle found: one chain of files through it, and every file of it."""
+
+    chain: List[str]
+    files: FrozenSet[str]
+
+
+@dataclass
 class Crate:
     """The module tree of one crate root: module path to file and back."""
 
@@ -371,17 +379,20 @@ def chain(component: List[Path], graph: Dict[Path, Set[Path]]) -> List[Path]:
     return component
 
 
-def find_cycles(repo: Path, crates: Tuple[str, ...] = CRATES) -> List[List[str]]:
-    """Every cycle between files of one crate, each as a chain of repo-relative files."""
-    found: List[List[str]] = []
+def find_cycles(repo: Path, crates: Tuple[str, ...] = CRATES) -> List[Cycle]:
+    """Every cycle between files of one crate: a chain of files through it and all its files."""
+    found: List[Cycle] = []
     for crate_dir in crates:
         for root in crate_roots(repo / crate_dir):
             crate = build_crate(root)
             graph = {p: dependencies(p, crate) for p in crate.modules}
             for component in strongly_connected(graph):
-                found.append([p.relative_to(repo).as_posix() for p in chain(component, graph)])
-                members = [p.relative_to(repo).as_posix() for p in component]
-                found[-1] = found[-1] + [""] + members  # chain, then the full set
+                found.append(
+                    Cycle(
+                        chain=[p.relative_to(repo).as_posix() for p in chain(component, graph)],
+                        files=frozenset(p.relative_to(repo).as_posix() for p in component),
+                    )
+                )
     return found
 
 
@@ -389,18 +400,17 @@ def check(repo: Path, allowed: Dict[FrozenSet[str], str], crates: Tuple[str, ...
     """Prints the cycles found; 1 on a cycle not allowed or an allowed cycle gone."""
     status = 0
     seen: Set[FrozenSet[str]] = set()
-    for entry in find_cycles(repo, crates):
-        split = entry.index("")
-        cycle, members = entry[:split], frozenset(entry[split + 1 :])
-        seen.add(members)
-        if members in allowed:
-            print(f"allowed cycle ({allowed[members]}): {' -> '.join(cycle)}")
+    for cycle in find_cycles(repo, crates):
+        seen.add(cycle.files)
+        shown = " -> ".join(cycle.chain)
+        if cycle.files in allowed:
+            print(f"allowed cycle ({allowed[cycle.files]}): {shown}")
             continue
         status = 1
-        print(f"import cycle: {' -> '.join(cycle)}")
-        if len(members) > len(cycle) - 1:
-            print(f"  (all files of this cycle: {', '.join(sorted(members))})")
-    for members, why in allowed.items():
+        print(f"import cycle: {shown}")
+        if len(cycle.files) > len(cycle.chain) - 1:
+            print(f"  (all files of this cycle: {', '.join(sorted(cycle.files))})")
+    for members in allowed:
         if members not in seen:
             status = 1
             print(f"allowed cycle no longer exists, remove it from ALLOWED_CYCLES: {sorted(members)}")
@@ -428,7 +438,7 @@ def self_test() -> int:
         crates = ("demo",)
         cycles = find_cycles(repo, crates)
         want = [["demo/src/error.rs", "demo/src/lifecycle.rs", "demo/src/error.rs"]]
-        got = [c[: c.index("")] for c in cycles]
+        got = [cycle.chain for cycle in cycles]
         failures = []
         if got != want:
             failures.append(f"expected {want}, found {got}")
