@@ -24,9 +24,9 @@ from __future__ import annotations
 import re
 import sys
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
 
 #: The crate directories checked, relative to the repository root.
 CRATES = ("core", "bindings/ffi", "bindings/python", "cli", "bench")
@@ -34,25 +34,25 @@ CRATES = ("core", "bindings/ffi", "bindings/python", "cli", "bench")
 #: Cycles still allowed, each as the set of its files (relative to the repository root),
 #: with what would break it. The checker fails when a listed cycle no longer exists, so
 #: this list only shrinks.
-ALLOWED_CYCLES: Dict[FrozenSet[str], str] = {}
+ALLOWED_CYCLES: dict[frozenset[str], str] = {}
 
-Module = Tuple[str, ...]
+Module = tuple[str, ...]
 
 
 @dataclass
 class Cycle:
     """A cycle found: one chain of files through it, and every file of it."""
 
-    chain: List[str]
-    files: FrozenSet[str]
+    chain: list[str]
+    files: frozenset[str]
 
 
 @dataclass
 class Crate:
     """The module tree of one crate root: module path to file and back."""
 
-    files: Dict[Module, Path] = field(default_factory=dict)
-    modules: Dict[Path, Module] = field(default_factory=dict)
+    files: dict[Module, Path] = field(default_factory=dict)
+    modules: dict[Path, Module] = field(default_factory=dict)
 
 
 # -- source text --------------------------------------------------------------------------
@@ -62,7 +62,7 @@ _RAW_STRING = re.compile(r'b?r(#*)"')
 
 def strip_comments_and_strings(text: str) -> str:
     """Blanks comments, string and char literals, keeping offsets and newlines."""
-    out: List[str] = []
+    out: list[str] = []
     i, n = 0, len(text)
 
     def blank(segment: str) -> str:
@@ -129,10 +129,12 @@ def _matching_brace(text: str, open_at: int) -> int:
 
 
 _INLINE_MOD = re.compile(r"\bmod\s+(\w+)\s*\{")
-_CFG_TEST = re.compile(r"#\[cfg\((test|all\(test[^\]]*)\)\]\s*(#\[[^\]]*\]\s*)*(pub(\([^)]*\))?\s+)?$")
+_CFG_TEST = re.compile(
+    r"#\[cfg\((test|all\(test[^\]]*)\)\]\s*(#\[[^\]]*\]\s*)*(pub(\([^)]*\))?\s+)?$"
+)
 
 
-def inline_modules(code: str) -> List[Tuple[int, int, str, bool]]:
+def inline_modules(code: str) -> list[tuple[int, int, str, bool]]:
     """The inline `mod x { ... }` blocks: (start, end, name, is_test)."""
     blocks = []
     for m in _INLINE_MOD.finditer(code):
@@ -150,7 +152,7 @@ _MOD_DECL = re.compile(r"\bmod\s+(\w+)\s*;")
 def build_crate(root_file: Path) -> Crate:
     """Walks `mod name;` declarations from a crate root to every module file."""
     crate = Crate()
-    pending: List[Tuple[Module, Path]] = [((), root_file)]
+    pending: list[tuple[Module, Path]] = [((), root_file)]
     while pending:
         module, path = pending.pop()
         if path in crate.modules:
@@ -171,7 +173,7 @@ def build_crate(root_file: Path) -> Crate:
     return crate
 
 
-def crate_roots(crate_dir: Path) -> List[Path]:
+def crate_roots(crate_dir: Path) -> list[Path]:
     """The crate roots of one package: src/lib.rs, src/main.rs, src/bin/*.rs."""
     src = crate_dir / "src"
     roots = [p for p in (src / "lib.rs", src / "main.rs") if p.is_file()]
@@ -186,7 +188,7 @@ _PATH = re.compile(r"(?<![\w$:])((?:crate|super|self|\w+)(?:\s*::\s*\w+)+)")
 _VIS_IN = re.compile(r"pub\s*\(\s*in\s+[^)]*\)")
 
 
-def split_top(text: str) -> List[str]:
+def split_top(text: str) -> list[str]:
     parts, depth, start = [], 0, 0
     for j, c in enumerate(text):
         if c == "{":
@@ -200,7 +202,7 @@ def split_top(text: str) -> List[str]:
     return [p for p in parts if p]
 
 
-def resolve(segs: List[str], here: Module) -> Optional[Module]:
+def resolve(segs: list[str], here: Module) -> Module | None:
     """An absolute module path for a path written in module `here`, or None if external."""
     if not segs:
         return None
@@ -221,7 +223,7 @@ def resolve(segs: List[str], here: Module) -> Optional[Module]:
     return tuple(base + segs[i:])
 
 
-def owning_file(path: Module, crate: Crate) -> Optional[Path]:
+def owning_file(path: Module, crate: Crate) -> Path | None:
     """The file of the longest prefix of `path` that is a module of the crate."""
     for k in range(len(path), -1, -1):
         if path[:k] in crate.files:
@@ -229,14 +231,14 @@ def owning_file(path: Module, crate: Crate) -> Optional[Path]:
     return None
 
 
-def dependencies(path: Path, crate: Crate) -> Set[Path]:
+def dependencies(path: Path, crate: Crate) -> set[Path]:
     """The files of `crate` whose items the file at `path` names."""
     file_module = crate.modules[path]
     code = strip_comments_and_strings(path.read_text(encoding="utf-8"))
     code = _VIS_IN.sub(lambda m: " " * len(m.group(0)), code)
     blocks = inline_modules(code)
 
-    def module_at(offset: int) -> Optional[Module]:
+    def module_at(offset: int) -> Module | None:
         module = file_module
         for start, end, name, is_test in blocks:
             if start <= offset <= end:
@@ -245,9 +247,9 @@ def dependencies(path: Path, crate: Crate) -> Set[Path]:
                 module = module + (name,)
         return module
 
-    named: List[Tuple[Module, Module]] = []  # (absolute path named, module naming it)
-    aliases: Dict[Tuple[Module, str], Module] = {}
-    use_spans: List[Tuple[int, int]] = []
+    named: list[tuple[Module, Module]] = []  # (absolute path named, module naming it)
+    aliases: dict[tuple[Module, str], Module] = {}
+    use_spans: list[tuple[int, int]] = []
     for m in _USE.finditer(code):
         use_spans.append((m.start(), m.end()))
         here = module_at(m.start())
@@ -274,7 +276,7 @@ def dependencies(path: Path, crate: Crate) -> Set[Path]:
         if target is not None:
             named.append((target, here))
 
-    deps: Set[Path] = set()
+    deps: set[Path] = set()
     for target, here in named:
         if target[: len(here)] == here or target[: len(file_module)] == file_module:
             continue  # itself or its own descendants: containment
@@ -284,7 +286,7 @@ def dependencies(path: Path, crate: Crate) -> Set[Path]:
     return deps
 
 
-def expand_use_tree(raw: str) -> Iterator[Tuple[List[str], Optional[str]]]:
+def expand_use_tree(raw: str) -> Iterator[tuple[list[str], str | None]]:
     """The paths of a use tree, each with the name it binds (None for `*`).
 
     `as` is written NUL-as-NUL, so whitespace can go.
@@ -305,7 +307,7 @@ def expand_use_tree(raw: str) -> Iterator[Tuple[List[str], Optional[str]]]:
             yield segs, alias or segs[-1]
 
 
-def _flatten(prefix: List[str], text: str) -> Iterator[Tuple[List[str], str]]:
+def _flatten(prefix: list[str], text: str) -> Iterator[tuple[list[str], str]]:
     for part in split_top(text):
         if "{" in part:
             head, _, rest = part.partition("{")
@@ -317,13 +319,13 @@ def _flatten(prefix: List[str], text: str) -> Iterator[Tuple[List[str], str]]:
 # -- cycles -------------------------------------------------------------------------------
 
 
-def strongly_connected(graph: Dict[Path, Set[Path]]) -> List[List[Path]]:
+def strongly_connected(graph: dict[Path, set[Path]]) -> list[list[Path]]:
     """Tarjan's strongly connected components with more than one file."""
-    index: Dict[Path, int] = {}
-    low: Dict[Path, int] = {}
-    stack: List[Path] = []
-    on_stack: Set[Path] = set()
-    components: List[List[Path]] = []
+    index: dict[Path, int] = {}
+    low: dict[Path, int] = {}
+    stack: list[Path] = []
+    on_stack: set[Path] = set()
+    components: list[list[Path]] = []
     counter = [0]
 
     def visit(v: Path) -> None:
@@ -355,11 +357,11 @@ def strongly_connected(graph: Dict[Path, Set[Path]]) -> List[List[Path]]:
     return components
 
 
-def chain(component: List[Path], graph: Dict[Path, Set[Path]]) -> List[Path]:
+def chain(component: list[Path], graph: dict[Path, set[Path]]) -> list[Path]:
     """One cycle through the component's first file, as a chain of files (BFS)."""
     members = set(component)
     start = component[0]
-    previous: Dict[Path, Path] = {}
+    previous: dict[Path, Path] = {}
     frontier = [start]
     while frontier:
         nxt = []
@@ -379,9 +381,9 @@ def chain(component: List[Path], graph: Dict[Path, Set[Path]]) -> List[Path]:
     return component
 
 
-def find_cycles(repo: Path, crates: Tuple[str, ...] = CRATES) -> List[Cycle]:
+def find_cycles(repo: Path, crates: tuple[str, ...] = CRATES) -> list[Cycle]:
     """Every cycle between files of one crate: a chain of files through it and all its files."""
-    found: List[Cycle] = []
+    found: list[Cycle] = []
     for crate_dir in crates:
         for root in crate_roots(repo / crate_dir):
             crate = build_crate(root)
@@ -389,17 +391,24 @@ def find_cycles(repo: Path, crates: Tuple[str, ...] = CRATES) -> List[Cycle]:
             for component in strongly_connected(graph):
                 found.append(
                     Cycle(
-                        chain=[p.relative_to(repo).as_posix() for p in chain(component, graph)],
-                        files=frozenset(p.relative_to(repo).as_posix() for p in component),
+                        chain=[
+                            p.relative_to(repo).as_posix()
+                            for p in chain(component, graph)
+                        ],
+                        files=frozenset(
+                            p.relative_to(repo).as_posix() for p in component
+                        ),
                     )
                 )
     return found
 
 
-def check(repo: Path, allowed: Dict[FrozenSet[str], str], crates: Tuple[str, ...] = CRATES) -> int:
+def check(
+    repo: Path, allowed: dict[frozenset[str], str], crates: tuple[str, ...] = CRATES
+) -> int:
     """Prints the cycles found; 1 on a cycle not allowed or an allowed cycle gone."""
     status = 0
-    seen: Set[FrozenSet[str]] = set()
+    seen: set[frozenset[str]] = set()
     for cycle in find_cycles(repo, crates):
         seen.add(cycle.files)
         shown = " -> ".join(cycle.chain)
@@ -413,7 +422,9 @@ def check(repo: Path, allowed: Dict[FrozenSet[str], str], crates: Tuple[str, ...
     for members in allowed:
         if members not in seen:
             status = 1
-            print(f"allowed cycle no longer exists, remove it from ALLOWED_CYCLES: {sorted(members)}")
+            print(
+                f"allowed cycle no longer exists, remove it from ALLOWED_CYCLES: {sorted(members)}"
+            )
     if status == 0:
         print("no import cycles between files of a crate")
     return status
@@ -430,8 +441,12 @@ def self_test() -> int:
             "use crate::lifecycle::State;\n// use crate::store::x; (a comment)\n"
             "#[cfg(test)]\nmod tests { use crate::store::sqlite::Db; }\n"
         )
-        (src / "lifecycle.rs").write_text("pub struct State;\nfn f() -> crate::error::Error { todo!() }\n")
-        (src / "store" / "mod.rs").write_text("mod sqlite;\npub use self::sqlite::Db;\n")
+        (src / "lifecycle.rs").write_text(
+            "pub struct State;\nfn f() -> crate::error::Error { todo!() }\n"
+        )
+        (src / "store" / "mod.rs").write_text(
+            "mod sqlite;\npub use self::sqlite::Db;\n"
+        )
         (src / "store" / "sqlite.rs").write_text(
             'use super::Db as _;\npub struct Db;\nconst S: &str = "crate::error::E";\n'
         )
@@ -445,7 +460,9 @@ def self_test() -> int:
         if check(repo, {}, crates) != 1:
             failures.append("a cycle did not fail the check")
         if check(repo, {frozenset({"demo/src/nothing.rs"}): "gone"}, crates) != 1:
-            failures.append("a listed cycle that no longer exists did not fail the check")
+            failures.append(
+                "a listed cycle that no longer exists did not fail the check"
+            )
         (src / "lifecycle.rs").write_text("pub struct State;\n")
         if check(repo, {}, crates) != 0:
             failures.append("the tree without a cycle failed the check")
@@ -455,7 +472,7 @@ def self_test() -> int:
     return 1 if failures else 0
 
 
-def main(argv: List[str]) -> int:
+def main(argv: list[str]) -> int:
     args = argv[1:]
     if args and args[0] == "--self-test":
         return self_test()

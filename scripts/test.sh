@@ -73,10 +73,11 @@ scripts/bootstrap.sh
 venv=${VENV:-.venv}
 
 section "Python: ruff, mypy"
-"$venv/bin/ruff" check python examples/python
-"$venv/bin/ruff" format --check python examples/python
+"$venv/bin/ruff" check python examples/python scripts
+"$venv/bin/ruff" format --check python examples/python scripts
 "$venv/bin/mypy" python/attrflow python/tests
 "$venv/bin/mypy" examples/python
+"$venv/bin/mypy" --strict scripts/check_import_cycles.py
 
 section "Python: pytest (package and HTTP service; the built wheel in a fresh environment)"
 wheels=("${DIST_DIR:-dist}"/attrflow-*-abi3-*.whl)
