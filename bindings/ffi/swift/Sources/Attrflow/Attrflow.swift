@@ -6761,16 +6761,6 @@ fileprivate struct FfiConverterSequenceTypeSubscriber: FfiConverterRustBuffer {
     }
 }
 /**
- * The core's default policy: 100 attempts, pauses below 1 ms doubling to 50 ms, 5 s.
- */
-public func defaultRetryPolicy() -> RetryPolicy  {
-    return try!  FfiConverterTypeRetryPolicy_lift(try! rustCall() {
-        uniffiCallStatus in
-    uniffi_attrflow_ffi_fn_func_default_retry_policy(uniffiCallStatus
-    )
-})
-}
-/**
  * The flow ID the customer-directory pattern uses, `customer-directory`.
  */
 public func customerDirectoryFlowId() -> String  {
@@ -6790,6 +6780,16 @@ public func customerProfilePartition(emailAddress: String)throws  -> String  {
         uniffiCallStatus in
     uniffi_attrflow_ffi_fn_func_customer_profile_partition(
         FfiConverterString.lower(emailAddress),uniffiCallStatus
+    )
+})
+}
+/**
+ * The core's default policy: 100 attempts, pauses below 1 ms doubling to 50 ms, 5 s.
+ */
+public func defaultRetryPolicy() -> RetryPolicy  {
+    return try!  FfiConverterTypeRetryPolicy_lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_attrflow_ffi_fn_func_default_retry_policy(uniffiCallStatus
     )
 })
 }
@@ -6841,13 +6841,13 @@ private let initializationResult: InitializationResult = {
     if bindings_contract_version != scaffolding_contract_version {
         return InitializationResult.contractVersionMismatch
     }
-    if (uniffi_attrflow_ffi_checksum_func_default_retry_policy() != 36392) {
-        return InitializationResult.apiChecksumMismatch
-    }
     if (uniffi_attrflow_ffi_checksum_func_customer_directory_flow_id() != 21569) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_attrflow_ffi_checksum_func_customer_profile_partition() != 58865) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_attrflow_ffi_checksum_func_default_retry_policy() != 4563) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_attrflow_ffi_checksum_func_default_idempotency_window() != 53266) {
@@ -6985,25 +6985,25 @@ private let initializationResult: InitializationResult = {
     if (uniffi_attrflow_ffi_checksum_method_rpchandler_handle() != 13623) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_attrflow_ffi_checksum_method_store_app_log() != 53716) {
+    if (uniffi_attrflow_ffi_checksum_method_store_app_log() != 21906) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_attrflow_ffi_checksum_method_store_customer_directory() != 31741) {
+    if (uniffi_attrflow_ffi_checksum_method_store_customer_directory() != 50492) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_attrflow_ffi_checksum_method_store_subscriber_archive() != 46889) {
+    if (uniffi_attrflow_ffi_checksum_method_store_subscriber_archive() != 35879) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_attrflow_ffi_checksum_method_store_invoke_rpc() != 61271) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_attrflow_ffi_checksum_method_store_invoke_rpc_with_retry() != 60948) {
+    if (uniffi_attrflow_ffi_checksum_method_store_invoke_rpc_with_retry() != 17520) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_attrflow_ffi_checksum_method_store_register_flow_type() != 32464) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_attrflow_ffi_checksum_method_store_start_flow() != 16115) {
+    if (uniffi_attrflow_ffi_checksum_method_store_start_flow() != 40138) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_attrflow_ffi_checksum_method_store_describe_flow() != 44285) {

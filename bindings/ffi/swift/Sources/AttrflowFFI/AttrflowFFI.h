@@ -754,12 +754,6 @@ RustBuffer uniffi_attrflow_ffi_fn_method_subscriberarchive_make_verifiable(uint6
 RustBuffer uniffi_attrflow_ffi_fn_method_subscriberarchive_tree_head(uint64_t ptr, RustCallStatus *_Nonnull out_status
 );
 #endif
-#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_FUNC_DEFAULT_RETRY_POLICY
-#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_FUNC_DEFAULT_RETRY_POLICY
-RustBuffer uniffi_attrflow_ffi_fn_func_default_retry_policy(RustCallStatus *_Nonnull out_status
-    
-);
-#endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_FUNC_CUSTOMER_DIRECTORY_FLOW_ID
 #define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_FUNC_CUSTOMER_DIRECTORY_FLOW_ID
 RustBuffer uniffi_attrflow_ffi_fn_func_customer_directory_flow_id(RustCallStatus *_Nonnull out_status
@@ -769,6 +763,12 @@ RustBuffer uniffi_attrflow_ffi_fn_func_customer_directory_flow_id(RustCallStatus
 #ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_FUNC_CUSTOMER_PROFILE_PARTITION
 #define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_FUNC_CUSTOMER_PROFILE_PARTITION
 RustBuffer uniffi_attrflow_ffi_fn_func_customer_profile_partition(RustBuffer email_address, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_FUNC_DEFAULT_RETRY_POLICY
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_FUNC_DEFAULT_RETRY_POLICY
+RustBuffer uniffi_attrflow_ffi_fn_func_default_retry_policy(RustCallStatus *_Nonnull out_status
+    
 );
 #endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_FN_FUNC_DEFAULT_IDEMPOTENCY_WINDOW
@@ -1048,12 +1048,6 @@ void ffi_attrflow_ffi_rust_future_free_void(uint64_t handle
 void ffi_attrflow_ffi_rust_future_complete_void(uint64_t handle, RustCallStatus *_Nonnull out_status
 );
 #endif
-#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_FUNC_DEFAULT_RETRY_POLICY
-#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_FUNC_DEFAULT_RETRY_POLICY
-uint16_t uniffi_attrflow_ffi_checksum_func_default_retry_policy(void
-    
-);
-#endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_FUNC_CUSTOMER_DIRECTORY_FLOW_ID
 #define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_FUNC_CUSTOMER_DIRECTORY_FLOW_ID
 uint16_t uniffi_attrflow_ffi_checksum_func_customer_directory_flow_id(void
@@ -1063,6 +1057,12 @@ uint16_t uniffi_attrflow_ffi_checksum_func_customer_directory_flow_id(void
 #ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_FUNC_CUSTOMER_PROFILE_PARTITION
 #define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_FUNC_CUSTOMER_PROFILE_PARTITION
 uint16_t uniffi_attrflow_ffi_checksum_func_customer_profile_partition(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_FUNC_DEFAULT_RETRY_POLICY
+#define UNIFFI_FFIDEF_UNIFFI_ATTRFLOW_FFI_CHECKSUM_FUNC_DEFAULT_RETRY_POLICY
+uint16_t uniffi_attrflow_ffi_checksum_func_default_retry_policy(void
     
 );
 #endif
